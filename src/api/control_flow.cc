@@ -127,7 +127,11 @@ std::vector<Output> WhileLoop(const Scope& scope, const std::vector<Output>& loo
     if (n == nullptr || std::find(own_enters.begin(), own_enters.end(), n) != own_enters.end()) continue;
     for (int i = 0; i < n->num_inputs(); ++i) {
       const Edge* e = n->data_inputs()[i];
-      if (e == nullptr || e->src->id() >= first_id) continue;
+      if (e == nullptr) continue;
+      // A node without any input built with the loop (a literal such as the 1 of `v + 1`) runs
+      // outside it too.
+      const bool literal = e->src->num_inputs() == 0 && e->src->control_inputs().empty();
+      if (e->src->id() >= first_id && !literal) continue;
       auto key = std::make_pair(e->src, e->src_output);
       auto it = invariants.find(key);
       if (it == invariants.end()) {

@@ -5,9 +5,32 @@
 #include <unordered_map>
 
 #include "base/logging.h"
+#include "graph/gradients_internal.h"
 
 namespace dflow {
+namespace grad_internal {
+
+NodeOut ZerosLike(GraphBuilder* b, const NodeOut& x) {
+  NodeOut shape = b->Op("Shape", {x}, {{"out_type", DT_INT32}});
+  return b->Op("Fill", {shape, b->Scalar(ValueType(x), 0)}, {}, "zeros");
+}
+
+NodeOut SumTerms(GraphBuilder* b, const std::vector<NodeOut>& terms) {
+  if (terms.size() == 1) return terms[0];
+  if (OpRegistry::Global()->LookUp("AddN") != nullptr) {
+    return b->Op("AddN", terms, {}, "AddN");
+  }
+  NodeOut acc = terms[0];
+  for (size_t i = 1; i < terms.size(); ++i) acc = b->Op("AddV2", {acc, terms[i]}, {}, "add");
+  return acc;
+}
+
+}  // namespace grad_internal
+
 namespace {
+
+using grad_internal::SumTerms;
+using grad_internal::ZerosLike;
 
 struct GradRegistry {
   std::mutex mu;
@@ -20,24 +43,9 @@ GradRegistry* Registry() {
   return r;
 }
 
-NodeOut ZerosLike(GraphBuilder* b, const NodeOut& x) {
-  NodeOut shape = b->Op("Shape", {x}, {{"out_type", DT_INT32}});
-  return b->Op("Fill", {shape, b->Scalar(ValueType(x), 0)}, {}, "zeros");
-}
-
 NodeOut OnesLike(GraphBuilder* b, const NodeOut& x) {
   NodeOut shape = b->Op("Shape", {x}, {{"out_type", DT_INT32}});
   return b->Op("Fill", {shape, b->Scalar(ValueType(x), 1)}, {}, "ones");
-}
-
-NodeOut Sum(GraphBuilder* b, const std::vector<NodeOut>& terms) {
-  if (terms.size() == 1) return terms[0];
-  if (OpRegistry::Global()->LookUp("AddN") != nullptr) {
-    return b->Op("AddN", terms, {}, "AddN");
-  }
-  NodeOut acc = terms[0];
-  for (size_t i = 1; i < terms.size(); ++i) acc = b->Op("AddV2", {acc, terms[i]}, {}, "add");
-  return acc;
 }
 
 }  // namespace
@@ -69,25 +77,67 @@ const GradFn* LookupGradient(const std::string& op, bool* no_gradient) {
   return it == r->fns.end() ? nullptr : &it->second;
 }
 
-StatusOr<std::vector<NodeOut>> AddGradients(Graph* graph, const std::vector<NodeOut>& ys,
-                                            const std::vector<NodeOut>& xs, const std::vector<NodeOut>& grad_ys,
-                                            const std::string& prefix) {
-  if (!grad_ys.empty() && grad_ys.size() != ys.size()) {
-    return errors::InvalidArgument("AddGradients: ", ys.size(), " ys but ", grad_ys.size(), " grad_ys");
+
+namespace grad_internal {
+namespace {
+
+// Calls the gradient function of node v, adding the gradients of its inputs to `grads`.
+Status NodeGradient(BackpropState* st, Node* v, const std::vector<char>& on_path, GradMap* grads) {
+  bool no_gradient = false;
+  const GradFn* fn = LookupGradient(v->op(), &no_gradient);
+  if (fn == nullptr && !no_gradient) {
+    return errors::NotFound("No gradient defined for op '", v->op(), "' (node '", v->name(),
+                            "'), which is on the path from the variables to the loss");
   }
-  for (const auto* list : {&ys, &xs, &grad_ys}) {
-    for (const NodeOut& t : *list) {
-      if (t.node == nullptr || t.node->graph() != graph) {
-        return errors::InvalidArgument("AddGradients: a tensor is null or belongs to another graph");
-      }
+  if (fn == nullptr) return absl::OkStatus();
+  GraphBuilder b = st->root.WithPrefix(v->name() + "_grad").WithDevice(v->requested_device());
+  GradContext ctx;
+  ctx.b = &b;
+  ctx.node = v;
+  for (const Edge* e : v->data_inputs()) ctx.inputs.push_back({e->src, e->src_output});
+  for (int i = 0; i < v->num_outputs(); ++i) {
+    ctx.outputs.push_back({v, i});
+    auto it = grads->find({v->id(), i});
+    ctx.grad_outputs.push_back(it == grads->end() ? NodeOut{} : SumTerms(&b, it->second));
+  }
+  ctx.grad_inputs.resize(v->num_inputs());
+  Status s = (*fn)(&ctx);
+  if (s.ok()) s = b.status();
+  if (!s.ok()) return errors::Annotate(s, absl::StrCat("Gradient of node '", v->name(), "' (op ", v->op(), "): "));
+  if (ctx.grad_inputs.size() != static_cast<size_t>(v->num_inputs())) {
+    return errors::Internal("Gradient of ", v->op(), " returned ", ctx.grad_inputs.size(), " input gradients for ",
+                            v->num_inputs(), " inputs");
+  }
+  for (int i = 0; i < v->num_inputs(); ++i) {
+    const Edge* e = v->data_inputs()[i];
+    if (ctx.grad_inputs[i].node != nullptr && on_path[e->src->id()]) {
+      (*grads)[{e->src->id(), e->src_output}].push_back(ctx.grad_inputs[i]);
     }
   }
-  const int n = graph->num_node_ids();
-  // Nodes that some x reaches along data edges.
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+Status Backprop(BackpropState* st, int level, const std::vector<NodeOut>& ys, const std::vector<NodeOut>& grad_ys,
+                const std::vector<NodeOut>& xs, const std::vector<char>& blocked, std::vector<NodeOut>* x_grads) {
+  const ControlFlowInfo& cf = st->cf;
+  const int n = st->limit();
+  auto frame_of = [&](const Node* v) { return v->op() == "Enter" ? cf.out_frame[v->id()] : cf.frame_of[v->id()]; };
+  // Nodes of this frame are their own unit; the nodes of a loop below it form one unit,
+  // numbered n + the loop's frame index. -1: outside this pass.
+  auto unit = [&](const Node* v) -> int {
+    if (v->id() >= n || (!blocked.empty() && blocked[v->id()])) return -1;
+    int f = frame_of(v);
+    if (f == level) return v->id();
+    int child = cf.ChildOf(level, f);
+    return child < 0 ? -1 : n + child;
+  };
+  // Nodes that some x reaches along data edges...
   std::vector<char> from_x(n, 0);
   std::vector<Node*> stack;
   for (const NodeOut& x : xs) {
-    if (!from_x[x.node->id()]) {
+    if (x.node->id() < n && !from_x[x.node->id()]) {
       from_x[x.node->id()] = 1;
       stack.push_back(x.node);
     }
@@ -96,7 +146,7 @@ StatusOr<std::vector<NodeOut>> AddGradients(Graph* graph, const std::vector<Node
     Node* v = stack.back();
     stack.pop_back();
     for (const Edge* e : v->out_edges()) {
-      if (!e->IsControlEdge() && !from_x[e->dst->id()]) {
+      if (!e->IsControlEdge() && unit(e->dst) >= 0 && !from_x[e->dst->id()]) {
         from_x[e->dst->id()] = 1;
         stack.push_back(e->dst);
       }
@@ -105,7 +155,7 @@ StatusOr<std::vector<NodeOut>> AddGradients(Graph* graph, const std::vector<Node
   // ... and that reach some y: the nodes gradients flow through.
   std::vector<char> on_path(n, 0);
   for (const NodeOut& y : ys) {
-    if (from_x[y.node->id()] && !on_path[y.node->id()]) {
+    if (y.node->id() < n && from_x[y.node->id()] && !on_path[y.node->id()]) {
       on_path[y.node->id()] = 1;
       stack.push_back(y.node);
     }
@@ -120,91 +170,112 @@ StatusOr<std::vector<NodeOut>> AddGradients(Graph* graph, const std::vector<Node
       }
     }
   }
-  // A node is ready once every on-path consumer has passed its gradient back.
-  std::vector<int> pending(n, 0);
+  // A unit is ready once every on-path consumer outside it has passed its gradient back.
+  const int num_units = n + static_cast<int>(cf.frames.size());
+  std::vector<int> pending(num_units, 0);
+  auto for_each_input_edge = [&](Node* v, const std::function<void(const Edge*)>& fn) {
+    for (const Edge* e : v->data_inputs()) {
+      if (e == nullptr || !on_path[e->src->id()] || unit(e->src) < 0 || unit(e->src) == unit(v)) continue;
+      fn(e);
+    }
+  };
   for (int id = 0; id < n; ++id) {
-    Node* v = graph->node(id);
-    if (v == nullptr || !on_path[id]) continue;
-    for (const Edge* e : v->data_inputs())
-      if (e != nullptr && on_path[e->src->id()]) pending[e->src->id()]++;
+    Node* v = st->graph->node(id);
+    if (v == nullptr || !on_path[id] || unit(v) < 0) continue;
+    for_each_input_edge(v, [&](const Edge* e) { pending[unit(e->src)]++; });
   }
-  std::map<std::pair<int, int>, std::vector<NodeOut>> grads;
-  GraphBuilder root(graph, graph->UniqueName(prefix) + "/");
-  for (size_t i = 0; i < ys.size(); ++i) {
-    NodeOut g = grad_ys.empty() ? OnesLike(&root, ys[i]) : grad_ys[i];
-    grads[{ys[i].node->id(), ys[i].index}].push_back(g);
-  }
-  RETURN_IF_ERROR(root.status());
+  GradMap grads;
+  for (size_t i = 0; i < ys.size(); ++i) grads[{ys[i].node->id(), ys[i].index}].push_back(grad_ys[i]);
 
-  std::vector<Node*> ready;
-  std::vector<char> queued(n, 0);
+  std::vector<int> ready;
+  std::vector<char> queued(num_units, 0);
   for (const NodeOut& y : ys) {
-    if (on_path[y.node->id()] && pending[y.node->id()] == 0 && !queued[y.node->id()]) {
-      queued[y.node->id()] = 1;
-      ready.push_back(y.node);
+    int u = y.node->id() < n ? unit(y.node) : -1;
+    if (u >= 0 && on_path[y.node->id()] && pending[u] == 0 && !queued[u]) {
+      queued[u] = 1;
+      ready.push_back(u);
     }
   }
   while (!ready.empty()) {
-    Node* v = ready.back();
+    int u = ready.back();
     ready.pop_back();
-    bool needs_inputs = false;
-    for (const Edge* e : v->data_inputs()) needs_inputs |= (e != nullptr && on_path[e->src->id()]);
-    // No gradient flows into it (e.g. a comparison feeding a Switch's predicate): skip it.
-    bool receives = false;
-    for (int i = 0; i < v->num_outputs(); ++i) receives |= grads.count({v->id(), i}) > 0;
-    if (needs_inputs && receives) {
-      bool no_gradient = false;
-      const GradFn* fn = LookupGradient(v->op(), &no_gradient);
-      if (fn == nullptr && !no_gradient) {
-        return errors::NotFound("No gradient defined for op '", v->op(), "' (node '", v->name(),
-                                "'), which is on the path from the variables to the loss");
-      }
-      if (fn != nullptr) {
-        GraphBuilder b = root.WithPrefix(v->name() + "_grad").WithDevice(v->requested_device());
-        GradContext ctx;
-        ctx.b = &b;
-        ctx.node = v;
-        for (const Edge* e : v->data_inputs()) ctx.inputs.push_back({e->src, e->src_output});
-        for (int i = 0; i < v->num_outputs(); ++i) {
-          ctx.outputs.push_back({v, i});
-          auto it = grads.find({v->id(), i});
-          ctx.grad_outputs.push_back(it == grads.end() ? NodeOut{} : Sum(&b, it->second));
-        }
-        ctx.grad_inputs.resize(v->num_inputs());
-        Status s = (*fn)(&ctx);
-        if (s.ok()) s = b.status();
-        if (!s.ok()) {
-          return errors::Annotate(s, absl::StrCat("Gradient of node '", v->name(), "' (op ", v->op(), "): "));
-        }
-        if (ctx.grad_inputs.size() != static_cast<size_t>(v->num_inputs())) {
-          return errors::Internal("Gradient of ", v->op(), " returned ", ctx.grad_inputs.size(), " input gradients for ",
-                                  v->num_inputs(), " inputs");
-        }
-        for (int i = 0; i < v->num_inputs(); ++i) {
-          const Edge* e = v->data_inputs()[i];
-          if (ctx.grad_inputs[i].node != nullptr && on_path[e->src->id()]) {
-            grads[{e->src->id(), e->src_output}].push_back(ctx.grad_inputs[i]);
-          }
-        }
-      }
+    // The nodes through which gradients leave this unit: itself, or the loop's Enter nodes.
+    std::vector<Node*> members;
+    if (u < n) {
+      Node* v = st->graph->node(u);
+      members.push_back(v);
+      bool needs_inputs = false;
+      for (const Edge* e : v->data_inputs()) needs_inputs |= (e != nullptr && on_path[e->src->id()]);
+      // No gradient flows into it (e.g. a comparison feeding a Switch's predicate): skip it.
+      bool receives = false;
+      for (int i = 0; i < v->num_outputs(); ++i) receives |= grads.count({v->id(), i}) > 0;
+      if (needs_inputs && receives) RETURN_IF_ERROR(NodeGradient(st, v, on_path, &grads));
+    } else {
+      const int frame = u - n;
+      members = cf.frames[frame].enters;
+      bool receives = false;
+      for (Node* exit : cf.frames[frame].exits) receives |= grads.count({exit->id(), 0}) > 0;
+      if (receives) RETURN_IF_ERROR(AddWhileLoopGradient(st, level, frame, from_x, &grads));
     }
-    for (const Edge* e : v->data_inputs()) {
-      if (e == nullptr || !on_path[e->src->id()]) continue;
-      if (--pending[e->src->id()] == 0 && !queued[e->src->id()]) {
-        queued[e->src->id()] = 1;
-        ready.push_back(e->src);
+    for (Node* v : members) {
+      if (!on_path[v->id()]) continue;
+      for_each_input_edge(v, [&](const Edge* e) {
+        int src = unit(e->src);
+        if (--pending[src] == 0 && !queued[src]) {
+          queued[src] = 1;
+          ready.push_back(src);
+        }
+      });
+    }
+  }
+  x_grads->clear();
+  for (const NodeOut& x : xs) {
+    auto it = grads.find({x.node->id(), x.index});
+    if (it == grads.end()) {
+      x_grads->push_back(NodeOut{});
+      continue;
+    }
+    GraphBuilder b = st->root.WithPrefix(x.node->name() + "_total");
+    x_grads->push_back(SumTerms(&b, it->second));
+    RETURN_IF_ERROR(b.status());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace grad_internal
+
+StatusOr<std::vector<NodeOut>> AddGradients(Graph* graph, const std::vector<NodeOut>& ys,
+                                            const std::vector<NodeOut>& xs, const std::vector<NodeOut>& grad_ys,
+                                            const std::string& prefix) {
+  if (!grad_ys.empty() && grad_ys.size() != ys.size()) {
+    return errors::InvalidArgument("AddGradients: ", ys.size(), " ys but ", grad_ys.size(), " grad_ys");
+  }
+  for (const auto* list : {&ys, &xs, &grad_ys}) {
+    for (const NodeOut& t : *list) {
+      if (t.node == nullptr || t.node->graph() != graph) {
+        return errors::InvalidArgument("AddGradients: a tensor is null or belongs to another graph");
       }
     }
   }
-  std::vector<NodeOut> out;
+  ASSIGN_OR_RETURN(ControlFlowInfo cf, BuildControlFlowInfo(*graph));
+  grad_internal::BackpropState st{graph, std::move(cf), GraphBuilder(graph, graph->UniqueName(prefix) + "/")};
+  std::vector<NodeOut> seeds;
+  for (size_t i = 0; i < ys.size(); ++i) seeds.push_back(grad_ys.empty() ? OnesLike(&st.root, ys[i]) : grad_ys[i]);
+  RETURN_IF_ERROR(st.root.status());
   for (const NodeOut& x : xs) {
-    auto it = grads.find({x.node->id(), x.index});
-    GraphBuilder b = root.WithPrefix(x.node->name() + "_total");
-    if (it == grads.end() && ValueType(x) == DT_RESOURCE) {
-      out.push_back(NodeOut{});  // no zeros of a handle: the gradient is absent, as in TensorFlow
-      continue;
+    int f = x.node->op() == "Enter" ? st.cf.out_frame[x.node->id()] : st.cf.frame_of[x.node->id()];
+    if (f != 0) {
+      return errors::InvalidArgument("AddGradients: x '", x.node->name(),
+                                     "' is inside a while loop; differentiate with respect to a tensor outside it");
     }
-    out.push_back(it == grads.end() ? ZerosLike(&b, x) : Sum(&b, it->second));
+  }
+  std::vector<NodeOut> out;
+  RETURN_IF_ERROR(grad_internal::Backprop(&st, /*level=*/0, ys, seeds, xs, {}, &out));
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (out[i].node != nullptr) continue;
+    if (ValueType(xs[i]) == DT_RESOURCE) continue;  // no zeros of a handle: absent, as in TensorFlow
+    GraphBuilder b = st.root.WithPrefix(xs[i].node->name() + "_total");
+    out[i] = ZerosLike(&b, xs[i]);
     RETURN_IF_ERROR(b.status());
   }
   return out;

@@ -1,5 +1,7 @@
 #include "graph/subgraph.h"
 
+#include "graph/control_flow_info.h"
+
 #include <algorithm>
 #include <map>
 #include <queue>
@@ -21,10 +23,6 @@ std::string Mangle(const std::string& s) {
 }
 
 }  // namespace
-
-bool IsLoopBackEdge(const Edge* e) {
-  return !e->IsControlEdge() && e->src->op() == "NextIteration" && e->dst->op() == "Merge";
-}
 
 StatusOr<NodeOut> ResolveTensor(const Graph& g, const std::string& name) {
   absl::string_view node_name;

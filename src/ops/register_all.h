@@ -12,6 +12,7 @@ void RegisterMatrixOps();
 void RegisterRandomOps();
 void RegisterStateOps();
 void RegisterControlFlowOps();
+void RegisterStackOps();       // StackV2 and its push/pop ops (the per-step stacks of loop gradients)
 void RegisterFunctionOps();
 void RegisterNNOps();        // neural-net ops, their gradient kernels and gradients
 void RegisterTrainingOps();  // optimizer update kernels (ApplyGradientDescent, ApplyAdam, ...)

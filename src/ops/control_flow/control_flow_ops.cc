@@ -124,6 +124,7 @@ void RegisterControlFlowOps() {
   RegisterGradient("Merge", MergeGrad);
   RegisterNoGradient("LoopCond");
   RegisterNoGradient("ControlTrigger");
+  RegisterStackOps();
 }
 
 }  // namespace dflow

@@ -1,6 +1,6 @@
 """Prints dflow's benchmark figures beside their peers and targets, from one run.
 
-Usage: compare.py CORE_JSON PEERS_JSONL [TRAIN_JSON...]
+Usage: compare.py CORE_JSON PEERS_JSONL [TRAIN_JSON...] [--cluster CLUSTER_JSON CLUSTER_TRAINING_JSONL]
 """
 import json
 import sys
@@ -18,7 +18,37 @@ def medians(path):
     return out
 
 
+def cluster_rows(bench_path, training_path):
+    b = medians(bench_path)
+    rows = []
+    empty, null = b.get("BM_EmptyGrpcCall/real_time"), b.get("BM_NullStep/real_time")
+    if empty and null:
+        ratio = null["real_time"] / empty["real_time"]
+        rows.append(["cluster null step (worker session fetching a ps scalar)", f"{null['real_time']:.0f} us",
+                     "<= 2x empty gRPC call", f"empty call {empty['real_time']:.0f} us: {ratio:.2f}x"])
+    raw = b.get("BM_RawTcp64MiB/real_time")
+    for arg, what in (("0", "pull ps -> worker"), ("1", "push worker -> ps")):
+        t = b.get(f"BM_Transfer64MiB/push:{arg}/real_time")
+        if t and raw:
+            gbs, raw_gbs = t["bytes_per_second"] / 1e9, raw["bytes_per_second"] / 1e9
+            rows.append([f"64 MiB variable, {what}", f"{gbs:.2f} GB/s", ">= 50% of raw TCP",
+                         f"raw loopback TCP {raw_gbs:.2f} GB/s: {gbs / raw_gbs * 100:.0f}%"])
+    with open(training_path) as f:
+        for line in f:
+            if line.strip():
+                t = json.loads(line)
+                rows.append([f"distributed_trainer, 1 ps + {t['workers']} workers, steps/s (all workers)",
+                             f"{t['steps_per_second']:.0f}", "recorded",
+                             f"global step {t['global_step']}, loss {t['loss_first']} -> {t['loss_last']}"])
+    return rows
+
+
 def main():
+    cluster = None
+    if "--cluster" in sys.argv:
+        i = sys.argv.index("--cluster")
+        cluster = sys.argv[i + 1:i + 3]
+        del sys.argv[i:i + 3]
     core = medians(sys.argv[1])
     peers = {}
     with open(sys.argv[2]) as f:
@@ -54,6 +84,8 @@ def main():
                            f"{b['steps_per_second'] / torch['steps_per_second']:.2f}x; peak RSS "
                            f"{b['peak_rss_mb']:.0f} MB vs {torch['peak_rss_mb']:.0f} MB")
             rows.append(row)
+    if cluster:
+        rows += cluster_rows(*cluster)
     for r in rows:
         print(" | ".join(r))
 

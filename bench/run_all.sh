@@ -14,6 +14,10 @@ for model in MLP CNN; do
   "$build/bin/train_bench" --benchmark_filter="BM_Train$model" --benchmark_min_time=3 \
     --benchmark_out="$out/train_$model.json" --benchmark_out_format=json >&2
 done
+# The cluster: null step and transfers beside their references, then training on 1, 2, 4 workers.
+"$build/bin/cluster_bench" --benchmark_min_time=2 --benchmark_repetitions=3 \
+  --benchmark_report_aggregates_only=true --benchmark_out="$out/cluster.json" --benchmark_out_format=json >&2
+"$here/cluster_training.sh" "$build" 3000 > "$out/cluster_training.jsonl"
 peers="$out/peers.jsonl"
 : > "$peers"
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
@@ -21,4 +25,5 @@ if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
 else
   echo "python3-torch is not installed: peers skipped (scripts/install-deps.sh --bench)" >&2
 fi
-/usr/bin/python3 "$here/compare.py" "$out/core.json" "$peers" "$out"/train_*.json
+/usr/bin/python3 "$here/compare.py" "$out/core.json" "$peers" "$out"/train_*.json \
+  --cluster "$out/cluster.json" "$out/cluster_training.jsonl"

@@ -11,6 +11,8 @@
 #include "graph/subgraph.h"
 #include "proto/graph.pb.h"
 #include "tools/feed_value.h"
+#include "tools/launch.h"
+#include "tools/server_cmd.h"
 
 namespace dflow::tools {
 namespace {
@@ -22,7 +24,15 @@ constexpr char kUsage[] =
     "  inspect GRAPH.pb             list the nodes of a GraphDef: op, inputs, device\n"
     "  run GRAPH.pb [--feed NAME=VALUE]... --fetch NAME [--fetch NAME]... [--target NODE]...\n"
     "                               run a GraphDef; VALUE is a number, a nested list\n"
-    "                               ([[1,2],[3,4]]) or @file.npy\n";
+    "                               ([[1,2],[3,4]]) or @file.npy\n"
+    "  server --ps_hosts=H:P,... --worker_hosts=H:P,... --job_name=ps|worker --task_index=N\n"
+    "                               run one task of a cluster until SIGTERM or SIGINT\n"
+    "                               (the task may also come from TF_CONFIG)\n"
+    "  launch --ps N --workers M [--base_port P] [--timeout SECONDS] [--] TRAINER [ARGS...]\n"
+    "                               start N ps servers and M trainers on 127.0.0.1, each\n"
+    "                               given --ps_hosts, --worker_hosts, --job_name, --task_index;\n"
+    "                               output lines prefixed [ps 0], [worker 1]; exit 0 when\n"
+    "                               every worker exits 0\n";
 
 int Ops(std::ostream& out) {
   for (const OpDef* def : OpRegistry::Global()->ListOps()) {
@@ -143,6 +153,8 @@ int RunDflowCommand(const std::vector<std::string>& args, std::ostream& out, std
   if (args[0] == "ops") return Ops(out);
   if (args[0] == "inspect") return Inspect(rest, out, err);
   if (args[0] == "run") return Run(rest, out, err);
+  if (args[0] == "launch") return RunLaunchCommand(rest, out, err);
+  if (args[0] == "server") return RunServerCommand(rest, out, err);
   err << "error: unknown command '" << args[0] << "'\n" << kUsage;
   return 2;
 }

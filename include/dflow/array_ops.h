@@ -79,6 +79,9 @@ Output Gather(const Scope& scope, Input params, Input indices, Input axis = 0, i
 Output OneHot(const Scope& scope, Input indices, Input depth, Input on_value, Input off_value, int64_t axis = -1);
 // merged[indices[i][j]] = data[i][j] (indices.size() == data.size()).
 Output DynamicStitch(const Scope& scope, const std::vector<Input>& indices, const std::vector<Input>& data);
+// outputs[k]: the rows data[i] (in order) whose partitions[i] (int32, in [0, num_partitions))
+// is k; partitions' shape must start data's. The inverse of DynamicStitch.
+std::vector<Output> DynamicPartition(const Scope& scope, Input data, Input partitions, int64_t num_partitions);
 // output[k] = sum of data rows whose id is k (negative ids are dropped).
 Output UnsortedSegmentSum(const Scope& scope, Input data, Input segment_ids, Input num_segments);
 

@@ -8,6 +8,8 @@
 #include "dflow/math_ops.h"
 #include "dflow/nn_ops.h"
 #include "dflow/ops.h"
+#include "dflow/partitioned_variables.h"
+#include "dflow/replica_device_setter.h"
 #include "dflow/scope.h"
 #include "dflow/session.h"
 #include "dflow/state_ops.h"

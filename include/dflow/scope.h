@@ -11,13 +11,16 @@
 // reports it too.
 #pragma once
 
+#include <functional>
 #include <initializer_list>
 #include <iosfwd>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "dflow/core.h"
+#include "framework/attr_value.h"
 
 namespace dflow {
 
@@ -124,6 +127,17 @@ class Input {
   bool is_init_ = false;
 };
 
+// What a device function (Scope::WithDeviceFunction) is told about the op being built.
+struct DeviceRequest {
+  absl::string_view op;      // the op type: "VariableV2"
+  absl::string_view name;    // the node's full name: "layer1/weights"
+  absl::string_view device;  // the device requested so far ("" when none; see WithDeviceFunction)
+  const AttrMap& attrs;      // the attrs given when building (a variable's "shape" and "dtype")
+};
+// Returns the device the op requests: a full or partial device name, "" for none. An error is
+// recorded in the scope and the op is not built.
+using DeviceFunction = std::function<StatusOr<std::string>(const DeviceRequest&)>;
+
 class Scope {
  public:
   // A new, empty graph.
@@ -135,8 +149,25 @@ class Scope {
   // The next op built with the result gets exactly this name (within the name scope); if it is
   // taken, the op fails with InvalidArgument.
   Scope WithOpName(const std::string& name) const;
-  // Ops built in the result request this device ("/job:ps/task:0", "/cpu:0").
+  // Ops built in the result request this device ("/job:ps/task:0", "/cpu:0"). It replaces the
+  // device of an enclosing WithDevice (but not the device functions of enclosing scopes).
   Scope WithDevice(const std::string& device) const;
+  // Ops built in the result request the device that `fn` returns for them: TensorFlow's
+  // `tf.device(function)`, e.g. train::ReplicaDeviceSetter. Nested devices apply from the inside
+  // out, as in TensorFlow: the innermost WithDevice gives the device requested so far; each
+  // device function, innermost first, is called with it and returns the next one; a WithDevice
+  // made outside a device function only fills the fields (job, replica, task, device type and
+  // index) that the function's result leaves unset, so fields set further in win.
+  //   Scope s = root.WithDeviceFunction(train::ReplicaDeviceSetter(3));
+  //   s.WithDevice("/job:ps/task:2")       -> ops of ps_ops go to /job:ps/task:2
+  //   s.WithDevice("/device:CPU:1")        -> other ops go to /job:worker/device:CPU:1
+  // Ops that take a reference or resource input (Assign, ScatterAdd, ReadVariableOp, ...) work
+  // on the state of their producer: when a device function's result conflicts with the device
+  // that producer requests, they request the producer's device instead (TensorFlow's placer
+  // makes the same override). Ops that Variable::Create and the optimizers add for a variable
+  // (initializer, Assign, read, slots) are colocated with it and see no device function. An
+  // empty `fn` returns the scope unchanged. `fn` is called on the thread that builds the op.
+  Scope WithDeviceFunction(DeviceFunction fn) const;
   // Ops built in the result run after `deps`.
   Scope WithControlDependencies(const std::vector<Operation>& deps) const;
 
@@ -153,6 +184,8 @@ class Scope {
   // The name the next op of kind `default_name` would get in this scope.
   std::string GetUniqueNameForOp(const std::string& default_name) const;
   const std::string& name_prefix() const { return prefix_; }
+  // The device of the innermost WithDevice made inside the innermost device function ("" when
+  // none): device functions are applied only when an op is built.
   const std::string& device() const { return device_; }
   const std::vector<Operation>& control_dependencies() const { return control_deps_; }
 
@@ -168,6 +201,8 @@ class Scope {
   std::string prefix_;       // "layer1/"
   std::string op_name_;      // set by WithOpName
   std::string device_;
+  struct DeviceFunctionLevel;  // a device function and the device set outside it
+  std::vector<std::shared_ptr<const DeviceFunctionLevel>> device_functions_;  // outermost first
   std::vector<Operation> control_deps_;
 };
 

@@ -37,7 +37,8 @@ class Variable {
   Variable() = default;
   // Adds VariableV2 "<name>", its initial value under "<name>/Initializer/", the Assign
   // "<name>/Assign" and the snapshot "<name>/read". The default name is "Variable". The shape
-  // must be fully defined. Errors are recorded in the scope.
+  // must be fully defined. Errors are recorded in the scope. The VariableV2 requests the scope's
+  // device (after its device functions); the other ops are colocated with it.
   static Variable Create(const Scope& scope, const TensorShape& shape, DType dtype,
                          const init::Initializer& initializer = init::Zeros());
 
@@ -50,6 +51,7 @@ class Variable {
   operator Input() const { return Input(read_); }  // NOLINT: a Variable reads as its value
 
  private:
+  friend struct VariableAccess;
   Output ref_, read_;
   Operation initializer_;
 };

@@ -44,6 +44,11 @@ std::vector<Output> SplitV(const Scope& scope, Input value, Input size_splits, I
                       {{"num_split", num_split}}, "split"));
 }
 
+std::vector<Output> DynamicPartition(const Scope& scope, Input data, Input partitions, int64_t num_partitions) {
+  return Outs(BuildOp(scope, "DynamicPartition", {std::move(data), std::move(partitions)},
+                      {{"num_partitions", num_partitions}}));
+}
+
 Output Stack(const Scope& scope, const std::vector<Input>& values, int64_t axis) {
   return Out(BuildOp(scope, "Pack", values, {{"axis", axis}}, "stack"));
 }

@@ -19,7 +19,7 @@ Status AddSymbolicGradients(const Scope& scope, const std::vector<Output>& ys, c
   RETURN_IF_ERROR(convert(xs, &x));
   RETURN_IF_ERROR(convert(grad_ys, &gy));
   std::string prefix = scope.name_prefix() + "gradients";
-  auto r = AddGradients(scope.graph(), y, x, gy, prefix);
+  auto r = AddGradients(scope.graph(), y, x, gy, prefix, scope.device());
   if (!r.ok()) {
     scope.UpdateStatus(r.status());
     return r.status();

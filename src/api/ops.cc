@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "api/scope_internal.h"
+#include "framework/device_name.h"
 
 namespace dflow::ops {
 namespace {
@@ -20,6 +21,28 @@ std::vector<const ArgDef*> ArgsOfInputs(const OpDef& def, size_t n) {
   }
   while (out.size() < n) out.push_back(nullptr);
   return out;
+}
+
+// The device `spec` requests in `scope`. An op that takes a reference or resource input works
+// on the state of that input's producer: when device functions gave it a device that conflicts
+// with the producer's request, it takes the producer's (TensorFlow's placer overrides such a
+// request the same way; dflow's placer would report the conflict instead).
+StatusOr<std::string> DeviceOfOp(const Scope& scope, const std::vector<const ArgDef*>& args, const NodeSpec& spec) {
+  ASSIGN_OR_RETURN(std::string device, ScopeAccess::DeviceForOp(scope, spec.op, spec.name, spec.attrs));
+  if (!ScopeAccess::HasDeviceFunctions(scope)) return device;
+  for (size_t i = 0; i < spec.inputs.size() && i < args.size(); ++i) {
+    const NodeOut& in = spec.inputs[i];
+    DType t = in.node->output_type(in.index);
+    bool state = (args[i] != nullptr && args[i]->is_ref && IsRefType(t)) || BaseType(t) == DT_RESOURCE;
+    if (!state) continue;
+    const std::string& producer = in.node->requested_device();
+    StatusOr<DeviceName> mine = DeviceName::Parse(device);
+    StatusOr<DeviceName> theirs = DeviceName::Parse(producer);
+    if (!mine.ok() || !theirs.ok()) return device;  // AddNode reports a bad name with the node's
+    if (!mine->MergeFrom(*theirs).ok()) return producer;
+    return device;
+  }
+  return device;
 }
 
 }  // namespace
@@ -49,7 +72,6 @@ Operation BuildOp(const Scope& scope, const std::string& op, const std::vector<I
   spec.name = name;
   spec.op = op;
   spec.attrs = attrs;
-  spec.device = scope.device();
   for (const Operation& d : scope.control_dependencies()) {
     if (d.valid()) spec.control_inputs.push_back(d.node());
   }
@@ -86,7 +108,12 @@ Operation BuildOp(const Scope& scope, const std::string& op, const std::vector<I
     c.op = "Const";
     c.attrs["value"] = *value;
     c.attrs["dtype"] = value->dtype();
-    c.device = scope.device();
+    StatusOr<std::string> const_device = ScopeAccess::DeviceForOp(scope, c.op, c.name, c.attrs);
+    if (!const_device.ok()) {
+      scope.UpdateStatus(const_device.status());
+      return Operation();
+    }
+    c.device = std::move(*const_device);
     // Literals follow the scope's control dependencies too, so that inside a loop or a branch
     // they belong to it.
     for (const Operation& d : scope.control_dependencies())
@@ -98,6 +125,12 @@ Operation BuildOp(const Scope& scope, const std::string& op, const std::vector<I
     }
     spec.inputs.push_back({*n, 0});
   }
+  StatusOr<std::string> device = DeviceOfOp(scope, args, spec);
+  if (!device.ok()) {
+    scope.UpdateStatus(device.status());
+    return Operation();
+  }
+  spec.device = std::move(*device);
   auto node = g->AddNode(std::move(spec));
   if (!node.ok()) {
     scope.UpdateStatus(node.status());

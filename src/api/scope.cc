@@ -1,14 +1,19 @@
 #include <ostream>
 
 #include "api/scope_internal.h"
+#include "base/memory.h"
+#include "framework/device_name.h"
 #include "ops/register_all.h"
+#include "rpc/grpc_server.h"
 #include "runtime/direct_session.h"
 
 namespace dflow {
 
 void InitDflow() {
+  TuneMemoryAllocator();
   RegisterAllOps();
   RegisterDirectSessionFactory();
+  rpc::RegisterGrpcSessionFactory();
 }
 
 std::string PythonDTypeName(DType t) {
@@ -78,6 +83,47 @@ Scope Scope::WithDevice(const std::string& device) const {
   Scope r = *this;
   r.device_ = device;
   return r;
+}
+
+Scope Scope::WithDeviceFunction(DeviceFunction fn) const {
+  if (!fn) return *this;
+  Scope r = *this;
+  r.device_functions_.push_back(std::make_shared<const DeviceFunctionLevel>(DeviceFunctionLevel{std::move(fn), device_}));
+  r.device_.clear();
+  return r;
+}
+
+namespace {
+// `inner` with the fields it leaves unset taken from `outer` (TensorFlow's
+// DeviceSpec.make_merged_spec: the inner context's fields win).
+StatusOr<std::string> FillUnsetFields(absl::string_view outer, absl::string_view inner) {
+  if (outer.empty()) return std::string(inner);
+  ASSIGN_OR_RETURN(DeviceName o, DeviceName::Parse(outer));
+  ASSIGN_OR_RETURN(DeviceName i, DeviceName::Parse(inner));
+  if (!i.has_job && o.has_job) i.has_job = true, i.job = o.job;
+  if (!i.has_replica && o.has_replica) i.has_replica = true, i.replica = o.replica;
+  if (!i.has_task && o.has_task) i.has_task = true, i.task = o.task;
+  if (!i.has_type && o.has_type) i.has_type = true, i.type = o.type;
+  if (!i.has_id && o.has_id) i.has_id = true, i.id = o.id;
+  return i.ToString();
+}
+}  // namespace
+
+StatusOr<std::string> ScopeAccess::DeviceForOp(const Scope& s, absl::string_view op, absl::string_view name,
+                                               const AttrMap& attrs) {
+  std::string device = s.device_;
+  for (auto it = s.device_functions_.rbegin(); it != s.device_functions_.rend(); ++it) {
+    StatusOr<std::string> d = (*it)->fn(DeviceRequest{op, name, device, attrs});
+    if (!d.ok()) {
+      return errors::Annotate(d.status(), absl::StrCat("Device function for node '", name, "' (op ", op, "): "));
+    }
+    StatusOr<std::string> merged = FillUnsetFields((*it)->outer_device, *d);
+    if (!merged.ok()) {
+      return errors::Annotate(merged.status(), absl::StrCat("Device of node '", name, "' (op ", op, "): "));
+    }
+    device = std::move(*merged);
+  }
+  return device;
 }
 
 Scope Scope::WithControlDependencies(const std::vector<Operation>& deps) const {

@@ -16,6 +16,11 @@ struct Scope::Collections {
   bool container_cleanup_registered = false;
 };
 
+struct Scope::DeviceFunctionLevel {
+  DeviceFunction fn;
+  std::string outer_device;  // the WithDevice in effect where the function was installed
+};
+
 struct Scope::Shared {
   std::shared_ptr<Graph> graph;
   Collections collections;
@@ -33,6 +38,26 @@ struct ScopeAccess {
     Scope r = s;
     r.control_deps_.clear();
     return r;
+  }
+  // A scope whose ops run where `node` was asked to run: its requested device, and no device
+  // functions (TensorFlow's colocate_with). Ops a variable owns are built this way.
+  static Scope ColocatedWith(const Scope& s, const Node* node) {
+    Scope r = s;
+    r.device_functions_.clear();
+    r.device_ = node->requested_device();
+    return r;
+  }
+  static bool HasDeviceFunctions(const Scope& s) { return !s.device_functions_.empty(); }
+  // The device an op built in `s` requests: the innermost WithDevice, then each device function
+  // from the inside out (see Scope::WithDeviceFunction). Errors name the node and the op.
+  static StatusOr<std::string> DeviceForOp(const Scope& s, absl::string_view op, absl::string_view name,
+                                           const AttrMap& attrs);
+  // A root scope that builds into `graph`, which the caller keeps alive (for tests that build
+  // client ops inside graphs made elsewhere, such as the gradient checker's).
+  static Scope ForGraph(Graph* graph) {
+    auto shared = std::make_shared<Scope::Shared>();
+    shared->graph = std::shared_ptr<Graph>(std::shared_ptr<Graph>(), graph);  // not owned
+    return Scope(std::move(shared));
   }
   // The scope a node was built in (its name scope and device), for operators on Outputs.
   // Empty when every scope of the graph is gone.

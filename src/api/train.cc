@@ -185,9 +185,10 @@ Output CreateGlobalStep(const Scope& scope) {
   Output ref = ops::VariableV2(ScopeAccess::WithPrefix(scope, "").WithOpName(name).WithDevice(scope.device()),
                                PartialTensorShape::Scalar(), DT_INT64);
   if (!ref.valid()) return Output();
-  Output zero = ops::Const(ScopeAccess::WithPrefix(scope, name + "/Initializer/").WithOpName("zeros"),
+  Scope own = ScopeAccess::ColocatedWith(scope, ref.node());  // as Variable::Create's ops
+  Output zero = ops::Const(ScopeAccess::WithPrefix(own, name + "/Initializer/").WithOpName("zeros"),
                            Input::Initializer(int64_t{0}));
-  Output assign = ops::Assign(ScopeAccess::WithPrefix(scope, name + "/").WithOpName("Assign"), ref, zero);
+  Output assign = ops::Assign(ScopeAccess::WithPrefix(own, name + "/").WithOpName("Assign"), ref, zero);
   if (!assign.valid()) return Output();
   scope.collections()->initializers.push_back(assign.op());
   return ref;

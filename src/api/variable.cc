@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "api/scope_internal.h"
+#include "api/variable_internal.h"
 
 namespace dflow {
 namespace init {
@@ -39,7 +40,10 @@ Output Affine(const Scope& s, const Output& r, double scale, double offset) {
   return ops::AddV2(s.WithOpName("add"), scaled, offset);
 }
 
-Output InitialValue(const Scope& s, const TensorShape& shape, DType dtype, const init::Initializer& init) {
+}  // namespace
+
+Output VariableAccess::InitialValue(const Scope& s, const TensorShape& shape, DType dtype,
+                                    const init::Initializer& init) {
   using Kind = init::Initializer::Kind;
   bool random = init.kind == Kind::kRandomUniform || init.kind == Kind::kRandomNormal ||
                 init.kind == Kind::kTruncatedNormal || init.kind == Kind::kGlorotUniform;
@@ -110,16 +114,15 @@ Output InitialValue(const Scope& s, const TensorShape& shape, DType dtype, const
   return Output();
 }
 
-}  // namespace
-
-Variable Variable::Create(const Scope& scope, const TensorShape& shape, DType dtype, const init::Initializer& init) {
+Variable VariableAccess::Make(const Scope& scope, const std::string& name, const TensorShape& shape, DType dtype,
+                              const std::function<Output(const Scope&)>& value_fn) {
   Variable v;
   if (!scope.ok()) return v;
-  std::string name = scope.GetUniqueNameForOp("Variable");
   v.ref_ = ops::VariableV2(ScopeAccess::WithPrefix(scope, "").WithOpName(name).WithDevice(scope.device()), shape, dtype);
   if (!v.ref_.valid()) return v;
-  Scope own = ScopeAccess::WithPrefix(scope, name + "/");
-  Output value = InitialValue(ScopeAccess::WithPrefix(scope, name + "/Initializer/"), shape, dtype, init);
+  // Like TensorFlow's colocate_with(variable): the ops of the variable run where it lives.
+  Scope own = ScopeAccess::ColocatedWith(ScopeAccess::WithPrefix(scope, name + "/"), v.ref_.node());
+  Output value = value_fn(ScopeAccess::WithPrefix(own, name + "/Initializer/"));
   if (!value.valid()) return Variable();
   Output assign = ops::Assign(own.WithOpName("Assign"), v.ref_, value);
   v.read_ = ops::Identity(own.WithOpName("read"), v.ref_);
@@ -128,6 +131,14 @@ Variable Variable::Create(const Scope& scope, const TensorShape& shape, DType dt
   scope.collections()->initializers.push_back(v.initializer_);
   scope.collections()->trainable_variables.push_back(v.ref_);
   return v;
+}
+
+Variable Variable::Create(const Scope& scope, const TensorShape& shape, DType dtype, const init::Initializer& init) {
+  if (!scope.ok()) return Variable();
+  std::string name = scope.GetUniqueNameForOp("Variable");
+  return VariableAccess::Make(scope, name, shape, dtype, [&](const Scope& s) {
+    return VariableAccess::InitialValue(s, shape, dtype, init);
+  });
 }
 
 std::string Variable::name() const { return ref_.valid() ? ref_.node()->name() : std::string(); }

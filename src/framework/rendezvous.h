@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 
+#include "absl/strings/string_view.h"
 #include "base/status.h"
 #include "tensor/tensor.h"
 
@@ -23,5 +24,19 @@ class Rendezvous {
   // Fails every pending and future Recv with `status`.
   virtual void StartAbort(const Status& status) = 0;
 };
+
+// A rendezvous key: "<send_device>;<incarnation as 16 hex digits>;<recv_device>;<edge name>;
+// <frame id>:<iteration>", TensorFlow's layout. The edge name is the _Send's tensor_name attr.
+struct RendezvousKey {
+  std::string send_device;  // full device name
+  uint64_t send_device_incarnation = 0;
+  std::string recv_device;
+  std::string edge_name;
+  int64_t frame_id = 0;
+  int64_t iteration = 0;
+};
+std::string CreateRendezvousKey(const RendezvousKey& k);
+// InvalidArgument quoting the key when it does not have the five parts.
+Status ParseRendezvousKey(absl::string_view key, RendezvousKey* out);
 
 }  // namespace dflow

@@ -32,6 +32,10 @@ struct SessionOptions {
   // Container for stateful resources (variables) of nodes that name none. Sessions that pass the
   // same value share them by name; the client API passes one per graph.
   std::string default_container;
+  // For "grpc://" targets: only tasks matching one of these partial device names ("/job:ps",
+  // "/job:worker/task:1") take part in the session (the target's own task always does). Empty:
+  // every task of the cluster.
+  std::vector<std::string> device_filters;
 };
 
 struct RunOptions {

@@ -90,7 +90,7 @@ Status NodeGradient(BackpropState* st, Node* v, const std::vector<char>& on_path
                             "'), which is on the path from the variables to the loss");
   }
   if (fn == nullptr) return absl::OkStatus();
-  GraphBuilder b = st->root.WithPrefix(v->name() + "_grad").WithDevice(v->requested_device());
+  GraphBuilder b = st->root.WithPrefix(v->name() + "_grad").WithDevice(st->DeviceFor(v));
   GradContext ctx;
   ctx.b = &b;
   ctx.node = v;
@@ -246,7 +246,7 @@ Status Backprop(BackpropState* st, int level, const std::vector<NodeOut>& ys, co
 
 StatusOr<std::vector<NodeOut>> AddGradients(Graph* graph, const std::vector<NodeOut>& ys,
                                             const std::vector<NodeOut>& xs, const std::vector<NodeOut>& grad_ys,
-                                            const std::string& prefix) {
+                                            const std::string& prefix, const std::string& device) {
   if (!grad_ys.empty() && grad_ys.size() != ys.size()) {
     return errors::InvalidArgument("AddGradients: ", ys.size(), " ys but ", grad_ys.size(), " grad_ys");
   }
@@ -258,7 +258,8 @@ StatusOr<std::vector<NodeOut>> AddGradients(Graph* graph, const std::vector<Node
     }
   }
   ASSIGN_OR_RETURN(ControlFlowInfo cf, BuildControlFlowInfo(*graph));
-  grad_internal::BackpropState st{graph, std::move(cf), GraphBuilder(graph, graph->UniqueName(prefix) + "/")};
+  grad_internal::BackpropState st{graph, std::move(cf), GraphBuilder(graph, graph->UniqueName(prefix) + "/", device),
+                                  device};
   std::vector<NodeOut> seeds;
   for (size_t i = 0; i < ys.size(); ++i) seeds.push_back(grad_ys.empty() ? OnesLike(&st.root, ys[i]) : grad_ys[i]);
   RETURN_IF_ERROR(st.root.status());

@@ -42,8 +42,10 @@ const GradFn* LookupGradient(const std::string& op, bool* no_gradient);
 // Returns one NodeOut per x: zeros shaped like x when x does not affect any y (a null NodeOut
 // for a resource handle that no gradient reaches). Errors: an op on
 // a path from xs to ys without a gradient ("No gradient defined for op 'Foo' (node 'n')").
+// Gradient nodes request the device of the forward node they differentiate, or `device` when it
+// requested none (the seeds, for example).
 StatusOr<std::vector<NodeOut>> AddGradients(Graph* graph, const std::vector<NodeOut>& ys,
                                             const std::vector<NodeOut>& xs, const std::vector<NodeOut>& grad_ys = {},
-                                            const std::string& prefix = "gradients");
+                                            const std::string& prefix = "gradients", const std::string& device = "");
 
 }  // namespace dflow

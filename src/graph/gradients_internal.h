@@ -18,7 +18,11 @@ using GradMap = std::map<std::pair<int, int>, std::vector<NodeOut>>;
 struct BackpropState {
   Graph* graph;
   ControlFlowInfo cf;  // of the graph as it was before any gradient node was added
-  GraphBuilder root;   // "gradients/"
+  GraphBuilder root;   // "gradients/", on `device`
+  std::string device;  // for gradient nodes whose forward node requested no device
+  std::string DeviceFor(const Node* forward) const {
+    return forward->requested_device().empty() ? device : forward->requested_device();
+  }
   int limit() const { return static_cast<int>(cf.frame_of.size()); }
 };
 

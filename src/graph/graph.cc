@@ -89,7 +89,8 @@ bool ParseTensorName(absl::string_view name, absl::string_view* node, int* index
     name = name.substr(0, colon);
   }
   *node = name;
-  return IsValidNodeName(name);
+  // Internal nodes (_Arg, _Send, ...) may have names that start with '_'.
+  return IsValidNodeName(name) || (name.size() > 1 && name[0] == '_' && IsValidNodeName(name.substr(1)));
 }
 
 bool IsValidNodeName(absl::string_view name) {

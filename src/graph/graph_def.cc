@@ -306,7 +306,11 @@ Status ImportGraphDef(const proto::GraphDef& def, Graph* graph) {
   index_of.reserve(n);
   for (int i = 0; i < n; ++i) {
     const std::string& name = def.node(i).name();
-    if (!IsValidNodeName(name)) {
+    const std::string& op = def.node(i).op();
+    // As in Graph::AddNode: internal ops (_Arg, _Send, ...) may have names that start with '_'.
+    const bool internal_name = !op.empty() && op[0] == '_' && name.size() > 1 && name[0] == '_' &&
+                               IsValidNodeName(absl::string_view(name).substr(1));
+    if (!internal_name && !IsValidNodeName(name)) {
       return errors::InvalidArgument("Node ", i, " of the GraphDef has an invalid name '", absl::CEscape(name),
                                      "' (op '", absl::CEscape(def.node(i).op()),
                                      "'): names match [A-Za-z0-9.][A-Za-z0-9_.\\-/]*");

@@ -153,7 +153,7 @@ Status AddWhileLoopGradient(BackpropState* st, int level, int frame, const std::
   }
   if (vars.empty()) return absl::OkStatus();
 
-  GraphBuilder b = st->root.WithPrefix(BaseName(loop.frame_name) + "_grad").WithDevice(loop.vars[0].enter->requested_device());
+  GraphBuilder b = st->root.WithPrefix(BaseName(loop.frame_name) + "_grad").WithDevice(st->DeviceFor(loop.vars[0].enter));
   const std::string bframe = b.prefix() + "while";
   auto enter = [&](NodeOut x, const std::string& frame_name, bool constant, const std::string& name) {
     return b.AddNode("Enter", {x}, {{"frame_name", frame_name}, {"is_constant", constant}}, name);

@@ -8,6 +8,7 @@ void RegisterAllOps() {
   static std::once_flag once;
   std::call_once(once, [] {
     RegisterFunctionOps();
+    RegisterSendRecvOps();
     RegisterArrayOps();
     RegisterMathOps();
     RegisterMatrixOps();

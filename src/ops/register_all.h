@@ -14,6 +14,7 @@ void RegisterStateOps();
 void RegisterControlFlowOps();
 void RegisterStackOps();       // StackV2 and its push/pop ops (the per-step stacks of loop gradients)
 void RegisterFunctionOps();
+void RegisterSendRecvOps();  // _Send and _Recv: the ends of an edge cut by graph partitioning
 void RegisterNNOps();        // neural-net ops, their gradient kernels and gradients
 void RegisterTrainingOps();  // optimizer update kernels (ApplyGradientDescent, ApplyAdam, ...)
 void RegisterQueueOps();     // FIFOQueueV2, RandomShuffleQueueV2 and their enqueue/dequeue ops

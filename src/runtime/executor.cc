@@ -22,6 +22,7 @@ NodeKind KindOf(const Node* n) {
   if (op == "Enter") return NodeKind::kEnter;
   if (op == "Exit") return NodeKind::kExit;
   if (op == "NextIteration") return NodeKind::kNextIteration;
+  if (op == "_Send") return NodeKind::kSend;
   return NodeKind::kOrdinary;
 }
 

@@ -5,7 +5,12 @@
 // ops costs no thread hand-offs); when several nodes become ready at once, expensive ones go to
 // the thread pool so that independent branches run in parallel. The pool is the one owner of
 // the cores. Dead values (untaken control-flow branches) propagate: a node with a dead input
-// does not run and its outputs are dead.
+// does not run and its outputs are dead — except a _Send, which runs and passes the deadness to
+// its _Recv (ctx->input_is_dead(0)), so that a branch spanning devices stays dead.
+//
+// When a step fails or is cancelled, its rendezvous (args.step.rendezvous) is aborted with the
+// error, so that receives waiting in it — in this graph and in the other partitions of the step
+// that share it — end instead of waiting for sends that will never come.
 //
 // An Executor is immutable after Create and may run many steps concurrently.
 #pragma once

@@ -24,7 +24,8 @@ struct OutEdge {
   bool last_use;  // the last data edge reading src_slot: the value may be moved
 };
 
-enum class NodeKind : uint8_t { kOrdinary, kMerge, kSwitch, kEnter, kExit, kNextIteration };
+// kSend: a _Send runs even when its input is dead, to pass the deadness on to its _Recv.
+enum class NodeKind : uint8_t { kOrdinary, kMerge, kSwitch, kEnter, kExit, kNextIteration, kSend };
 
 struct NodeItem {
   const Node* node = nullptr;

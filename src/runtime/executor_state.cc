@@ -8,6 +8,7 @@
 #include "base/env.h"
 #include "framework/cancellation.h"
 #include "framework/device.h"
+#include "framework/rendezvous.h"
 #include "runtime/executor_internal.h"
 
 namespace dflow::executor_internal {
@@ -99,12 +100,20 @@ class ExecutorState : public std::enable_shared_from_this<ExecutorState> {
     RunInline(&inline_ready);
   }
 
+  // Ends the step with `s` (the first status wins). Receives of this step wait in the
+  // rendezvous — here and, through the shared rendezvous, in the step's other partitions, whose
+  // sends this step may now never make — so the rendezvous is aborted too.
   void Abort(const Status& s) {
+    bool first = false;
     {
       std::lock_guard<std::mutex> l(mu_);
-      if (status_.ok()) status_ = s;
+      if (status_.ok()) {
+        status_ = s;
+        first = true;
+      }
     }
     aborted_.store(true, std::memory_order_release);
+    if (first && args_.step.rendezvous != nullptr) args_.step.rendezvous->StartAbort(s);
   }
 
  private:
@@ -172,7 +181,11 @@ class ExecutorState : public std::enable_shared_from_this<ExecutorState> {
         }
       }
     }
-    if (any_dead) {
+    if (any_dead && item.kind == NodeKind::kSend) {
+      // A _Send runs dead (dead input or dead control input) and tells its _Recv so, so that
+      // an untaken branch stays dead across devices.
+      if (item.num_inputs > 0) in[0].is_dead = true;
+    } else if (any_dead) {
       absl::InlinedVector<TensorValue, 2> outputs(item.kernel->num_outputs());
       for (auto& o : outputs) o.is_dead = true;
       ClearInputs(item, in);

@@ -12,6 +12,7 @@ void RegisterPackOps();          // Pack, Unpack
 void RegisterTransposeOps();     // Transpose, InvertPermutation, ExpandDims, Squeeze
 void RegisterTileOps();          // Tile, BroadcastTo
 void RegisterGatherOps();        // GatherV2, UnsortedSegmentSum, DynamicStitch
+void RegisterPartitionOps();     // DynamicPartition
 void RegisterValueOps();         // ZerosLike, OnesLike, StopGradient, Range, OneHot
 
 }  // namespace dflow

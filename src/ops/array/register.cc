@@ -13,6 +13,7 @@ void RegisterArrayOps() {
   RegisterTransposeOps();
   RegisterTileOps();
   RegisterGatherOps();
+  RegisterPartitionOps();
   RegisterValueOps();
 }
 

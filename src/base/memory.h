@@ -1,0 +1,13 @@
+// Process-wide memory settings.
+#pragma once
+
+namespace dflow {
+
+// Keeps big freed blocks for reuse instead of returning them to the OS at once. glibc serves
+// blocks above its mmap threshold (at most 32 MiB) with fresh mappings, so a step that makes a
+// 64 MiB tensor every time pays a page fault per 4 KiB page, every time: a third of a big
+// transfer's time went there. With this, blocks up to 1 GiB come from the (one) heap and freed
+// memory is kept up to 1 GiB. Idempotent; called by InitDflow().
+void TuneMemoryAllocator();
+
+}  // namespace dflow

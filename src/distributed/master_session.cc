@@ -1,0 +1,433 @@
+#include "distributed/master_session.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdio>
+#include <set>
+#include <thread>
+
+#include "absl/strings/str_join.h"
+#include "base/env.h"
+#include "framework/device_name.h"
+#include "framework/rendezvous.h"
+#include "graph/graph_def.h"
+#include "graph/partition.h"
+#include "graph/placer.h"
+#include "graph/subgraph.h"
+#include "tensor/tensor_proto.h"
+
+namespace dflow {
+namespace {
+
+bool PassesFilters(const std::string& task, const proto::SessionConfig& config) {
+  if (config.device_filters_size() == 0) return true;
+  StatusOr<DeviceName> name = DeviceName::Parse(task + "/device:CPU:0");
+  if (!name.ok()) return false;
+  for (const std::string& f : config.device_filters()) {
+    StatusOr<DeviceName> spec = DeviceName::Parse(f);
+    if (spec.ok() && name->Matches(*spec)) return true;
+  }
+  return false;
+}
+
+// Renumbers the partition's _Arg (or _Retval) nodes 0..n-1 in order of their global index and
+// returns the global indices.
+std::vector<int> Renumber(proto::GraphDef* def, const std::string& op) {
+  std::vector<std::pair<int64_t, proto::NodeDef*>> found;
+  for (proto::NodeDef& n : *def->mutable_node()) {
+    if (n.op() == op) found.emplace_back(n.attr().at("index").i(), &n);
+  }
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<int> global;
+  for (size_t i = 0; i < found.size(); ++i) {
+    global.push_back(static_cast<int>(found[i].first));
+    (*found[i].second->mutable_attr())["index"].set_i(static_cast<int64_t>(i));
+  }
+  return global;
+}
+
+}  // namespace
+
+MasterSession::MasterSession(std::string handle, std::string local_task, WorkerCache* workers,
+                             proto::SessionConfig config)
+    : handle_(std::move(handle)), local_task_(std::move(local_task)), workers_(workers), config_(std::move(config)),
+      step_ids_(std::random_device{}()) {}
+
+MasterSession::~MasterSession() { Close().IgnoreError(); }
+
+std::string MasterSession::Where(const std::string& task) const {
+  std::string address = workers_->TaskAddress(task);
+  return address.empty() ? task : absl::StrCat(task, " (", address, ")");
+}
+
+StatusOr<std::shared_ptr<MasterSession>> MasterSession::Create(std::string handle, std::string local_task,
+                                                                WorkerCache* workers,
+                                                                const proto::SessionConfig& config,
+                                                                int64_t startup_wait_ms, int64_t probe_timeout_ms) {
+  std::shared_ptr<MasterSession> s(new MasterSession(std::move(handle), local_task, workers, config));
+  std::vector<std::string> pending;
+  for (const std::string& task : workers->ListTasks()) {
+    if (task == local_task || PassesFilters(task, config)) pending.push_back(task);
+  }
+  // Ask every task for its devices; retry the silent ones until the wait is over.
+  const int64_t deadline = Env::Default()->NowMicros() + startup_wait_ms * 1000;
+  std::map<std::string, proto::GetStatusResponse> found;
+  std::map<std::string, Status> last_error;
+  int64_t next_log = Env::Default()->NowMicros() + 2000000;
+  while (!pending.empty()) {
+    struct Probe {
+      proto::GetStatusRequest req;
+      proto::GetStatusResponse resp;
+      CallOptions opts;
+      Status status;
+    };
+    std::vector<std::unique_ptr<Probe>> probes;
+    std::mutex mu;
+    std::condition_variable cv;
+    size_t left = pending.size();
+    for (const std::string& task : pending) {
+      probes.push_back(std::make_unique<Probe>());
+      Probe* p = probes.back().get();
+      p->opts.timeout_ms = probe_timeout_ms;
+      StatusOr<std::shared_ptr<WorkerInterface>> w = workers->GetWorker(task);
+      if (!w.ok()) return w.status();
+      (*w)->GetStatusAsync(&p->req, &p->resp, &p->opts, [&, p](const Status& st) {
+        std::lock_guard<std::mutex> l(mu);
+        p->status = st;
+        if (--left == 0) cv.notify_all();
+      });
+    }
+    {
+      std::unique_lock<std::mutex> l(mu);
+      cv.wait(l, [&] { return left == 0; });
+    }
+    std::vector<std::string> still;
+    for (size_t i = 0; i < pending.size(); ++i) {
+      if (probes[i]->status.ok()) {
+        found[pending[i]] = probes[i]->resp;
+      } else {
+        still.push_back(pending[i]);
+        last_error[pending[i]] = probes[i]->status;
+      }
+    }
+    pending = std::move(still);
+    if (pending.empty()) break;
+    const int64_t now = Env::Default()->NowMicros();
+    if (now >= deadline) {
+      const std::string& task = pending[0];
+      return errors::Unavailable("Task ", s->Where(task), " is unreachable after waiting ", startup_wait_ms,
+                                 " ms: ", last_error[task].message());
+    }
+    if (now >= next_log) {
+      for (const std::string& task : pending) {
+        std::fprintf(stderr, "dflow: waiting for task %s: %s\n", s->Where(task).c_str(),
+                     std::string(last_error[task].message()).c_str());
+      }
+      next_log = now + 5000000;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(200, (deadline - now) / 1000 + 1)));
+  }
+  // The local task's devices first: nodes without a device go there.
+  for (bool local : {true, false}) {
+    for (const auto& [task, resp] : found) {
+      if ((task == local_task) != local) continue;
+      for (const proto::DeviceAttributes& d : resp.device_attributes()) {
+        s->devices_.push_back(std::make_unique<Device>(d.name(), d.device_type()));
+        s->incarnations_[d.name()] = d.incarnation();
+      }
+    }
+  }
+  if (s->devices_.empty()) return errors::Internal("Session ", s->handle_, " found no devices");
+  return s;
+}
+
+Status MasterSession::Extend(const proto::GraphDef& def) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (closed_) return errors::FailedPrecondition("Session has been closed");
+  proto::GraphDef merged = graph_def_;
+  for (const auto& n : def.node()) *merged.add_node() = n;
+  if (def.has_versions()) *merged.mutable_versions() = def.versions();
+  auto g = std::make_unique<Graph>();
+  RETURN_IF_ERROR(ImportGraphDef(merged, g.get()));
+  graph_def_ = std::move(merged);
+  graph_ = std::move(g);
+  return absl::OkStatus();
+}
+
+void MasterSession::ListDevices(proto::ListDevicesResponse* resp) const {
+  for (const auto& d : devices_) {
+    proto::DeviceAttributes* a = resp->add_device();
+    a->set_name(d->name());
+    a->set_device_type(d->device_type());
+    a->set_incarnation(incarnations_.at(d->name()));
+  }
+}
+
+StatusOr<std::shared_ptr<MasterSession::Prepared>> MasterSession::Prepare(const proto::RunStepRequest& req) {
+  std::string key;
+  for (const auto& f : req.feed()) absl::StrAppend(&key, f.name(), ",");
+  absl::StrAppend(&key, "->", absl::StrJoin(req.fetch(), ","), "//", absl::StrJoin(req.target(), ","));
+  std::lock_guard<std::mutex> l(mu_);
+  if (closed_) return errors::FailedPrecondition("Session has been closed");
+  if (graph_ == nullptr) return errors::FailedPrecondition("Session has no graph");
+  auto it = prepared_.find(key);
+  if (it != prepared_.end()) return it->second;
+  ASSIGN_OR_RETURN(std::shared_ptr<Prepared> p, Build(req));
+  prepared_[key] = p;
+  return p;
+}
+
+StatusOr<std::shared_ptr<MasterSession::Prepared>> MasterSession::Build(const proto::RunStepRequest& req) {
+  auto prepared = std::make_shared<Prepared>();
+  std::vector<std::string> feeds, fetches(req.fetch().begin(), req.fetch().end()),
+      targets(req.target().begin(), req.target().end());
+  for (const auto& f : req.feed()) {
+    feeds.push_back(f.name());
+    ASSIGN_OR_RETURN(NodeOut t, ResolveTensor(*graph_, f.name()));
+    prepared->feeds.push_back({f.name(), BaseType(t.node->output_type(t.index)), t.node->output_shape(t.index)});
+  }
+  ASSIGN_OR_RETURN(StepGraph step, BuildStepGraph(*graph_, feeds, fetches, targets));
+  PlacementOptions popts;
+  popts.allow_soft_placement = config_.allow_soft_placement();
+  popts.log_device_placement = config_.log_device_placement();
+  std::vector<Device*> devices;
+  for (const auto& d : devices_) devices.push_back(d.get());
+  RETURN_IF_ERROR(PlaceGraph(step.graph.get(), devices, popts));
+  PartitionOptions po;
+  po.node_to_loc = [](const Node& n) { return n.assigned_device(); };
+  po.get_incarnation = [this](const std::string& device) {
+    auto it = incarnations_.find(device);
+    return it == incarnations_.end() ? uint64_t{0} : it->second;
+  };
+  std::map<std::string, proto::GraphDef> parts;
+  RETURN_IF_ERROR(PartitionGraph(po, *step.graph, &parts));
+  // Partitions that receive nothing send their tensors for the master's task in their response.
+  std::vector<std::string> all_pushed;
+  std::map<std::string, std::vector<std::string>> push_keys;
+  for (auto& [device, def] : parts) {
+    ASSIGN_OR_RETURN(std::string task, TaskOfDevice(device));
+    if (task == local_task_) continue;
+    bool receives = false;
+    for (const proto::NodeDef& n : def.node()) receives |= n.op() == "_Recv";
+    if (receives) continue;
+    for (const proto::NodeDef& n : def.node()) {
+      if (n.op() != "_Send") continue;
+      RendezvousKey k;
+      k.send_device = n.attr().at("send_device").s();
+      k.send_device_incarnation = static_cast<uint64_t>(n.attr().at("send_device_incarnation").i());
+      k.recv_device = n.attr().at("recv_device").s();
+      k.edge_name = n.attr().at("tensor_name").s();
+      StatusOr<std::string> recv_task = TaskOfDevice(k.recv_device);
+      if (!recv_task.ok() || *recv_task != local_task_) continue;
+      push_keys[device].push_back(CreateRendezvousKey(k));
+      all_pushed.push_back(push_keys[device].back());
+    }
+  }
+  for (auto& [device, def] : parts) {
+    Partition p;
+    p.push_keys = push_keys[device];
+    ASSIGN_OR_RETURN(p.task, TaskOfDevice(device));
+    ASSIGN_OR_RETURN(p.worker, workers_->GetWorker(p.task));
+    p.args = Renumber(&def, "_Arg");
+    p.retvals = Renumber(&def, "_Retval");
+    *def.mutable_versions() = graph_def_.versions();
+    proto::RegisterGraphRequest rreq;
+    proto::RegisterGraphResponse rresp;
+    rreq.set_session_handle(handle_);
+    *rreq.mutable_graph_def() = std::move(def);
+    Status s = CallAndWait([&](StatusCallback done) { p.worker->RegisterGraphAsync(&rreq, &rresp, std::move(done)); });
+    if (!s.ok()) return errors::Annotate(s, absl::StrCat("Task ", Where(p.task), ": "));
+    p.graph_handle = rresp.graph_handle();
+    if (p.task == local_task_) p.pushed_keys = all_pushed;
+    prepared->partitions.push_back(std::move(p));
+  }
+  return prepared;
+}
+
+Status MasterSession::Run(const proto::RunStepRequest& req, proto::RunStepResponse* resp, CallOptions* client) {
+  ASSIGN_OR_RETURN(std::shared_ptr<Prepared> prepared, Prepare(req));
+  for (int i = 0; i < req.feed_size(); ++i) {
+    const FeedInfo& f = prepared->feeds[i];
+    const proto::TensorProto& v = req.feed(i).tensor();
+    if (static_cast<DType>(v.dtype()) != f.dtype) {
+      return errors::InvalidArgument("Cannot feed value of type ", DTypeString(static_cast<DType>(v.dtype())),
+                                     " for tensor '", f.name, "', which has type ", DTypeString(f.dtype));
+    }
+    ASSIGN_OR_RETURN(PartialTensorShape shape, PartialShapeFromProto(v.tensor_shape()));
+    if (!f.shape.IsCompatibleWith(shape)) {
+      return errors::InvalidArgument("Cannot feed value of shape ", shape.DebugString(), " for tensor '", f.name,
+                                     "', which has shape ", f.shape.DebugString());
+    }
+  }
+  int64_t step_id;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    step_id = static_cast<int64_t>(step_ids_() >> 1);
+  }
+  const int64_t timeout_ms = req.timeout_in_ms() > 0 ? req.timeout_in_ms() : config_.operation_timeout_ms();
+  struct Call {
+    proto::RunGraphRequest req;
+    proto::RunGraphResponse resp;
+    CallOptions opts;
+  };
+  const size_t n = prepared->partitions.size();
+  // Shared with the client's cancel callback, which may run while this returns.
+  auto calls_owner = std::make_shared<std::vector<Call>>(n);
+  std::vector<Call>& calls = *calls_owner;
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t left = n;
+  Status first_error;
+  bool aborted = false;
+  // Tells every task the step failed, so that nothing waits for a tensor that will not come.
+  auto abort_all = [&](const Status& why) {
+    for (const Partition& p : prepared->partitions) {
+      auto areq = std::make_shared<proto::AbortStepRequest>();
+      auto aresp = std::make_shared<proto::AbortStepResponse>();
+      areq->set_step_id(step_id);
+      areq->set_code(static_cast<int>(why.code()));
+      areq->set_message(std::string(why.message()));
+      p.worker->AbortStepAsync(areq.get(), aresp.get(), [areq, aresp](const Status&) {});
+    }
+  };
+  for (size_t k = 0; k < n; ++k) {
+    const Partition& p = prepared->partitions[k];
+    Call& c = calls[k];
+    c.req.set_session_handle(handle_);
+    c.req.set_graph_handle(p.graph_handle);
+    c.req.set_step_id(step_id);
+    c.req.set_timeout_in_ms(timeout_ms);
+    c.req.set_collect_stats(req.trace());
+    for (int g : p.args) *c.req.add_args() = req.feed(g).tensor();
+    for (const std::string& key : p.push_keys) c.req.add_push_keys(key);
+    for (const std::string& key : p.pushed_keys) c.req.add_pushed_keys(key);
+    if (timeout_ms > 0) c.opts.timeout_ms = timeout_ms + 10000;
+  }
+  if (client != nullptr) {
+    client->SetCancelCallback([calls_owner]() {
+      for (Call& c : *calls_owner) c.opts.StartCancel();
+    });
+  }
+  for (size_t k = 0; k < n; ++k) {
+    const Partition& p = prepared->partitions[k];
+    // Ends one of the `left` pieces of work, failing the step on the first error.
+    auto finish = [&, k](const Status& s) {
+      bool abort = false;
+      Status why;
+      {
+        std::lock_guard<std::mutex> l(mu);
+        if (!s.ok() && first_error.ok()) {
+          first_error = errors::Annotate(s, absl::StrCat("Task ", Where(prepared->partitions[k].task), ": "));
+          abort = !aborted;
+          aborted = true;
+          why = first_error;
+        }
+      }
+      if (abort) abort_all(why);
+      std::lock_guard<std::mutex> l(mu);
+      if (--left == 0) cv.notify_all();
+    };
+    p.worker->RunGraphAsync(&calls[k].req, &calls[k].resp, &calls[k].opts, [&, k, finish](const Status& s) {
+      if (s.ok() && !prepared->partitions[k].push_keys.empty()) {
+        DeliverPushed(step_id, prepared->partitions[k], &calls[k].resp, finish, &mu, &left);
+      }
+      finish(s);
+    });
+  }
+  {
+    std::unique_lock<std::mutex> l(mu);
+    if (timeout_ms > 0) {
+      // Past the deadline, the step fails everywhere: tasks that still run it (a frozen one
+      // included) are told to abort and their calls are cancelled.
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+      if (!cv.wait_until(l, deadline, [&] { return left == 0; })) {
+        Status why = errors::DeadlineExceeded("Run did not finish within the deadline of ", timeout_ms, " ms");
+        bool abort = !aborted;
+        aborted = true;
+        if (first_error.ok()) first_error = why;
+        l.unlock();
+        if (abort) abort_all(why);
+        for (Call& c : calls) c.opts.StartCancel();
+        l.lock();
+      }
+    }
+    cv.wait(l, [&] { return left == 0; });
+  }
+  if (client != nullptr) client->ClearCancelCallback();
+  if (!first_error.ok()) return first_error;
+  resp->mutable_tensor()->Clear();
+  for (int i = 0; i < req.fetch_size(); ++i) resp->add_tensor();
+  for (size_t k = 0; k < n; ++k) {
+    const Partition& p = prepared->partitions[k];
+    if (calls[k].resp.retvals_size() != static_cast<int>(p.retvals.size())) {
+      return errors::Internal("Task ", Where(p.task), " returned ", calls[k].resp.retvals_size(), " tensors, not ",
+                              p.retvals.size());
+    }
+    for (size_t j = 0; j < p.retvals.size(); ++j) {
+      resp->mutable_tensor(p.retvals[j])->Swap(calls[k].resp.mutable_retvals(static_cast<int>(j)));
+    }
+    for (proto::NodeStats& st : *calls[k].resp.mutable_stats()) *resp->add_stats() = std::move(st);
+  }
+  return absl::OkStatus();
+}
+
+void MasterSession::DeliverPushed(int64_t step_id, const Partition& from, proto::RunGraphResponse* resp,
+                                  const std::function<void(const Status&)>& finish, std::mutex* mu, size_t* left) {
+  StatusOr<std::shared_ptr<WorkerInterface>> local = workers_->GetWorker(local_task_);
+  std::map<std::string, proto::PushedTensor*> pushed;
+  for (proto::PushedTensor& p : *resp->mutable_pushed()) pushed[p.key()] = &p;
+  auto one_more = [&] {
+    std::lock_guard<std::mutex> l(*mu);
+    ++*left;  // finish() ends one piece of work
+  };
+  for (const std::string& key : from.push_keys) {
+    auto it = pushed.find(key);
+    const proto::PushedTensor* p = it == pushed.end() ? nullptr : it->second;
+    Status s = local.status();
+    if (s.ok() && p != nullptr && (p->is_dead() || p->has_tensor())) {
+      StatusOr<Tensor> t = p->is_dead() ? StatusOr<Tensor>(Tensor()) : TensorFromProto(p->tensor());
+      s = t.ok() ? (*local)->Deposit(step_id, key, *t, p->is_dead()) : t.status();
+    } else if (s.ok()) {
+      // Too big to ride along (or not returned): pull it on the receiver's behalf.
+      one_more();
+      auto req = std::make_shared<proto::RecvTensorRequest>();
+      auto result = std::make_shared<RecvTensorResult>();
+      req->set_step_id(step_id);
+      req->set_rendezvous_key(key);
+      std::shared_ptr<WorkerInterface> to = *local;
+      from.worker->RecvTensorAsync(req.get(), result.get(), nullptr,
+                                   [req, result, to, step_id, finish](const Status& st) {
+                                     Status ds = st.ok() ? to->Deposit(step_id, req->rendezvous_key(), result->tensor,
+                                                                       result->is_dead)
+                                                         : st;
+                                     finish(ds);
+                                   });
+    }
+    if (!s.ok()) {
+      one_more();
+      finish(s);
+    }
+  }
+}
+
+Status MasterSession::Close() {
+  std::unordered_map<std::string, std::shared_ptr<Prepared>> prepared;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (closed_) return absl::OkStatus();
+    closed_ = true;
+    prepared.swap(prepared_);
+  }
+  for (auto& [key, p] : prepared) {
+    for (const Partition& part : p->partitions) {
+      auto req = std::make_shared<proto::DeregisterGraphRequest>();
+      auto resp = std::make_shared<proto::DeregisterGraphResponse>();
+      req->set_session_handle(handle_);
+      req->set_graph_handle(part.graph_handle);
+      part.worker->DeregisterGraphAsync(req.get(), resp.get(), [req, resp](const Status&) {});
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace dflow

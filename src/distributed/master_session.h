@@ -1,0 +1,83 @@
+// MasterSession: one client session on a master (see master.h): its graph, its devices (found
+// when it starts) and its prepared steps.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "distributed/worker_interface.h"
+#include "framework/device.h"
+#include "graph/graph.h"
+#include "proto/graph.pb.h"
+#include "proto/master.pb.h"
+
+namespace dflow {
+
+class MasterSession {
+ public:
+  // Finds the devices of the tasks that pass the config's device filters (always including
+  // `local_task`), waiting up to startup_wait_ms for tasks that do not answer yet.
+  static StatusOr<std::shared_ptr<MasterSession>> Create(std::string handle, std::string local_task,
+                                                         WorkerCache* workers, const proto::SessionConfig& config,
+                                                         int64_t startup_wait_ms, int64_t probe_timeout_ms);
+  ~MasterSession();
+
+  Status Extend(const proto::GraphDef& def);
+  Status Run(const proto::RunStepRequest& req, proto::RunStepResponse* resp, CallOptions* opts);
+  void ListDevices(proto::ListDevicesResponse* resp) const;
+  // Deregisters its partitions; later runs fail.
+  Status Close();
+
+ private:
+  struct Partition {
+    std::string task;
+    std::shared_ptr<WorkerInterface> worker;
+    std::string graph_handle;
+    std::vector<int> args;     // global feed index of each local _Arg
+    std::vector<int> retvals;  // global fetch index of each local _Retval
+    // Keys of the small tensors it returns in its response for the master's task (it receives
+    // nothing, so it cannot wait on anyone), and, for the master's own partition, the keys it
+    // gets that way.
+    std::vector<std::string> push_keys, pushed_keys;
+  };
+  struct FeedInfo {
+    std::string name;
+    DType dtype;
+    PartialTensorShape shape;
+  };
+  struct Prepared {
+    std::vector<Partition> partitions;
+    std::vector<FeedInfo> feeds;
+  };
+
+  MasterSession(std::string handle, std::string local_task, WorkerCache* workers, proto::SessionConfig config);
+  StatusOr<std::shared_ptr<Prepared>> Prepare(const proto::RunStepRequest& req);
+  StatusOr<std::shared_ptr<Prepared>> Build(const proto::RunStepRequest& req);
+  std::string Where(const std::string& task) const;
+  // Puts the tensors a partition returned for the master's task into the local step (pulling
+  // those that were too big to ride along; each pull is one more of `left`).
+  void DeliverPushed(int64_t step_id, const Partition& from, proto::RunGraphResponse* resp,
+                     const std::function<void(const Status&)>& finish, std::mutex* mu, size_t* left);
+
+  const std::string handle_;
+  const std::string local_task_;
+  WorkerCache* const workers_;
+  const proto::SessionConfig config_;
+  std::vector<std::unique_ptr<Device>> devices_;  // the local task's first
+  std::map<std::string, uint64_t> incarnations_;  // by device name
+
+  std::mutex mu_;
+  bool closed_ = false;
+  proto::GraphDef graph_def_;
+  std::unique_ptr<Graph> graph_;
+  std::unordered_map<std::string, std::shared_ptr<Prepared>> prepared_;
+  std::mt19937_64 step_ids_;
+};
+
+}  // namespace dflow

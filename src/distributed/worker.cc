@@ -1,0 +1,340 @@
+#include "distributed/worker.h"
+
+#include <random>
+
+#include "base/env.h"
+#include "framework/call_frame.h"
+#include "framework/cancellation.h"
+#include "graph/graph_def.h"
+#include "tensor/tensor_proto.h"
+
+namespace dflow {
+namespace {
+
+uint64_t NewIncarnation() {
+  std::random_device rd;
+  uint64_t v = 0;
+  while (v == 0) v = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  return v;
+}
+
+constexpr size_t kAbortedStepsKept = 4096;
+// Tensors up to this size ride back in a RunGraph response (push_keys); bigger ones are pulled.
+constexpr size_t kMaxPushedBytes = size_t{1} << 20;
+
+// What one RunGraph shares with its executor until both are done.
+struct RunState {
+  RunState(std::vector<Tensor> args, int num_retvals) : frame(std::move(args), num_retvals) {}
+  CallFrame frame;
+  CancellationManager cancellation;
+};
+
+}  // namespace
+
+Worker::Worker(std::string task, WorkerCache* peers)
+    : task_(std::move(task)), peers_(peers), incarnation_(NewIncarnation()),
+      device_(std::make_unique<Device>(task_ + "/device:CPU:0", "CPU")) {}
+
+Worker::~Worker() { AbortAll(errors::Cancelled("The worker of ", task_, " is shutting down")); }
+
+void Worker::GetStatusAsync(const proto::GetStatusRequest*, proto::GetStatusResponse* resp, CallOptions*,
+                            StatusCallback done) {
+  proto::DeviceAttributes* d = resp->add_device_attributes();
+  d->set_name(device_->name());
+  d->set_device_type(device_->device_type());
+  d->set_incarnation(incarnation_);
+  done(absl::OkStatus());
+}
+
+StatusOr<std::shared_ptr<OpKernel>> Worker::CreateKernel(const std::string& session, const Node& n) {
+  if (!n.IsStateful() || n.op() == "_Arg" || n.op() == "_Retval") {
+    ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> k,
+                     KernelRegistry::Global()->CreateKernel(device_.get(), device_->device_type(), n.props_ptr()));
+    return std::shared_ptr<OpKernel>(std::move(k));
+  }
+  // Stateful kernels (random generators, ...) are shared by the session's graphs on this task.
+  std::lock_guard<std::mutex> l(kernels_mu_);
+  auto key = std::make_pair(session, n.name());
+  auto it = stateful_kernels_.find(key);
+  if (it != stateful_kernels_.end() && it->second->type_string() == n.op()) return it->second;
+  ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> k,
+                   KernelRegistry::Global()->CreateKernel(device_.get(), device_->device_type(), n.props_ptr()));
+  std::shared_ptr<OpKernel> shared(std::move(k));
+  stateful_kernels_[key] = shared;
+  return shared;
+}
+
+void Worker::RegisterGraphAsync(const proto::RegisterGraphRequest* req, proto::RegisterGraphResponse* resp,
+                                StatusCallback done) {
+  auto graph = std::make_unique<Graph>();
+  Status s = ImportGraphDef(req->graph_def(), graph.get());
+  if (!s.ok()) {
+    done(errors::Annotate(s, absl::StrCat("RegisterGraph on ", task_, ": ")));
+    return;
+  }
+  auto reg = std::make_shared<Registered>();
+  reg->session = req->session_handle();
+  std::vector<char> arg_seen, ret_seen;
+  for (Node* n : graph->nodes()) {
+    if (!n->requested_device().empty()) {
+      StatusOr<DeviceName> spec = DeviceName::Parse(n->requested_device());
+      if (!spec.ok() || !device_->parsed_name().Matches(*spec)) {
+        done(errors::InvalidArgument("RegisterGraph on ", task_, ": node '", n->name(), "' is placed on '",
+                                     n->requested_device(), "', not on this task's device ", device_->name()));
+        return;
+      }
+    }
+    n->set_assigned_device(device_->name());
+    if (n->op() != "_Arg" && n->op() != "_Retval") continue;
+    int64_t index = -1;
+    s = GetAttr(n->attrs(), "index", &index);
+    if (!s.ok() || index < 0 || index > 1000000) {
+      done(errors::InvalidArgument("RegisterGraph on ", task_, ": node '", n->name(), "' has a bad index"));
+      return;
+    }
+    std::vector<char>& seen = n->op() == "_Arg" ? arg_seen : ret_seen;
+    if (seen.size() <= static_cast<size_t>(index)) seen.resize(index + 1, 0);
+    seen[index]++;
+  }
+  for (const auto* seen : {&arg_seen, &ret_seen}) {
+    for (size_t i = 0; i < seen->size(); ++i) {
+      if ((*seen)[i] != 1) {
+        done(errors::InvalidArgument("RegisterGraph on ", task_, ": ", seen == &arg_seen ? "_Arg" : "_Retval",
+                                     " indices must be 0..n-1, each once (index ", i, ")"));
+        return;
+      }
+    }
+  }
+  reg->num_args = static_cast<int>(arg_seen.size());
+  reg->num_retvals = static_cast<int>(ret_seen.size());
+  ExecutorParams params;
+  params.device = device_.get();
+  std::string session = req->session_handle();
+  params.create_kernel = [this, session](const Node& n) { return CreateKernel(session, n); };
+  StatusOr<std::unique_ptr<Executor>> ex = Executor::Create(std::move(params), std::move(graph));
+  if (!ex.ok()) {
+    done(errors::Annotate(ex.status(), absl::StrCat("RegisterGraph on ", task_, ": ")));
+    return;
+  }
+  reg->executor = std::move(ex).value();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    std::string handle = absl::StrCat("g", next_graph_++);
+    graphs_[handle] = reg;
+    resp->set_graph_handle(handle);
+  }
+  done(absl::OkStatus());
+}
+
+void Worker::DeregisterGraphAsync(const proto::DeregisterGraphRequest* req, proto::DeregisterGraphResponse*,
+                                  StatusCallback done) {
+  std::shared_ptr<Registered> reg;  // destroyed outside the lock
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = graphs_.find(req->graph_handle());
+    if (it != graphs_.end()) {
+      reg = it->second;
+      graphs_.erase(it);
+    }
+  }
+  done(absl::OkStatus());
+}
+
+StatusOr<std::shared_ptr<StepRendezvous>> Worker::FindOrCreateStep(int64_t step_id, bool for_run) {
+  std::lock_guard<std::mutex> l(mu_);
+  for (const auto& [id, status] : aborted_) {
+    if (id == step_id) return status;
+  }
+  StepEntry& e = steps_[step_id];
+  if (e.rendezvous == nullptr) e.rendezvous = std::make_shared<StepRendezvous>(step_id, task_, peers_);
+  if (for_run) e.runs++;
+  return e.rendezvous;
+}
+
+void Worker::ReleaseStep(int64_t step_id, bool for_run) {
+  std::shared_ptr<StepRendezvous> dropped;
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = steps_.find(step_id);
+  if (it == steps_.end()) return;
+  if (for_run) it->second.runs--;
+  if (it->second.runs == 0 && (it->second.rendezvous->Idle() || !it->second.rendezvous->aborted_status().ok())) {
+    dropped = std::move(it->second.rendezvous);
+    steps_.erase(it);
+  }
+}
+
+void Worker::RunGraphAsync(const proto::RunGraphRequest* req, proto::RunGraphResponse* resp, CallOptions* opts,
+                           StatusCallback done) {
+  std::shared_ptr<Registered> reg;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = graphs_.find(req->graph_handle());
+    if (it != graphs_.end()) reg = it->second;
+  }
+  if (reg == nullptr) {
+    done(errors::Aborted("Graph '", req->graph_handle(), "' is not registered on ", task_,
+                         ": the task restarted or the session was closed"));
+    return;
+  }
+  if (req->args_size() != reg->num_args) {
+    done(errors::InvalidArgument("RunGraph on ", task_, ": ", req->args_size(), " args for a graph that takes ",
+                                 reg->num_args));
+    return;
+  }
+  std::vector<Tensor> args;
+  args.reserve(req->args_size());
+  for (const proto::TensorProto& p : req->args()) {
+    StatusOr<Tensor> t = TensorFromProto(p);
+    if (!t.ok()) {
+      done(errors::Annotate(t.status(), absl::StrCat("RunGraph on ", task_, ": ")));
+      return;
+    }
+    args.push_back(std::move(t).value());
+  }
+  StatusOr<std::shared_ptr<StepRendezvous>> step = FindOrCreateStep(req->step_id(), true);
+  if (!step.ok()) {
+    done(step.status());
+    return;
+  }
+  auto state = std::make_shared<RunState>(std::move(args), reg->num_retvals);
+  std::shared_ptr<StepRendezvous> rendezvous = *step;
+  if (req->pushed_keys_size() > 0) {
+    rendezvous->ExpectDeposits(std::vector<std::string>(req->pushed_keys().begin(), req->pushed_keys().end()));
+  }
+  if (opts != nullptr) {
+    opts->SetCancelCallback([state, rendezvous]() {
+      rendezvous->StartAbort(errors::Cancelled("The step was cancelled"));
+      state->cancellation.StartCancel();
+    });
+  }
+  Executor::Args a;
+  a.step.step_id = req->step_id();
+  a.step.device = device_.get();
+  a.step.call_frame = &state->frame;
+  a.step.rendezvous = rendezvous.get();
+  a.step.cancellation = &state->cancellation;
+  a.collect_stats = req->collect_stats();
+  if (req->timeout_in_ms() > 0) a.deadline_micros = Env::Default()->NowMicros() + req->timeout_in_ms() * 1000;
+  const int64_t step_id = req->step_id();
+  reg->executor->RunAsync(a, [this, reg, state, rendezvous, step_id, req, resp, opts, done = std::move(done)](
+                                 const Status& s, std::vector<NodeExecStats> stats) {
+    if (opts != nullptr) opts->ClearCancelCallback();
+    Status status = s;
+    if (status.ok()) {
+      std::vector<Tensor> rets = state->frame.TakeRetvals();
+      for (size_t i = 0; i < rets.size() && status.ok(); ++i) {
+        if (!rets[i].IsInitialized()) {
+          status = errors::Internal("RunGraph on ", task_, ": output ", i, " produced no value");
+        } else {
+          TensorToProto(rets[i], resp->add_retvals());
+        }
+      }
+      for (const NodeExecStats& st : stats) {
+        proto::NodeStats* p = resp->add_stats();
+        p->set_node_name(st.node_name);
+        p->set_op(st.op);
+        p->set_device(st.device);
+        p->set_start_micros(st.start_micros);
+        p->set_end_micros(st.end_micros);
+      }
+    }
+    // Small tensors for the master's task ride back in the response; big ones stay to be pulled.
+    for (int i = 0; status.ok() && i < req->push_keys_size(); ++i) {
+      const std::string& key = req->push_keys(i);
+      rendezvous->ServeRecv(key, [&](const Status& st, const Tensor& t, bool is_dead) {
+        if (!st.ok()) {
+          status = st;
+          return;
+        }
+        proto::PushedTensor* p = resp->add_pushed();
+        p->set_key(key);
+        p->set_is_dead(is_dead);
+        if (is_dead || !t.IsInitialized()) return;
+        if (t.TotalBytes() <= kMaxPushedBytes) {
+          TensorToProto(t, p->mutable_tensor());
+        } else {
+          status = rendezvous->Send(key, t, false);
+        }
+      });
+    }
+    // Receivers elsewhere that wait for this task's tensors learn of the failure at once.
+    if (!status.ok()) rendezvous->StartAbort(status);
+    ReleaseStep(step_id, true);
+    done(status);
+  });
+}
+
+void Worker::AbortStepAsync(const proto::AbortStepRequest* req, proto::AbortStepResponse*, StatusCallback done) {
+  Status status(static_cast<absl::StatusCode>(req->code()), req->message());
+  if (status.ok()) status = errors::Aborted("Step ", req->step_id(), " was aborted");
+  std::shared_ptr<StepRendezvous> r;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    aborted_.emplace_back(req->step_id(), status);
+    if (aborted_.size() > kAbortedStepsKept) aborted_.pop_front();
+    auto it = steps_.find(req->step_id());
+    if (it != steps_.end()) {
+      r = it->second.rendezvous;
+      if (it->second.runs == 0) steps_.erase(it);
+    }
+  }
+  if (r != nullptr) r->StartAbort(status);
+  done(absl::OkStatus());
+}
+
+void Worker::RecvTensorAsync(const proto::RecvTensorRequest* req, RecvTensorResult* result, CallOptions*,
+                             StatusCallback done) {
+  RendezvousKey k;
+  Status s = ParseRendezvousKey(req->rendezvous_key(), &k);
+  if (!s.ok()) {
+    done(s);
+    return;
+  }
+  if (k.send_device_incarnation != incarnation_) {
+    done(errors::Aborted("The tensor '", k.edge_name, "' was asked of an earlier incarnation of ", task_,
+                         ": the task restarted"));
+    return;
+  }
+  StatusOr<std::shared_ptr<StepRendezvous>> step = FindOrCreateStep(req->step_id(), false);
+  if (!step.ok()) {
+    done(step.status());
+    return;
+  }
+  const int64_t step_id = req->step_id();
+  (*step)->ServeRecv(req->rendezvous_key(), [this, step_id, result, done = std::move(done)](
+                                                const Status& st, const Tensor& t, bool is_dead) {
+    if (st.ok()) {
+      result->tensor = t;
+      result->is_dead = is_dead;
+    }
+    ReleaseStep(step_id, false);
+    done(st);
+  });
+}
+
+Status Worker::Deposit(int64_t step_id, const std::string& key, const Tensor& value, bool is_dead) {
+  ASSIGN_OR_RETURN(std::shared_ptr<StepRendezvous> step, FindOrCreateStep(step_id, false));
+  Status s = step->Deposit(key, value, is_dead);
+  ReleaseStep(step_id, false);
+  return s;
+}
+
+void Worker::ResetAsync(const proto::ResetRequest* req, proto::ResetResponse*, StatusCallback done) {
+  if (req->container_size() == 0) {
+    device_->resource_manager()->Cleanup("");
+  } else {
+    for (const std::string& c : req->container()) device_->resource_manager()->Cleanup(c);
+  }
+  done(absl::OkStatus());
+}
+
+void Worker::AbortAll(const Status& status) {
+  std::vector<std::shared_ptr<StepRendezvous>> steps;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    for (auto& [id, e] : steps_) steps.push_back(e.rendezvous);
+  }
+  for (auto& r : steps) r->StartAbort(status);
+}
+
+}  // namespace dflow

@@ -1,0 +1,90 @@
+// Worker: the part of a task that runs graph partitions. A master registers each partition of
+// a step graph once (RegisterGraph) and runs it every step (RunGraph) with the step's feeds;
+// the partition's _Recv nodes pull tensors from other tasks through the step's rendezvous,
+// which peers in turn pull from with RecvTensor.
+//
+// The task has one CPU device, "<task>/device:CPU:0", whose resources (variables, queues)
+// outlive sessions and are shared by every session that names them (the default container is
+// the same for all). The incarnation, drawn at random when the Worker is made, lets masters tell
+// a restarted task from the one they registered graphs with.
+//
+// Thread-safe. Every call completes through its callback.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "distributed/step_rendezvous.h"
+#include "distributed/worker_interface.h"
+#include "framework/device.h"
+#include "framework/op_kernel.h"
+#include "runtime/executor.h"
+
+namespace dflow {
+
+class Worker : public WorkerInterface {
+ public:
+  // `task`: "/job:ps/replica:0/task:0". `peers` (not owned) reaches the other tasks; it may be
+  // null for a cluster of one task.
+  Worker(std::string task, WorkerCache* peers);
+  ~Worker() override;
+
+  const std::string& task() const { return task_; }
+  Device* device() { return device_.get(); }
+  uint64_t incarnation() const { return incarnation_; }
+
+  void GetStatusAsync(const proto::GetStatusRequest* req, proto::GetStatusResponse* resp, CallOptions* opts,
+                      StatusCallback done) override;
+  void RegisterGraphAsync(const proto::RegisterGraphRequest* req, proto::RegisterGraphResponse* resp,
+                          StatusCallback done) override;
+  void DeregisterGraphAsync(const proto::DeregisterGraphRequest* req, proto::DeregisterGraphResponse* resp,
+                            StatusCallback done) override;
+  void RunGraphAsync(const proto::RunGraphRequest* req, proto::RunGraphResponse* resp, CallOptions* opts,
+                     StatusCallback done) override;
+  void AbortStepAsync(const proto::AbortStepRequest* req, proto::AbortStepResponse* resp,
+                      StatusCallback done) override;
+  void RecvTensorAsync(const proto::RecvTensorRequest* req, RecvTensorResult* result, CallOptions* opts,
+                       StatusCallback done) override;
+  void ResetAsync(const proto::ResetRequest* req, proto::ResetResponse* resp, StatusCallback done) override;
+  Status Deposit(int64_t step_id, const std::string& key, const Tensor& value, bool is_dead) override;
+
+  // Fails every step in progress with `status` (the server is stopping).
+  void AbortAll(const Status& status);
+
+ private:
+  struct Registered {
+    std::string session;
+    std::unique_ptr<Executor> executor;
+    int num_args = 0;
+    int num_retvals = 0;
+  };
+  struct StepEntry {
+    std::shared_ptr<StepRendezvous> rendezvous;
+    int runs = 0;  // RunGraph calls of this step in progress here
+  };
+
+  // The step's rendezvous (made on first use); an error if the step was aborted here.
+  StatusOr<std::shared_ptr<StepRendezvous>> FindOrCreateStep(int64_t step_id, bool for_run);
+  void ReleaseStep(int64_t step_id, bool for_run);
+  StatusOr<std::shared_ptr<OpKernel>> CreateKernel(const std::string& session, const Node& n);
+
+  const std::string task_;
+  WorkerCache* const peers_;
+  const uint64_t incarnation_;
+  std::unique_ptr<Device> device_;
+
+  std::mutex mu_;
+  int64_t next_graph_ = 1;
+  std::map<std::string, std::shared_ptr<Registered>> graphs_;
+  std::unordered_map<int64_t, StepEntry> steps_;
+  // Recently aborted steps, so that a late RunGraph or RecvTensor of one fails at once.
+  std::deque<std::pair<int64_t, Status>> aborted_;
+  std::mutex kernels_mu_;
+  std::map<std::pair<std::string, std::string>, std::shared_ptr<OpKernel>> stateful_kernels_;
+};
+
+}  // namespace dflow

@@ -1,0 +1,100 @@
+#include "rpc/grpc_master_service.h"
+
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "distributed/master.h"
+#include "proto/rpc/services.grpc.pb.h"
+#include "rpc/grpc_util.h"
+
+namespace dflow::rpc {
+namespace {
+
+// One thread that watches the steps in progress and cancels those whose client went away (the
+// synchronous API has no cancellation callback; a thread per step would cost every step).
+class CancelWatcher {
+ public:
+  CancelWatcher() : thread_([this] { Loop(); }) {}
+  ~CancelWatcher() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  void Add(grpc::ServerContext* ctx, CallOptions* opts) {
+    std::lock_guard<std::mutex> l(mu_);
+    watched_.emplace(ctx, opts);
+  }
+  void Remove(grpc::ServerContext* ctx) {
+    std::lock_guard<std::mutex> l(mu_);
+    watched_.erase(ctx);
+  }
+
+ private:
+  void Loop() {
+    std::unique_lock<std::mutex> l(mu_);
+    while (!stop_) {
+      cv_.wait_for(l, std::chrono::milliseconds(200));
+      for (auto& [ctx, opts] : watched_) {
+        // StartCancel only runs the registered callback, which does not take mu_.
+        if (ctx->IsCancelled()) opts->StartCancel();
+      }
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::map<grpc::ServerContext*, CallOptions*> watched_;
+  std::thread thread_;
+};
+
+class MasterServiceImpl final : public proto::rpc::MasterService::Service {
+ public:
+  explicit MasterServiceImpl(Master* master) : master_(master) {}
+
+  grpc::Status CreateSession(grpc::ServerContext*, const proto::CreateSessionRequest* req,
+                             proto::CreateSessionResponse* resp) override {
+    return ToGrpc(master_->CreateSession(*req, resp));
+  }
+  grpc::Status ExtendSession(grpc::ServerContext*, const proto::ExtendSessionRequest* req,
+                             proto::ExtendSessionResponse* resp) override {
+    return ToGrpc(master_->ExtendSession(*req, resp));
+  }
+  grpc::Status RunStep(grpc::ServerContext* ctx, const proto::RunStepRequest* req,
+                       proto::RunStepResponse* resp) override {
+    // A client that goes away cancels its step.
+    CallOptions opts;
+    watcher_.Add(ctx, &opts);
+    Status s = master_->RunStep(*req, resp, &opts);
+    watcher_.Remove(ctx);
+    return ToGrpc(s);
+  }
+  grpc::Status CloseSession(grpc::ServerContext*, const proto::CloseSessionRequest* req,
+                            proto::CloseSessionResponse* resp) override {
+    return ToGrpc(master_->CloseSession(*req, resp));
+  }
+  grpc::Status ListDevices(grpc::ServerContext*, const proto::ListDevicesRequest* req,
+                           proto::ListDevicesResponse* resp) override {
+    return ToGrpc(master_->ListDevices(*req, resp));
+  }
+  grpc::Status Reset(grpc::ServerContext*, const proto::MasterResetRequest* req,
+                     proto::MasterResetResponse* resp) override {
+    return ToGrpc(master_->Reset(*req, resp));
+  }
+
+ private:
+  Master* master_;
+  CancelWatcher watcher_;
+};
+
+}  // namespace
+
+std::unique_ptr<grpc::Service> NewGrpcMasterService(Master* master) {
+  return std::make_unique<MasterServiceImpl>(master);
+}
+
+}  // namespace dflow::rpc

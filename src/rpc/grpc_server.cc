@@ -1,0 +1,86 @@
+#include "rpc/grpc_server.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+
+#include "distributed/worker.h"
+#include "rpc/grpc_master_service.h"
+#include "rpc/grpc_remote_worker.h"
+#include <grpcpp/impl/codegen/service_type.h>
+
+#include "rpc/grpc_util.h"
+#include "rpc/grpc_worker_service.h"
+
+namespace dflow::rpc {
+
+struct GrpcServer::Impl {
+  std::string task;
+  int port = 0;
+  std::shared_ptr<Worker> worker;
+  std::unique_ptr<GrpcWorkerCache> cache;
+  std::unique_ptr<Master> master;
+  std::unique_ptr<grpc::Service> worker_service, master_service;
+  std::unique_ptr<grpc::Server> server;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool stopped = false;
+};
+
+GrpcServer::GrpcServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+GrpcServer::~GrpcServer() { Stop(); }
+
+StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const GrpcServerOptions& options) {
+  ASSIGN_OR_RETURN(std::string address, options.cluster.TaskAddress(options.job_name, options.task_index));
+  auto impl = std::make_unique<Impl>();
+  impl->task = absl::StrCat("/job:", options.job_name, "/replica:0/task:", options.task_index);
+  size_t colon = address.rfind(':');
+  std::string host = address.substr(0, colon), port = address.substr(colon + 1);
+  // Loopback clusters listen on loopback only; others on every interface.
+  bool loopback = host == "localhost" || host.rfind("127.", 0) == 0;
+  std::string listen = absl::StrCat(loopback ? "127.0.0.1" : "[::]", ":", port);
+  // The worker reaches its peers through the cache, and the cache reaches it directly.
+  impl->cache = std::make_unique<GrpcWorkerCache>(options.cluster, impl->task, nullptr);
+  impl->worker = std::make_shared<Worker>(impl->task, impl->cache.get());
+  impl->cache->set_local(impl->worker);
+  impl->master = std::make_unique<Master>(impl->task, impl->cache.get(), options.master);
+  impl->worker_service = NewGrpcWorkerService(impl->worker.get());
+  impl->master_service = NewGrpcMasterService(impl->master.get());
+  grpc::ServerBuilder builder;
+  ConfigureServer(&builder);
+  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &impl->port);
+  builder.RegisterService(impl->worker_service.get());
+  builder.RegisterService(impl->master_service.get());
+  impl->server = builder.BuildAndStart();
+  if (impl->server == nullptr || impl->port == 0) {
+    return errors::Unavailable("Cannot listen on ", listen, " for task ", impl->task,
+                               " (is the port in use?)");
+  }
+  return std::unique_ptr<GrpcServer>(new GrpcServer(std::move(impl)));
+}
+
+int GrpcServer::port() const { return impl_->port; }
+std::string GrpcServer::target() const { return absl::StrCat("grpc://localhost:", impl_->port); }
+const std::string& GrpcServer::task() const { return impl_->task; }
+Worker* GrpcServer::worker() { return impl_->worker.get(); }
+
+void GrpcServer::Join() {
+  std::unique_lock<std::mutex> l(impl_->mu);
+  impl_->cv.wait(l, [&] { return impl_->stopped; });
+}
+
+void GrpcServer::Stop() {
+  {
+    std::lock_guard<std::mutex> l(impl_->mu);
+    if (impl_->stopped) return;
+    impl_->stopped = true;
+  }
+  impl_->worker->AbortAll(errors::Unavailable("Task ", impl_->task, " is stopping"));
+  impl_->master->Stop();
+  impl_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+  impl_->server->Wait();
+  impl_->cv.notify_all();
+}
+
+}  // namespace dflow::rpc

@@ -1,0 +1,265 @@
+// Servers over real gRPC on 127.0.0.1 in one process: the hello session, placement across
+// tasks, shared variables, big tensors in both directions, unreachable tasks and hostile calls.
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/grpcpp.h>
+
+#include <set>
+
+#include "base/net.h"
+#include "dflow/dflow.h"
+#include "dflow/server.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "proto/rpc/services.grpc.pb.h"
+
+namespace dflow {
+namespace {
+
+using ::testing::AnyOf;
+using ::testing::HasSubstr;
+
+std::vector<int> FreePorts(int n) { return PickFreePorts(n).value(); }
+
+std::string Addr(int port) { return "127.0.0.1:" + std::to_string(port); }
+
+// ps tasks and worker tasks, all in this process.
+struct Cluster {
+  Cluster(int num_ps, int num_workers, int64_t startup_wait_ms = 10000) {
+    std::vector<int> ports = FreePorts(num_ps + num_workers);
+    std::vector<std::string> ps, workers;
+    for (int i = 0; i < num_ps; ++i) ps.push_back(Addr(ports[i]));
+    for (int i = 0; i < num_workers; ++i) workers.push_back(Addr(ports[num_ps + i]));
+    spec = ClusterSpec::FromJobs({{"ps", ps}, {"worker", workers}}).value();
+    for (const auto& [job, n] : {std::pair<std::string, int>{"ps", num_ps}, {"worker", num_workers}}) {
+      for (int i = 0; i < n; ++i) {
+        ServerOptions o;
+        o.cluster = spec;
+        o.job_name = job;
+        o.task_index = i;
+        o.startup_wait_ms = startup_wait_ms;
+        auto s = Server::Create(o);
+        EXPECT_TRUE(s.ok()) << s.status();
+        if (s.ok()) servers.push_back(std::move(s).value());
+      }
+    }
+  }
+  std::string worker_target(int i) const { return "grpc://" + spec.TaskAddress("worker", i).value(); }
+  ClusterSpec spec;
+  std::vector<std::unique_ptr<Server>> servers;  // ps first
+};
+
+TEST(GrpcServerTest, HelloDistributedTensorFlow) {
+  auto server = Server::CreateLocalServer();
+  ASSERT_TRUE(server.ok()) << server.status();
+  EXPECT_THAT((*server)->target(), ::testing::StartsWith("grpc://localhost:"));
+  Scope root = Scope::NewRootScope();
+  Output hello = ops::Const(root, "Hello, distributed TensorFlow!");
+  ClientSession session(root, (*server)->target());
+  auto r = session.Run({hello});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)[0].scalar<std::string>(), "Hello, distributed TensorFlow!");
+  (*server)->Stop();
+  (*server)->Stop();  // idempotent
+}
+
+TEST(GrpcServerTest, PlacementAcrossTasksAndSharedVariables) {
+  Cluster c(2, 2);
+  ASSERT_EQ(c.servers.size(), 4u);
+  // The seeds' example: weights on the ps tasks, the computation on the worker.
+  auto build = [](const Scope& root, Variable* w1, Variable* w2) {
+    *w1 = Variable::Create(root.WithDevice("/job:ps/task:0").WithOpName("w1"), TensorShape({2, 2}), DT_FLOAT,
+                           init::Constant(0.5));
+    *w2 = Variable::Create(root.WithDevice("/job:ps/task:1").WithOpName("w2"), TensorShape({2, 1}), DT_FLOAT,
+                           init::Constant(2.0));
+  };
+  Scope root = Scope::NewRootScope();
+  Variable w1, w2;
+  build(root, &w1, &w2);
+  Output x = ops::Placeholder(root.WithOpName("x"), DT_FLOAT);
+  Output y = ops::MatMul(root.WithDevice("/job:worker/task:0"), ops::Relu(root, ops::MatMul(root, x, w1)), w2);
+  Output bump = ops::AssignAdd(root.WithOpName("bump"), w2.ref(), ops::Const(root, {{1.0f}, {1.0f}}));
+  Operation init = GlobalVariablesInitializer(root);
+  ASSERT_TRUE(root.ok()) << root.status();
+  ClientSession s0(root, c.worker_target(0));
+  ASSERT_TRUE(s0.Run({init}).ok());
+  Tensor xv = Tensor::FromValues<float>({1, 2}, TensorShape({1, 2})).value();
+  auto r = s0.Run({{x, xv}}, {y});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FLOAT_EQ((*r)[0].flat<float>()[0], (1.5f + 1.5f) * 2.0f);
+  // Another client, on the other worker, with its own copy of the graph, shares the variables.
+  Scope root2 = Scope::NewRootScope();
+  Variable v1, v2;
+  build(root2, &v1, &v2);
+  Output bump2 = ops::AssignAdd(root2.WithOpName("bump"), v2.ref(), ops::Const(root2, {{1.0f}, {1.0f}}));
+  ClientSession s1(root2, c.worker_target(1));
+  auto b = s1.Run({bump2});
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ((*b)[0].flat<float>()[0], 3.0f);
+  auto again = s0.Run({{x, xv}}, {y});
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_FLOAT_EQ((*again)[0].flat<float>()[0], 3.0f * 3.0f);
+  (void)bump;
+}
+
+TEST(GrpcServerTest, InGraphReplicationAveragesTowerGradients) {
+  // One client builds a tower per worker; the averaged gradient updates w on the ps task.
+  Cluster c(1, 2);
+  ASSERT_EQ(c.servers.size(), 3u);
+  Scope root = Scope::NewRootScope();
+  Variable w = Variable::Create(root.WithDevice("/job:ps/task:0").WithOpName("w"), {2}, DT_FLOAT,
+                                init::Constant(1.0));
+  std::vector<Output> xs, grads;
+  for (int t = 0; t < 2; ++t) {
+    Scope tower = root.WithDevice("/job:worker/task:" + std::to_string(t)).NewSubScope("tower" + std::to_string(t));
+    Output x = ops::Placeholder(tower.WithOpName("x"), DT_FLOAT);
+    Output loss = ops::Sum(tower, ops::Square(tower, ops::Mul(tower, w.read(), x)), {0});  // sum (w x)^2
+    xs.push_back(x);
+    grads.push_back(Gradients(tower, {loss}, {w.read()})[0]);
+  }
+  Output mean = ops::Mul(root, ops::Add(root, grads[0], grads[1]), 0.5f);
+  Output step = ops::ApplyGradientDescent(root, w.ref(), 0.1f, mean);
+  Operation init = GlobalVariablesInitializer(root);
+  ASSERT_TRUE(root.ok()) << root.status();
+  ClientSession session(root, c.worker_target(0));
+  ASSERT_TRUE(session.Run({init}).ok());
+  Tensor x0 = Tensor::FromValues<float>({1, 2}, TensorShape({2})).value();
+  Tensor x1 = Tensor::FromValues<float>({3, -1}, TensorShape({2})).value();
+  RunMetadata md;
+  auto r = session.Run({{xs[0], x0}, {xs[1], x1}}, {step}, {}, &md);
+  ASSERT_TRUE(r.ok()) << r.status();
+  // d/dw sum (w x)^2 = 2 w x^2; mean over the towers at w = 1: (x0^2 + x1^2); w -= 0.1 * that.
+  EXPECT_FLOAT_EQ((*r)[0].flat<float>()[0], 1.0f - 0.1f * (1 + 9));
+  EXPECT_FLOAT_EQ((*r)[0].flat<float>()[1], 1.0f - 0.1f * (4 + 1));
+  // Each tower's gradient ran on its own worker.
+  std::set<std::string> devices;
+  for (const NodeExecStats& st : md.step_stats) {
+    if (st.op[0] != '_' && st.node_name.rfind("tower1/", 0) == 0) devices.insert(st.device);
+  }
+  EXPECT_EQ(devices, std::set<std::string>{"/job:worker/replica:0/task:1/device:CPU:0"});
+}
+
+TEST(GrpcServerTest, ModelParallelLayersOnDifferentTasksTrain) {
+  Cluster c(1, 2);
+  ASSERT_EQ(c.servers.size(), 3u);
+  Scope root = Scope::NewRootScope();
+  Scope w0 = root.WithDevice("/job:worker/task:0"), w1 = root.WithDevice("/job:worker/task:1");
+  Output x = ops::RandomUniform(w0, ops::Const(w0, {32, 4}), DT_FLOAT, 1);
+  Output y = ops::Sum(w0, x, {1}, /*keep_dims=*/true);
+  Variable a = Variable::Create(w0.WithOpName("layer1"), {4, 8}, DT_FLOAT, init::GlorotUniform(2));
+  Variable b = Variable::Create(w1.WithOpName("layer2"), {8, 1}, DT_FLOAT, init::GlorotUniform(3));
+  Output h = ops::Tanh(w0, ops::MatMul(w0, x, a));
+  Output y_hat = ops::MatMul(w1, h, b);
+  Output loss = losses::MeanSquaredError(w1, y, y_hat);
+  Operation step = train::GradientDescentOptimizer(0.1f).Minimize(root, loss);
+  Operation init = GlobalVariablesInitializer(root);
+  ASSERT_TRUE(root.ok()) << root.status();
+  ClientSession session(root, c.worker_target(0));
+  ASSERT_TRUE(session.Run({init}).ok());
+  auto first = session.Run({loss});
+  ASSERT_TRUE(first.ok()) << first.status();
+  for (int i = 0; i < 200; ++i) ASSERT_TRUE(session.Run({step}).ok());
+  auto last = session.Run({loss});
+  ASSERT_TRUE(last.ok());
+  EXPECT_LT((*last)[0].scalar<float>(), 0.1f * (*first)[0].scalar<float>());
+}
+
+TEST(GrpcServerTest, BigTensorsTravelBothWays) {
+  Cluster c(1, 1);
+  ASSERT_EQ(c.servers.size(), 2u);
+  const int64_t n = (int64_t{80} << 20) / 4;  // 80 MiB of floats: above one chunk and gRPC's default limit
+  Scope root = Scope::NewRootScope();
+  Output x = ops::Placeholder(root.WithOpName("x"), DT_FLOAT);
+  Output on_ps = ops::Mul(root.WithDevice("/job:ps/task:0"), x, 2.0f);          // worker -> ps
+  Output back = ops::Add(root.WithDevice("/job:worker/task:0"), on_ps, 1.0f);  // ps -> worker
+  ASSERT_TRUE(root.ok());
+  Tensor xv(DT_FLOAT, TensorShape({n}));
+  for (int64_t i = 0; i < n; ++i) xv.flat<float>()[i] = static_cast<float>(i % 1000);
+  ClientSession s(root, c.worker_target(0));
+  auto r = s.Run({{x, xv}}, {back});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ((*r)[0].NumElements(), n);
+  for (int64_t i : {int64_t{0}, int64_t{12345}, n / 2, n - 1}) {
+    EXPECT_EQ((*r)[0].flat<float>()[i], 2.0f * static_cast<float>(i % 1000) + 1.0f) << i;
+  }
+}
+
+TEST(GrpcServerTest, AnUnreachableTaskIsReportedInTime) {
+  std::vector<int> ports = FreePorts(2);
+  ServerOptions o;
+  o.cluster = ClusterSpec::FromJobs({{"ps", {Addr(ports[0])}}, {"worker", {Addr(ports[1])}}}).value();
+  o.job_name = "worker";
+  o.startup_wait_ms = 500;
+  auto worker = Server::Create(o);  // the ps task never starts
+  ASSERT_TRUE(worker.ok()) << worker.status();
+  Scope root = Scope::NewRootScope();
+  Output a = ops::Const(root, 1.0f);
+  ClientSession s(root, (*worker)->target());
+  auto r = s.Run({a});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("/job:ps/replica:0/task:0"));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr(Addr(ports[0])));
+}
+
+TEST(GrpcServerTest, HostileCallsAreRejected) {
+  auto server = Server::CreateLocalServer();
+  ASSERT_TRUE(server.ok());
+  auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string((*server)->port()),
+                                     grpc::InsecureChannelCredentials());
+  auto stub = proto::rpc::WorkerService::NewStub(channel);
+  {
+    grpc::ClientContext ctx;
+    proto::RunGraphRequest req;
+    req.set_graph_handle("nope");
+    proto::RunGraphResponse resp;
+    grpc::Status s = stub->RunGraph(&ctx, req, &resp);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::ABORTED);
+  }
+  {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    proto::RecvTensorRequest req;
+    req.set_rendezvous_key("garbage");
+    auto reader = stub->RecvTensor(&ctx, req);
+    proto::RecvTensorChunk chunk;
+    while (reader->Read(&chunk)) {
+    }
+    EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  }
+  {
+    grpc::ClientContext ctx;
+    proto::RegisterGraphRequest req;
+    proto::NodeDef* n = req.mutable_graph_def()->add_node();
+    n->set_name("x");
+    n->set_op("NoSuchOp");
+    proto::RegisterGraphResponse resp;
+    grpc::Status s = stub->RegisterGraph(&ctx, req, &resp);
+    EXPECT_FALSE(s.ok());
+  }
+  // Raw bytes that are not a message, and an absurd declared size inside a message.
+  grpc::GenericStub generic(channel);
+  for (const std::string& bytes : {std::string("\xff\xff\xff\xff\x0f garbage", 14), std::string("\x1a\xff\xff\xff\xff\x07", 6)}) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    grpc::Slice slice(bytes);
+    grpc::ByteBuffer request(&slice, 1), response;
+    grpc::CompletionQueue cq;
+    auto call = generic.PrepareUnaryCall(&ctx, "/dflow.proto.rpc.WorkerService/RunGraph", request, &cq);
+    call->StartCall();
+    grpc::Status status;
+    call->Finish(&response, &status, reinterpret_cast<void*>(1));
+    void* tag;
+    bool ok;
+    ASSERT_TRUE(cq.Next(&tag, &ok));
+    EXPECT_FALSE(status.ok());
+  }
+  // The server still serves.
+  Scope root = Scope::NewRootScope();
+  Output a = ops::Const(root, 7);
+  auto r = ClientSession(root, (*server)->target()).Run({a});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)[0].scalar<int32_t>(), 7);
+}
+
+}  // namespace
+}  // namespace dflow

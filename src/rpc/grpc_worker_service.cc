@@ -1,0 +1,197 @@
+#include "rpc/grpc_worker_service.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "base/notification.h"
+#include "distributed/worker.h"
+#include "proto/rpc/services.grpc.pb.h"
+#include "rpc/grpc_util.h"
+#include "tensor/tensor_proto.h"
+
+namespace dflow::rpc {
+namespace {
+
+bool TravelsAsBytes(DType t) { return t != DT_STRING && t != DT_RESOURCE; }
+
+// Runs an asynchronous worker call and waits for it. With `opts` (whose call then owns all it
+// uses), the client going away cancels the call and the handler returns at once.
+template <typename Fn>
+Status Wait(grpc::ServerContext* ctx, CallOptions* opts, Fn&& call) {
+  auto done = std::make_shared<Notification>();
+  auto status = std::make_shared<Status>();
+  call([done, status](const Status& s) {
+    *status = s;
+    done->Notify();
+  });
+  while (!done->WaitFor(std::chrono::milliseconds(50))) {
+    if (opts != nullptr && ctx->IsCancelled()) {
+      opts->StartCancel();
+      return errors::Cancelled("The caller went away");
+    }
+  }
+  return *status;
+}
+
+// Streams one tensor without copying its bytes: each chunk is a serialized RecvTensorChunk whose
+// `data` field points into the tensor's buffer (the slice holds a reference to the tensor). The
+// wait for the value does not hold a thread: the reactor writes when the worker calls back.
+class RecvTensorWriter : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
+ public:
+  RecvTensorWriter(Worker* worker, const grpc::ByteBuffer* request) {
+    std::vector<grpc::Slice> slices;
+    std::string bytes;
+    if (request->Dump(&slices).ok()) {
+      for (const grpc::Slice& sl : slices) bytes.append(reinterpret_cast<const char*>(sl.begin()), sl.size());
+    }
+    auto req = std::make_shared<proto::RecvTensorRequest>();
+    if (!req->ParseFromString(bytes)) {
+      Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "Malformed RecvTensorRequest"));
+      return;
+    }
+    auto result = std::make_shared<RecvTensorResult>();
+    // The callback may run at once, on this thread; Start() is called by then.
+    worker->RecvTensorAsync(req.get(), result.get(), &opts_, [this, req, result](const Status& s) {
+      if (!s.ok()) {
+        Finish(ToGrpc(s));
+        return;
+      }
+      Begin(*result);
+    });
+  }
+
+  void OnWriteDone(bool ok) override {
+    if (!ok) {
+      Finish(grpc::Status(grpc::StatusCode::CANCELLED, "The receiver went away"));
+      return;
+    }
+    WriteNext();
+  }
+  void OnCancel() override { opts_.StartCancel(); }
+  void OnDone() override { delete this; }
+
+ private:
+  void Begin(const RecvTensorResult& r) {
+    proto::RecvTensorChunk first;
+    first.set_is_dead(r.is_dead);
+    tensor_ = r.tensor;
+    if (r.is_dead || !tensor_.IsInitialized()) {
+      done_ = true;
+      Write(first, nullptr, 0);
+      return;
+    }
+    first.set_dtype(static_cast<proto::DataType>(tensor_.dtype()));
+    ShapeToProto(tensor_.shape(), first.mutable_shape());
+    if (!TravelsAsBytes(tensor_.dtype())) {
+      TensorToProto(tensor_, first.mutable_proto());
+      done_ = true;
+      Write(first, nullptr, 0);
+      return;
+    }
+    total_ = tensor_.TotalBytes();
+    first.set_total_bytes(static_cast<int64_t>(total_));
+    size_t n = std::min(total_, kChunkBytes);
+    // State first: OnWriteDone may run on another thread before StartWrite returns.
+    offset_ = n;
+    done_ = offset_ >= total_;
+    Write(first, static_cast<const char*>(tensor_.raw_data()), n);
+  }
+
+  void WriteNext() {
+    if (done_) {
+      Finish(grpc::Status::OK);
+      return;
+    }
+    size_t n = std::min(total_ - offset_, kChunkBytes);
+    const char* data = static_cast<const char*>(tensor_.raw_data()) + offset_;
+    offset_ += n;
+    done_ = offset_ >= total_;
+    Write(proto::RecvTensorChunk(), data, n);
+  }
+
+  // Writes `msg` followed by field 5 (data) holding [data, data + n), without copying the data.
+  void Write(const proto::RecvTensorChunk& msg, const char* data, size_t n) {
+    std::string head = msg.SerializeAsString();
+    std::vector<grpc::Slice> slices;
+    if (n > 0) {
+      // Tag of field 5, wire type 2, then the length as a varint.
+      head.push_back(static_cast<char>((5 << 3) | 2));
+      for (uint64_t v = n; ; v >>= 7) {
+        if (v < 0x80) {
+          head.push_back(static_cast<char>(v));
+          break;
+        }
+        head.push_back(static_cast<char>((v & 0x7f) | 0x80));
+      }
+    }
+    slices.emplace_back(head);
+    if (n > 0) {
+      auto* keep = new Tensor(tensor_);
+      slices.emplace_back(const_cast<char*>(data), n, [](void* t) { delete static_cast<Tensor*>(t); }, keep);
+    }
+    buffer_ = grpc::ByteBuffer(slices.data(), slices.size());
+    StartWrite(&buffer_);
+  }
+
+  CallOptions opts_;
+  Tensor tensor_;
+  grpc::ByteBuffer buffer_;
+  size_t total_ = 0, offset_ = 0;
+  bool done_ = false;
+};
+
+class WorkerServiceImpl final
+    : public proto::rpc::WorkerService::WithCallbackMethod_RunGraph<
+          proto::rpc::WorkerService::WithRawCallbackMethod_RecvTensor<proto::rpc::WorkerService::Service>> {
+ public:
+  explicit WorkerServiceImpl(Worker* worker) : worker_(worker) {}
+
+  grpc::Status GetStatus(grpc::ServerContext* ctx, const proto::GetStatusRequest* req,
+                         proto::GetStatusResponse* resp) override {
+    return ToGrpc(Wait(ctx, nullptr, [&](StatusCallback d) { worker_->GetStatusAsync(req, resp, nullptr, d); }));
+  }
+  grpc::Status RegisterGraph(grpc::ServerContext* ctx, const proto::RegisterGraphRequest* req,
+                             proto::RegisterGraphResponse* resp) override {
+    return ToGrpc(Wait(ctx, nullptr, [&](StatusCallback d) { worker_->RegisterGraphAsync(req, resp, d); }));
+  }
+  grpc::Status DeregisterGraph(grpc::ServerContext* ctx, const proto::DeregisterGraphRequest* req,
+                               proto::DeregisterGraphResponse* resp) override {
+    return ToGrpc(Wait(ctx, nullptr, [&](StatusCallback d) { worker_->DeregisterGraphAsync(req, resp, d); }));
+  }
+  // Asynchronous: no thread waits while the partition runs, and the request is not copied.
+  grpc::ServerUnaryReactor* RunGraph(grpc::CallbackServerContext* ctx, const proto::RunGraphRequest* req,
+                                     proto::RunGraphResponse* resp) override {
+    class Reactor : public grpc::ServerUnaryReactor {
+     public:
+      void OnCancel() override { opts.StartCancel(); }
+      void OnDone() override { delete this; }
+      CallOptions opts;
+    };
+    auto* reactor = new Reactor;
+    worker_->RunGraphAsync(req, resp, &reactor->opts, [reactor](const Status& s) { reactor->Finish(ToGrpc(s)); });
+    return reactor;
+  }
+  grpc::Status AbortStep(grpc::ServerContext* ctx, const proto::AbortStepRequest* req,
+                         proto::AbortStepResponse* resp) override {
+    return ToGrpc(Wait(ctx, nullptr, [&](StatusCallback d) { worker_->AbortStepAsync(req, resp, d); }));
+  }
+  grpc::Status Reset(grpc::ServerContext* ctx, const proto::ResetRequest* req, proto::ResetResponse* resp) override {
+    return ToGrpc(Wait(ctx, nullptr, [&](StatusCallback d) { worker_->ResetAsync(req, resp, d); }));
+  }
+
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* RecvTensor(grpc::CallbackServerContext* ctx,
+                                                         const grpc::ByteBuffer* request) override {
+    return new RecvTensorWriter(worker_, request);
+  }
+
+ private:
+  Worker* worker_;
+};
+
+}  // namespace
+
+std::unique_ptr<grpc::Service> NewGrpcWorkerService(Worker* worker) {
+  return std::make_unique<WorkerServiceImpl>(worker);
+}
+
+}  // namespace dflow::rpc

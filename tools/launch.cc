@@ -1,0 +1,544 @@
+#include "tools/launch.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <ostream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "base/net.h"
+#include "distributed/cluster_spec.h"
+
+namespace dflow::tools {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: dflow launch --ps N --workers M [--base_port P] [--timeout SECONDS] [--grace_period SECONDS]\n"
+    "                    [--] TRAINER [ARGS...]\n";
+constexpr int kMaxTasks = 256;
+constexpr size_t kMaxLineBytes = size_t{1} << 20;  // a longer unfinished line is written out in pieces
+constexpr double kReapAfterKillS = 5;              // how long to wait for tasks after SIGKILL
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string Seconds(double s) { return absl::StrCat(s); }
+
+// ---- signals: a self-pipe that SIGINT/SIGTERM write their number into ----
+
+std::atomic<int> g_signal_fd{-1};
+std::atomic<bool> g_handlers_owned{false};
+
+extern "C" void OnStopSignal(int signo) {
+  int saved = errno;
+  int fd = g_signal_fd.load();
+  if (fd >= 0) {
+    unsigned char b = static_cast<unsigned char>(signo);
+    ssize_t ignored = write(fd, &b, 1);
+    (void)ignored;
+  }
+  errno = saved;
+}
+
+// Owns the handlers while a launch runs. Only the first of concurrent launches in one process
+// installs them; the others have no signal handling (tests only).
+class SignalGuard {
+ public:
+  SignalGuard() {
+    if (pipe2(fds_, O_CLOEXEC | O_NONBLOCK) != 0) {
+      fds_[0] = fds_[1] = -1;
+      return;
+    }
+    if (g_handlers_owned.exchange(true)) return;
+    owned_ = true;
+    g_signal_fd.store(fds_[1]);
+    struct sigaction sa;
+    std::memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = OnStopSignal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+    struct sigaction ignore;
+    std::memset(&ignore, 0, sizeof(ignore));
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGPIPE, &ignore, &old_pipe_);
+  }
+  ~SignalGuard() {
+    if (owned_) {
+      sigaction(SIGINT, &old_int_, nullptr);
+      sigaction(SIGTERM, &old_term_, nullptr);
+      sigaction(SIGPIPE, &old_pipe_, nullptr);
+      g_signal_fd.store(-1);
+      g_handlers_owned.store(false);
+    }
+    if (fds_[0] >= 0) close(fds_[0]);
+    if (fds_[1] >= 0) close(fds_[1]);
+  }
+  int read_fd() const { return fds_[0]; }
+
+ private:
+  int fds_[2];
+  bool owned_ = false;
+  struct sigaction old_int_, old_term_, old_pipe_;
+};
+
+// ---- tasks ----
+
+struct Task {
+  std::string name;  // "ps 0", "worker 1"
+  bool is_worker = false;
+  std::vector<std::string> argv;
+  pid_t pid = -1;  // also its process group
+  int fd = -1;     // read end of its stdout+stderr pipe; -1 once closed
+  std::string partial;
+  bool exited = false;
+  bool status_known = true;
+  int wait_status = 0;
+};
+
+std::string DescribeExit(const Task& t) {
+  if (!t.status_known) return "exited with an unknown status";
+  if (WIFEXITED(t.wait_status)) return absl::StrCat("exited with status ", WEXITSTATUS(t.wait_status));
+  if (WIFSIGNALED(t.wait_status)) {
+    int sig = WTERMSIG(t.wait_status);
+    const char* name = strsignal(sig);
+    return absl::StrCat("was killed by signal ", sig, name != nullptr ? absl::StrCat(" (", name, ")") : "");
+  }
+  return "stopped";
+}
+
+bool Succeeded(const Task& t) { return t.status_known && WIFEXITED(t.wait_status) && WEXITSTATUS(t.wait_status) == 0; }
+
+// Forks and execs the task with its output into a fresh pipe. Between fork and exec the child
+// uses only async-signal-safe calls; a failed exec reports errno through a close-on-exec pipe.
+Status StartTask(Task* t) {
+  int out_pipe[2], exec_pipe[2];
+  if (pipe2(out_pipe, O_CLOEXEC) != 0) return errors::Internal("pipe: ", strerror(errno));
+  if (pipe2(exec_pipe, O_CLOEXEC) != 0) {
+    int e = errno;
+    close(out_pipe[0]);
+    close(out_pipe[1]);
+    return errors::Internal("pipe: ", strerror(e));
+  }
+  int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  std::vector<char*> argv;
+  for (std::string& a : t->argv) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    if (devnull >= 0) dup2(devnull, STDIN_FILENO);
+    dup2(out_pipe[1], STDOUT_FILENO);
+    dup2(out_pipe[1], STDERR_FILENO);
+    struct sigaction dfl;
+    std::memset(&dfl, 0, sizeof(dfl));
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(SIGPIPE, &dfl, nullptr);
+    sigaction(SIGINT, &dfl, nullptr);
+    sigaction(SIGTERM, &dfl, nullptr);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    execvp(argv[0], argv.data());
+    int e = errno;
+    ssize_t ignored = write(exec_pipe[1], &e, sizeof(e));
+    (void)ignored;
+    _exit(127);
+  }
+  int fork_errno = errno;
+  close(out_pipe[1]);
+  close(exec_pipe[1]);
+  if (devnull >= 0) close(devnull);
+  if (pid < 0) {
+    close(out_pipe[0]);
+    close(exec_pipe[0]);
+    return errors::Unavailable("cannot start ", t->name, ": fork: ", strerror(fork_errno));
+  }
+  setpgid(pid, pid);  // also done by the child; whichever runs first makes the group
+  t->pid = pid;
+  int exec_errno = 0;
+  ssize_t n;
+  do {
+    n = read(exec_pipe[0], &exec_errno, sizeof(exec_errno));
+  } while (n < 0 && errno == EINTR);
+  close(exec_pipe[0]);
+  if (n == static_cast<ssize_t>(sizeof(exec_errno))) {
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    t->exited = true;
+    t->wait_status = status;
+    close(out_pipe[0]);
+    return errors::FailedPrecondition("cannot start ", t->name, ": ", t->argv[0], ": ", strerror(exec_errno));
+  }
+  fcntl(out_pipe[0], F_SETFL, fcntl(out_pipe[0], F_GETFL) | O_NONBLOCK);
+  t->fd = out_pipe[0];
+  return absl::OkStatus();
+}
+
+void WriteLine(const Task& t, absl::string_view line, std::ostream& out) {
+  out << '[' << t.name << "] ";
+  out.write(line.data(), static_cast<std::streamsize>(line.size()));
+  out << '\n';
+}
+
+// Writes the finished lines in t->partial; keeps the unfinished rest.
+void EmitLines(Task* t, std::ostream& out) {
+  size_t start = 0;
+  while (true) {
+    size_t nl = t->partial.find('\n', start);
+    if (nl == std::string::npos) break;
+    WriteLine(*t, absl::string_view(t->partial).substr(start, nl - start), out);
+    start = nl + 1;
+  }
+  t->partial.erase(0, start);
+  if (t->partial.size() >= kMaxLineBytes) {
+    WriteLine(*t, t->partial, out);
+    t->partial.clear();
+  }
+}
+
+void CloseOutput(Task* t, std::ostream& out) {
+  if (t->fd < 0) return;
+  close(t->fd);
+  t->fd = -1;
+  if (!t->partial.empty()) {
+    WriteLine(*t, t->partial, out);
+    t->partial.clear();
+  }
+}
+
+// Reads what the task has written (a bounded amount per call, so no task starves the others).
+void ReadOutput(Task* t, std::ostream& out) {
+  char buf[65536];
+  for (int round = 0; round < 16 && t->fd >= 0; ++round) {
+    ssize_t n = read(t->fd, buf, sizeof(buf));
+    if (n > 0) {
+      t->partial.append(buf, static_cast<size_t>(n));
+      EmitLines(t, out);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    CloseOutput(t, out);  // EOF or a read error
+  }
+}
+
+// Signals the task's process group (the task and whatever it started), if anything may be left.
+void SignalTask(const Task& t, int sig) {
+  if (t.pid > 0 && (!t.exited || t.fd >= 0)) kill(-t.pid, sig);
+}
+
+std::string HostList(const std::vector<int>& ports) {
+  std::vector<std::string> hosts;
+  for (int p : ports) hosts.push_back(absl::StrCat("127.0.0.1:", p));
+  return absl::StrJoin(hosts, ",");
+}
+
+StatusOr<std::vector<std::string>> DefaultServerCommand() {
+  char path[4096];
+  ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (n <= 0) return errors::FailedPrecondition("cannot find the dflow binary: /proc/self/exe: ", strerror(errno));
+  std::string self(path, static_cast<size_t>(n));
+  size_t slash = self.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : self.substr(0, slash);
+  return std::vector<std::string>{dir + "/dflow", "server"};
+}
+
+// Checks that the ports base, base+1, ... can be bound on 127.0.0.1 now.
+Status CheckPortsFree(int base, int n) {
+  for (int p = base; p < base + n; ++p) {
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s < 0) return errors::Unavailable("socket: ", strerror(errno));
+    int one = 1;
+    setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<uint16_t>(p));
+    int rc = bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    int e = errno;
+    close(s);
+    if (rc != 0) return errors::Unavailable("--base_port: port ", p, " on 127.0.0.1 is not free: ", strerror(e));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+StatusOr<LaunchOptions> ParseLaunchArgs(const std::vector<std::string>& args) {
+  LaunchOptions o;
+  bool have_workers = false;
+  size_t i = 0;
+  for (; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (a.empty() || a[0] != '-') break;  // TRAINER
+    std::string name = a, value;
+    size_t eq = a.find('=');
+    bool inline_value = eq != std::string::npos;
+    if (inline_value) {
+      name = a.substr(0, eq);
+      value = a.substr(eq + 1);
+    }
+    static const char* kFlags[] = {"--ps", "--workers", "--base_port", "--timeout", "--grace_period", "--server_cmd"};
+    if (std::find_if(std::begin(kFlags), std::end(kFlags), [&](const char* f) { return name == f; }) ==
+        std::end(kFlags)) {
+      return errors::InvalidArgument("unknown option '", a, "'");
+    }
+    if (!inline_value) {
+      if (i + 1 >= args.size()) return errors::InvalidArgument(name, " needs a value");
+      value = args[++i];
+    }
+    auto int_value = [&](int min, int max, int* out) -> Status {
+      if (!absl::SimpleAtoi(value, out) || *out < min || *out > max) {
+        return errors::InvalidArgument(name, " takes an integer in ", min, "..", max, ", got '", value, "'");
+      }
+      return absl::OkStatus();
+    };
+    auto seconds_value = [&](double min, double* out) -> Status {
+      if (!absl::SimpleAtod(value, out) || !std::isfinite(*out) || *out < min || *out > 1e7) {
+        return errors::InvalidArgument(name, " takes a number of seconds", min > 0 ? " > 0" : " >= 0", ", got '",
+                                       value, "'");
+      }
+      if (min > 0 && *out <= 0) return errors::InvalidArgument(name, " takes a number of seconds > 0, got '", value, "'");
+      return absl::OkStatus();
+    };
+    if (name == "--ps") {
+      RETURN_IF_ERROR(int_value(0, kMaxTasks, &o.num_ps));
+    } else if (name == "--workers") {
+      RETURN_IF_ERROR(int_value(1, kMaxTasks, &o.num_workers));
+      have_workers = true;
+    } else if (name == "--base_port") {
+      RETURN_IF_ERROR(int_value(1, 65535, &o.base_port));
+    } else if (name == "--timeout") {
+      RETURN_IF_ERROR(seconds_value(1e-9, &o.timeout_s));
+    } else if (name == "--grace_period") {
+      RETURN_IF_ERROR(seconds_value(0, &o.grace_period_s));
+    } else {
+      o.server_cmd = absl::StrSplit(value, ' ', absl::SkipEmpty());
+      if (o.server_cmd.empty()) return errors::InvalidArgument("--server_cmd is empty");
+    }
+  }
+  o.trainer.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+  if (!have_workers) return errors::InvalidArgument("--workers is missing");
+  if (o.trainer.empty()) return errors::InvalidArgument("TRAINER is missing");
+  if (o.num_ps + o.num_workers > kMaxTasks) {
+    return errors::InvalidArgument("--ps plus --workers is ", o.num_ps + o.num_workers, ", more than ", kMaxTasks);
+  }
+  if (o.base_port > 0 && o.base_port + o.num_ps + o.num_workers - 1 > 65535) {
+    return errors::InvalidArgument("--base_port ", o.base_port, " leaves no room for ", o.num_ps + o.num_workers,
+                                   " ports below 65536");
+  }
+  return o;
+}
+
+int RunLaunch(const LaunchOptions& options, std::ostream& out, std::ostream& err) {
+  const int n = options.num_ps + options.num_workers;
+  auto fail = [&](const Status& s, int code) {
+    err << "dflow launch: " << s.message() << "\n";
+    return code;
+  };
+  std::vector<int> ports;
+  if (options.base_port > 0) {
+    if (Status s = CheckPortsFree(options.base_port, n); !s.ok()) return fail(s, 1);
+    for (int i = 0; i < n; ++i) ports.push_back(options.base_port + i);
+  } else {
+    auto picked = PickFreePorts(n);
+    if (!picked.ok()) return fail(picked.status(), 1);
+    ports = *std::move(picked);
+  }
+  const std::string ps_hosts = HostList(std::vector<int>(ports.begin(), ports.begin() + options.num_ps));
+  const std::string worker_hosts = HostList(std::vector<int>(ports.begin() + options.num_ps, ports.end()));
+  auto config = TaskConfigFromFlags(ps_hosts, worker_hosts, "worker", 0);
+  if (!config.ok()) return fail(config.status(), 1);
+  std::vector<std::string> server_cmd = options.server_cmd;
+  if (server_cmd.empty()) {
+    auto cmd = DefaultServerCommand();
+    if (!cmd.ok()) return fail(cmd.status(), 1);
+    server_cmd = *std::move(cmd);
+  }
+
+  std::vector<Task> tasks(n);
+  for (int i = 0; i < n; ++i) {
+    Task& t = tasks[i];
+    t.is_worker = i >= options.num_ps;
+    int index = t.is_worker ? i - options.num_ps : i;
+    t.name = absl::StrCat(t.is_worker ? "worker " : "ps ", index);
+    t.argv = t.is_worker ? options.trainer : server_cmd;
+    t.argv.push_back("--ps_hosts=" + ps_hosts);
+    t.argv.push_back("--worker_hosts=" + worker_hosts);
+    t.argv.push_back(t.is_worker ? "--job_name=worker" : "--job_name=ps");
+    t.argv.push_back(absl::StrCat("--task_index=", index));
+  }
+  err << "dflow launch: cluster " << config->cluster.DebugString() << std::endl;
+
+  SignalGuard signals;
+  const Clock::time_point start = Clock::now();
+  int exit_code = 0;
+  bool stopping = false, killed = false;
+  Clock::time_point stop_time, kill_time;
+  auto begin_stop = [&]() {
+    if (stopping) return;
+    stopping = true;
+    stop_time = Clock::now();
+    for (const Task& t : tasks) SignalTask(t, SIGTERM);
+  };
+
+  for (Task& t : tasks) {
+    if (Status s = StartTask(&t); !s.ok()) {
+      err << "dflow launch: " << s.message() << "\n";
+      exit_code = 1;
+      begin_stop();
+      break;
+    }
+  }
+
+  while (true) {
+    // Wait for output, a signal or the next check (exits are polled: a SIGCHLD handler would
+    // disturb the rest of a process that runs the launcher in-process).
+    std::vector<pollfd> fds;
+    std::vector<Task*> owners;  // nullptr: the signal pipe
+    if (signals.read_fd() >= 0) {
+      fds.push_back({signals.read_fd(), POLLIN, 0});
+      owners.push_back(nullptr);
+    }
+    for (Task& t : tasks) {
+      if (t.fd >= 0) {
+        fds.push_back({t.fd, POLLIN, 0});
+        owners.push_back(&t);
+      }
+    }
+    int ready = poll(fds.data(), fds.size(), 50);
+    if (ready > 0) {
+      for (size_t k = 0; k < fds.size(); ++k) {
+        if (fds[k].revents == 0) continue;
+        if (owners[k] == nullptr) {
+          unsigned char sig = 0, b;
+          while (read(fds[k].fd, &b, 1) == 1) sig = b;
+          if (sig == 0) continue;
+          if (!stopping) {
+            const char* name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
+            err << "dflow launch: got " << name << "; stopping all tasks" << std::endl;
+            exit_code = 128 + sig;
+            begin_stop();
+          } else if (!killed) {
+            err << "dflow launch: got a second signal; killing all tasks" << std::endl;
+            for (const Task& t : tasks) SignalTask(t, SIGKILL);
+            killed = true;
+            kill_time = Clock::now();
+          }
+        } else {
+          ReadOutput(owners[k], out);
+        }
+      }
+      out.flush();
+    }
+
+    // Reap exited tasks.
+    for (Task& t : tasks) {
+      if (t.exited || t.pid <= 0) continue;
+      int status = 0;
+      pid_t r = waitpid(t.pid, &status, WNOHANG);
+      if (r == 0 || (r < 0 && errno == EINTR)) continue;
+      t.exited = true;
+      t.wait_status = status;
+      t.status_known = r == t.pid;  // ECHILD: someone else reaped it (SIGCHLD ignored)
+      if (stopping) continue;  // expected now
+      if (t.is_worker && !Succeeded(t)) {
+        err << "dflow launch: " << t.name << " failed: it " << DescribeExit(t) << "; stopping all tasks" << std::endl;
+        exit_code = 1;
+        begin_stop();
+      } else if (!t.is_worker) {
+        err << "dflow launch: " << t.name << " " << DescribeExit(t)
+            << " before the workers finished; stopping all tasks" << std::endl;
+        exit_code = 1;
+        begin_stop();
+      }
+    }
+
+    if (!stopping) {
+      bool workers_done = true;
+      for (const Task& t : tasks) workers_done = workers_done && (!t.is_worker || t.exited);
+      if (workers_done) {
+        err << "dflow launch: all " << options.num_workers << " workers succeeded"
+            << (options.num_ps > 0 ? "; stopping the ps tasks" : "") << std::endl;
+        begin_stop();
+      } else if (options.timeout_s > 0 && SecondsSince(start) >= options.timeout_s) {
+        err << "dflow launch: timed out after " << Seconds(options.timeout_s) << " s; stopping all tasks"
+            << std::endl;
+        exit_code = 1;
+        begin_stop();
+      }
+      continue;
+    }
+
+    bool all_exited = true, all_closed = true;
+    for (const Task& t : tasks) {
+      all_exited = all_exited && (t.exited || t.pid <= 0);
+      all_closed = all_closed && t.fd < 0;
+    }
+    if (all_exited && all_closed) break;
+    if (!killed && SecondsSince(stop_time) >= options.grace_period_s) {
+      for (const Task& t : tasks) {
+        if (t.pid > 0 && !t.exited) {
+          err << "dflow launch: " << t.name << " did not stop within " << Seconds(options.grace_period_s)
+              << " s of SIGTERM; killing it" << std::endl;
+        }
+        SignalTask(t, SIGKILL);
+      }
+      killed = true;
+      kill_time = Clock::now();
+    }
+    if (killed && SecondsSince(kill_time) >= kReapAfterKillS) {
+      for (Task& t : tasks) {
+        if (t.pid > 0 && !t.exited) {
+          err << "dflow launch: " << t.name << " (pid " << t.pid << ") did not exit even after SIGKILL" << std::endl;
+        }
+        CloseOutput(&t, out);  // whoever still holds the pipe left the task's process group
+      }
+      if (exit_code == 0) exit_code = 1;
+      break;
+    }
+  }
+  out.flush();
+  return exit_code;
+}
+
+int RunLaunchCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
+    out << kUsage;
+    return 0;
+  }
+  auto options = ParseLaunchArgs(args);
+  if (!options.ok()) {
+    err << "dflow launch: " << options.status().message() << "\n" << kUsage;
+    return 2;
+  }
+  return RunLaunch(*options, out, err);
+}
+
+}  // namespace dflow::tools

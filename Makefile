@@ -31,7 +31,7 @@ bench:
 asan: deps
 	cmake -S . -B build-asan -G Ninja -DDFLOW_SANITIZE=ON -DDFLOW_BUILD_BENCH=OFF
 	cmake --build build-asan -j $(JOBS)
-	cd build-asan && ctest --output-on-failure -j $(JOBS) --timeout 600
+	cd build-asan && LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp ctest --output-on-failure -j $(JOBS) --timeout 600
 
 clean:
 	rm -rf $(BUILD) build-asan

@@ -3,7 +3,7 @@
 // example under `dflow launch`. Every wait is bounded.
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,8 +20,6 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tools/commands.h"
-
-extern char** environ;
 
 namespace dflow {
 namespace {
@@ -43,11 +41,16 @@ class Child {
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-    if (posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&actions);
+    const pid_t parent = getpid();
+    pid_ = fork();
+    if (pid_ == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);  // no orphan if the test process dies
+      if (getppid() != parent) _exit(127);
+      int devnull = open("/dev/null", O_WRONLY);
+      if (devnull >= 0) dup2(devnull, 1);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
   }
   ~Child() {
     if (pid_ > 0) {

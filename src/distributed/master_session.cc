@@ -226,6 +226,8 @@ StatusOr<std::shared_ptr<MasterSession::Prepared>> MasterSession::Build(const pr
   for (auto& [device, def] : parts) {
     Partition p;
     p.push_keys = push_keys[device];
+    p.receives = false;
+    for (const proto::NodeDef& n : def.node()) p.receives |= n.op() == "_Recv";
     ASSIGN_OR_RETURN(p.task, TaskOfDevice(device));
     ASSIGN_OR_RETURN(p.worker, workers_->GetWorker(p.task));
     p.args = Renumber(&def, "_Arg");
@@ -308,7 +310,20 @@ Status MasterSession::Run(const proto::RunStepRequest& req, proto::RunStepRespon
       for (Call& c : *calls_owner) c.opts.StartCancel();
     });
   }
+  // With one other task whose partition receives nothing (a step that reads parameters from one
+  // ps task, say), that partition runs first, synchronously.
+  int sync_partition = -1, remote = 0;
   for (size_t k = 0; k < n; ++k) {
+    if (prepared->partitions[k].task == local_task_) continue;
+    ++remote;
+    if (!prepared->partitions[k].receives) sync_partition = static_cast<int>(k);
+  }
+  if (remote != 1) sync_partition = -1;
+  std::vector<size_t> order;
+  if (sync_partition >= 0) order.push_back(sync_partition);
+  for (size_t k = 0; k < n; ++k)
+    if (static_cast<int>(k) != sync_partition) order.push_back(k);
+  for (size_t k : order) {
     const Partition& p = prepared->partitions[k];
     // Ends one of the `left` pieces of work, failing the step on the first error.
     auto finish = [&, k](const Status& s) {
@@ -327,12 +342,19 @@ Status MasterSession::Run(const proto::RunStepRequest& req, proto::RunStepRespon
       std::lock_guard<std::mutex> l(mu);
       if (--left == 0) cv.notify_all();
     };
-    p.worker->RunGraphAsync(&calls[k].req, &calls[k].resp, &calls[k].opts, [&, k, finish](const Status& s) {
+    auto completed = [&, k, finish](const Status& s) {
       if (s.ok() && !prepared->partitions[k].push_keys.empty()) {
         DeliverPushed(step_id, prepared->partitions[k], &calls[k].resp, finish, &mu, &left);
       }
       finish(s);
-    });
+    };
+    if (static_cast<int>(k) == sync_partition) {
+      // It depends on no other partition: run it on this thread first (no hand-off to a
+      // callback thread), then the others find its tensors already delivered.
+      completed(p.worker->RunGraph(&calls[k].req, &calls[k].resp, &calls[k].opts));
+    } else {
+      p.worker->RunGraphAsync(&calls[k].req, &calls[k].resp, &calls[k].opts, completed);
+    }
   }
   {
     std::unique_lock<std::mutex> l(mu);

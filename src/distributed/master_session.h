@@ -45,6 +45,7 @@ class MasterSession {
     // nothing, so it cannot wait on anyone), and, for the master's own partition, the keys it
     // gets that way.
     std::vector<std::string> push_keys, pushed_keys;
+    bool receives = true;  // has _Recv nodes (else it depends on no other partition)
   };
   struct FeedInfo {
     std::string name;

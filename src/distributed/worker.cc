@@ -1,5 +1,6 @@
 #include "distributed/worker.h"
 
+#include <chrono>
 #include <random>
 
 #include "base/env.h"
@@ -142,6 +143,7 @@ void Worker::DeregisterGraphAsync(const proto::DeregisterGraphRequest* req, prot
 
 StatusOr<std::shared_ptr<StepRendezvous>> Worker::FindOrCreateStep(int64_t step_id, bool for_run) {
   std::lock_guard<std::mutex> l(mu_);
+  if (!stopped_.ok()) return stopped_;
   for (const auto& [id, status] : aborted_) {
     if (id == step_id) return status;
   }
@@ -164,7 +166,8 @@ void Worker::ReleaseStep(int64_t step_id, bool for_run) {
 }
 
 void Worker::RunGraphAsync(const proto::RunGraphRequest* req, proto::RunGraphResponse* resp, CallOptions* opts,
-                           StatusCallback done) {
+                           StatusCallback done_in) {
+  StatusCallback done = Track(std::move(done_in));
   std::shared_ptr<Registered> reg;
   {
     std::lock_guard<std::mutex> l(mu_);
@@ -283,7 +286,8 @@ void Worker::AbortStepAsync(const proto::AbortStepRequest* req, proto::AbortStep
 }
 
 void Worker::RecvTensorAsync(const proto::RecvTensorRequest* req, RecvTensorResult* result, CallOptions*,
-                             StatusCallback done) {
+                             StatusCallback done_in) {
+  StatusCallback done = Track(std::move(done_in));
   RendezvousKey k;
   Status s = ParseRendezvousKey(req->rendezvous_key(), &k);
   if (!s.ok()) {
@@ -328,10 +332,28 @@ void Worker::ResetAsync(const proto::ResetRequest* req, proto::ResetResponse*, S
   done(absl::OkStatus());
 }
 
+StatusCallback Worker::Track(StatusCallback done) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    ++in_flight_;
+  }
+  return [this, done = std::move(done)](const Status& s) {
+    done(s);
+    std::lock_guard<std::mutex> l(mu_);
+    if (--in_flight_ == 0) idle_cv_.notify_all();
+  };
+}
+
+bool Worker::WaitUntilIdle(int64_t timeout_ms) {
+  std::unique_lock<std::mutex> l(mu_);
+  return idle_cv_.wait_for(l, std::chrono::milliseconds(timeout_ms), [&] { return in_flight_ == 0; });
+}
+
 void Worker::AbortAll(const Status& status) {
   std::vector<std::shared_ptr<StepRendezvous>> steps;
   {
     std::lock_guard<std::mutex> l(mu_);
+    stopped_ = status;
     for (auto& [id, e] : steps_) steps.push_back(e.rendezvous);
   }
   for (auto& r : steps) r->StartAbort(status);

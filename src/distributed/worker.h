@@ -11,6 +11,7 @@
 // Thread-safe. Every call completes through its callback.
 #pragma once
 
+#include <condition_variable>
 #include <deque>
 #include <map>
 #include <memory>
@@ -52,8 +53,11 @@ class Worker : public WorkerInterface {
   void ResetAsync(const proto::ResetRequest* req, proto::ResetResponse* resp, StatusCallback done) override;
   Status Deposit(int64_t step_id, const std::string& key, const Tensor& value, bool is_dead) override;
 
-  // Fails every step in progress with `status` (the server is stopping).
+  // Fails every step in progress with `status`, and every later one (the server is stopping).
   void AbortAll(const Status& status);
+  // Waits until no RunGraph or RecvTensor is in progress here (their callbacks have returned),
+  // at most `timeout_ms`. False on timeout.
+  bool WaitUntilIdle(int64_t timeout_ms);
 
  private:
   struct Registered {
@@ -71,6 +75,8 @@ class Worker : public WorkerInterface {
   StatusOr<std::shared_ptr<StepRendezvous>> FindOrCreateStep(int64_t step_id, bool for_run);
   void ReleaseStep(int64_t step_id, bool for_run);
   StatusOr<std::shared_ptr<OpKernel>> CreateKernel(const std::string& session, const Node& n);
+  // `done`, counted as in flight until it has returned.
+  StatusCallback Track(StatusCallback done);
 
   const std::string task_;
   WorkerCache* const peers_;
@@ -78,6 +84,9 @@ class Worker : public WorkerInterface {
   std::unique_ptr<Device> device_;
 
   std::mutex mu_;
+  std::condition_variable idle_cv_;
+  int64_t in_flight_ = 0;  // RunGraph and RecvTensor calls not yet completed
+  Status stopped_;         // set by AbortAll
   int64_t next_graph_ = 1;
   std::map<std::string, std::shared_ptr<Registered>> graphs_;
   std::unordered_map<int64_t, StepEntry> steps_;

@@ -52,6 +52,9 @@ class WorkerInterface {
                                     StatusCallback done) = 0;
   virtual void RunGraphAsync(const proto::RunGraphRequest* req, proto::RunGraphResponse* resp, CallOptions* opts,
                              StatusCallback done) = 0;
+  // RunGraphAsync, waited for on the calling thread. A transport may do it without handing the
+  // completion to another thread (gRPC: a blocking call), which saves a thread switch.
+  virtual Status RunGraph(const proto::RunGraphRequest* req, proto::RunGraphResponse* resp, CallOptions* opts);
   virtual void AbortStepAsync(const proto::AbortStepRequest* req, proto::AbortStepResponse* resp,
                               StatusCallback done) = 0;
   // The tensor sent under req->rendezvous_key in step req->step_id on this task.

@@ -139,6 +139,19 @@ class GrpcRemoteWorker : public WorkerInterface {
                      StatusCallback done) override {
     Unary(STUB_CALL(RunGraph), req, resp, opts, 0, std::move(done));
   }
+  Status RunGraph(const proto::RunGraphRequest* req, proto::RunGraphResponse* resp, CallOptions* opts) override {
+    auto ctx = std::make_shared<grpc::ClientContext>();
+    if (opts != nullptr) {
+      SetTimeout(ctx.get(), opts->timeout_ms);
+      opts->SetCancelCallback([ctx] { ctx->TryCancel(); });
+    }
+    Status st = FromGrpc(stub_->RunGraph(ctx.get(), *req, resp));
+    if (opts != nullptr) opts->ClearCancelCallback();
+    if (st.code() == absl::StatusCode::kUnavailable || st.code() == absl::StatusCode::kDeadlineExceeded) {
+      st = errors::Annotate(st, absl::StrCat("Calling ", Where(), ": "));
+    }
+    return st;
+  }
   void AbortStepAsync(const proto::AbortStepRequest* req, proto::AbortStepResponse* resp,
                       StatusCallback done) override {
     Unary(STUB_CALL(AbortStep), req, resp, nullptr, 10000, std::move(done));

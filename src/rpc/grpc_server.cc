@@ -1,6 +1,7 @@
 #include "rpc/grpc_server.h"
 
 #include <chrono>
+#include <cstdio>
 #include <condition_variable>
 #include <mutex>
 
@@ -27,12 +28,31 @@ struct GrpcServer::Impl {
   bool stopped = false;
 };
 
+namespace {
+
+// gRPC 1.51 shares one completion queue among the servers that use its callback API and tears
+// it down when the last of them goes away; a thread of the old queue can then free it twice
+// (seen under ASan when servers come and go in one process). A server without ports, made once
+// and never destroyed, keeps that queue for the life of the process.
+void KeepCallbackQueue() {
+  static grpc::Server* anchor = [] {
+    static std::unique_ptr<grpc::Service> service = NewGrpcWorkerService(nullptr);  // never called
+    grpc::ServerBuilder builder;
+    builder.RegisterService(service.get());
+    return builder.BuildAndStart().release();
+  }();
+  (void)anchor;
+}
+
+}  // namespace
+
 GrpcServer::GrpcServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 GrpcServer::~GrpcServer() { Stop(); }
 
 StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const GrpcServerOptions& options) {
   ASSIGN_OR_RETURN(std::string address, options.cluster.TaskAddress(options.job_name, options.task_index));
+  KeepCallbackQueue();
   auto impl = std::make_unique<Impl>();
   impl->task = absl::StrCat("/job:", options.job_name, "/replica:0/task:", options.task_index);
   size_t colon = address.rfind(':');
@@ -78,7 +98,12 @@ void GrpcServer::Stop() {
   }
   impl_->worker->AbortAll(errors::Unavailable("Task ", impl_->task, " is stopping"));
   impl_->master->Stop();
-  impl_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+  // The calls in progress finish (with the abort) before gRPC forgets them: a reactor must not be
+  // finished after its server is gone. Kernels that ignore cancellation get 10 s.
+  if (!impl_->worker->WaitUntilIdle(10000)) {
+    std::fprintf(stderr, "dflow: task %s stops with calls still running\n", impl_->task.c_str());
+  }
+  impl_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   impl_->server->Wait();
   impl_->cv.notify_all();
 }

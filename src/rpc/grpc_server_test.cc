@@ -201,6 +201,34 @@ TEST(GrpcServerTest, AnUnreachableTaskIsReportedInTime) {
   EXPECT_THAT(std::string(r.status().message()), HasSubstr(Addr(ports[0])));
 }
 
+TEST(GrpcServerTest, ARestartedTaskIsAbortedNamingIt) {
+  Cluster c(1, 1);
+  ASSERT_EQ(c.servers.size(), 2u);
+  Scope root = Scope::NewRootScope();
+  Output a = ops::Const(root.WithDevice("/job:ps/task:0"), 2.0f);
+  Output b = ops::Mul(root, a, 3.0f);
+  ClientSession session(root, c.worker_target(0));
+  auto r = session.Run({b});
+  ASSERT_TRUE(r.ok()) << r.status();
+  // The ps task restarts on the same port: it has forgotten the session's graphs.
+  c.servers[0]->Stop();
+  c.servers[0].reset();
+  ServerOptions o;
+  o.cluster = c.spec;
+  o.job_name = "ps";
+  auto restarted = Server::Create(o);
+  ASSERT_TRUE(restarted.ok()) << restarted.status();
+  auto again = session.Run({b});
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), absl::StatusCode::kAborted) << again.status();
+  EXPECT_THAT(std::string(again.status().message()), HasSubstr("/job:ps/replica:0/task:0"));
+  EXPECT_THAT(std::string(again.status().message()), HasSubstr("restarted"));
+  // A new session works with the restarted task.
+  auto fresh = ClientSession(root, c.worker_target(0)).Run({b});
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  EXPECT_EQ((*fresh)[0].scalar<float>(), 6.0f);
+}
+
 TEST(GrpcServerTest, HostileCallsAreRejected) {
   auto server = Server::CreateLocalServer();
   ASSERT_TRUE(server.ok());

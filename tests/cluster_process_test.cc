@@ -127,6 +127,7 @@ TEST(ClusterProcessTest, AFrozenPsEndsTheStepAtItsDeadline) {
   ClientSession session(root, c.worker->target());
   ASSERT_TRUE(session.Run({m.init}).ok());
   ASSERT_TRUE(session.Run({m.step}).ok());  // registered before the freeze
+  ASSERT_TRUE(session.Run({m.w.read()}).ok());
   c.ps->Signal(SIGSTOP);
   RunOptions o;
   o.timeout_in_ms = 1000;
@@ -135,6 +136,13 @@ TEST(ClusterProcessTest, AFrozenPsEndsTheStepAtItsDeadline) {
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_THAT(r.status().code(), AnyOf(absl::StatusCode::kDeadlineExceeded, absl::StatusCode::kUnavailable))
       << r.status();
+  EXPECT_LT(secs, 5.0);
+  // A read of the frozen task's variable (its partition runs first, on the master's thread).
+  start = std::chrono::steady_clock::now();
+  auto read = session.Run({}, {m.w.read()}, {}, nullptr, o);
+  secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_THAT(read.status().code(), AnyOf(absl::StatusCode::kDeadlineExceeded, absl::StatusCode::kUnavailable))
+      << read.status();
   EXPECT_LT(secs, 5.0);
   c.ps->Signal(SIGCONT);
 }

@@ -350,7 +350,9 @@ Status MasterSession::Run(const proto::RunStepRequest& req, proto::RunStepRespon
     };
     if (static_cast<int>(k) == sync_partition) {
       // It depends on no other partition: run it on this thread first (no hand-off to a
-      // callback thread), then the others find its tensors already delivered.
+      // callback thread), then the others find its tensors already delivered. Blocking here,
+      // it gets the step's deadline itself.
+      if (timeout_ms > 0) calls[k].opts.timeout_ms = timeout_ms;
       completed(p.worker->RunGraph(&calls[k].req, &calls[k].resp, &calls[k].opts));
     } else {
       p.worker->RunGraphAsync(&calls[k].req, &calls[k].resp, &calls[k].opts, completed);

@@ -5,23 +5,18 @@
 // executor's snapshot reads), checks that every variable is initialized and that the shapes
 // agree, and then updates the buffers in place. A buffer that someone else still holds (a
 // snapshot an earlier read took) is copied first, so that snapshot never changes under its
-// reader. Every update is element-wise, so big variables are updated in ranges on all cores
-// (RunShards). The output is the reference to var.
+// reader. The output is the reference to var.
 #include <algorithm>
 #include <cmath>
 #include <memory>
 #include <mutex>
 #include <vector>
 
-#include "base/threadpool.h"
 #include "framework/op_kernel.h"
 #include "ops/training/training_ops.h"
 
 namespace dflow {
 namespace {
-
-// Updates of fewer elements than this run on one thread (a shard is ~10 us of work or more).
-constexpr int64_t kMinShardElements = int64_t{1} << 16;
 
 // The common part of every Apply kernel. Inputs [0, num_refs) are the variables; `scalars` and
 // `dense` name the value inputs (hyperparameters and tensors of var's shape) in the order the
@@ -86,21 +81,7 @@ class ApplyKernel : public OpKernel {
     }
     std::vector<T*> var_data(num_refs_);
     for (int i = 0; i < num_refs_; ++i) var_data[i] = vars[i]->tensor()->template data<T>();
-    const int64_t n = shape.num_elements();
-    const int shards = static_cast<int>(std::min<int64_t>(n / kMinShardElements, 2 * NumCores()));
-    if (shards <= 1) {
-      Update(var_data.data(), scalar_values.data(), dense_values.data(), n);
-    } else {
-      const int64_t step = (n + shards - 1) / shards;
-      RunShards(shards, [&](int s) {
-        const int64_t begin = s * step, len = std::min(step, n - begin);
-        std::vector<T*> v(var_data.size());
-        std::vector<const T*> d(dense_values.size());
-        for (size_t i = 0; i < v.size(); ++i) v[i] = var_data[i] + begin;
-        for (size_t i = 0; i < d.size(); ++i) d[i] = dense_values[i] + begin;
-        Update(v.data(), scalar_values.data(), d.data(), len);
-      });
-    }
+    Update(var_data.data(), scalar_values.data(), dense_values.data(), shape.num_elements());
     locks.clear();
     ctx->set_output_ref(0, ctx->input_ref_ptr(0));
   }

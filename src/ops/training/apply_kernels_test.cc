@@ -313,9 +313,9 @@ TEST_P(ApplyKernelTest, EmptyVariablesAreUpdatedTrivially) {
   EXPECT_EQ(r->value(0).NumElements(), 0);
 }
 
-TEST_P(ApplyKernelTest, BigVariablesAreUpdatedInRangesOnEveryElement) {
-  // Big enough to be cut into ranges (an uneven last one) on any machine: every element gets
-  // exactly its own update, with several variables and a dense input in step.
+TEST_P(ApplyKernelTest, BigVariablesAreUpdatedOnEveryElement) {
+  // Every element of a big variable (an odd size: the vectorized loop's tail too) gets exactly
+  // its own update, with several variables and a dense input in step.
   const DType dt = GetParam();
   const int64_t n = 4 * 65536 + 7;
   std::vector<double> var(n), accum(n), grad(n);

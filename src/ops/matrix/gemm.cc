@@ -19,6 +19,10 @@ constexpr int64_t kMinShardWork = int64_t{1} << 20;
 // share to the others; few, because each sgemm call re-packs its panels (measured here: 4
 // shards of a 128x512x784 product cost ~2% more in total than one call, 8 cost ~12%).
 constexpr int kShardsPerCore = 2;
+// From this much work per core on, one shard per core: the re-packing is then what costs
+// (1024x1024x1024 on 2 cores: 95% of oneDNN's own 2-thread sgemm in 4 shards, 101% in 2), and a
+// late start is small beside a shard this long.
+constexpr int64_t kOneShardPerCoreWork = int64_t{1} << 28;
 // Shard boundaries are multiples of this many rows or columns (64-byte aligned column blocks).
 constexpr int64_t kShardAlign = 16;
 
@@ -43,7 +47,8 @@ GemmSharding ShardGemm(int64_t m, int64_t n, int64_t k, int cores) {
   if (cores <= 1 || work < 0) return s;
   s.along_m = m > n;
   const int64_t dim = s.along_m ? m : n;
-  int64_t count = std::min<int64_t>(work / kMinShardWork, int64_t{kShardsPerCore} * cores);
+  const int per_core = work / cores >= kOneShardPerCoreWork ? 1 : kShardsPerCore;
+  int64_t count = std::min<int64_t>(work / kMinShardWork, int64_t{per_core} * cores);
   count = std::min(count, (dim + kShardAlign - 1) / kShardAlign);
   if (count <= 1) return s;
   // Equal pieces rounded up to the alignment; the count may shrink by the rounding.

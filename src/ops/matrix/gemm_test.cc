@@ -28,6 +28,9 @@ TEST(ShardGemmTest, CutsTheLongerSideOfTheOutputIntoAlignedPieces) {
   EXPECT_TRUE(s.along_m);
   EXPECT_EQ(s.count, 4);
   EXPECT_EQ(s.step, 208);  // 196 rounded up to a multiple of 16; the last piece is 160
+  s = ShardGemm(1024, 1024, 1024, 2);  // big pieces: one per core
+  EXPECT_EQ(s.count, 2);
+  EXPECT_EQ(s.step, 512);
 }
 
 TEST(ShardGemmTest, PiecesCoverTheOutputExactly) {

@@ -18,6 +18,32 @@ Status OpKernelContext::allocate_output(int i, const TensorShape& shape, Tensor*
   return absl::OkStatus();
 }
 
+Status OpKernelContext::forward_input_or_allocate_output(std::initializer_list<int> candidates, int output,
+                                                         const TensorShape& shape, Tensor** out, int* forwarded_from) {
+  if (forwarded_from != nullptr) *forwarded_from = -1;
+  if (output < 0 || output >= num_outputs()) {
+    return errors::Internal("Kernel ", kernel_->name(), " allocates output ", output, " of ", num_outputs());
+  }
+  const DType type = kernel_->output_type(output);
+  if (IsNumeric(type) || type == DT_BOOL) {
+    for (int input : candidates) {
+      if (input < 0 || input >= num_inputs_) continue;
+      const TensorValue& in = inputs_[input];
+      // A count of 1 means this slot is the sole holder, and nothing can take a new reference
+      // meanwhile, since nobody else can reach the buffer.
+      if (in.ref != nullptr || in.is_dead || in.tensor.dtype() != type ||
+          in.tensor.NumElements() != shape.num_elements() || !in.tensor.RefCountIsOne()) {
+        continue;
+      }
+      ASSIGN_OR_RETURN(outputs_[output].tensor, in.tensor.Reshaped(shape));
+      *out = &outputs_[output].tensor;
+      if (forwarded_from != nullptr) *forwarded_from = input;
+      return absl::OkStatus();
+    }
+  }
+  return allocate_output(output, shape, out);
+}
+
 KernelRegistry* KernelRegistry::Global() {
   static KernelRegistry* r = new KernelRegistry;
   return r;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -119,6 +120,15 @@ class OpKernelContext {
   int num_outputs() const { return static_cast<int>(outputs_.size()); }
   // Allocates output i with the kernel's declared output type; the values are uninitialized.
   Status allocate_output(int i, const TensorShape& shape, Tensor** out);
+  // Output `output` takes over the buffer of the first value input among `candidates` that
+  // nobody else holds (no other tensor, slot, variable, feed or fetch shares it) and that has the
+  // output's type (a number type or bool) and as many elements as `shape`; otherwise it is
+  // allocated as allocate_output does. The input stays readable through input(i): it is the same
+  // memory, so a kernel that forwards must read each element before it writes the same element,
+  // and write no element it still has to read (element-wise kernels do). Sets *forwarded_from,
+  // if given, to the input taken, or -1.
+  Status forward_input_or_allocate_output(std::initializer_list<int> candidates, int output,
+                                          const TensorShape& shape, Tensor** out, int* forwarded_from = nullptr);
   void set_output(int i, Tensor t) { outputs_[i].tensor = std::move(t); }
   void set_output_ref(int i, std::shared_ptr<Var> v) { outputs_[i].ref = std::move(v); }
   absl::InlinedVector<TensorValue, 2>& outputs() { return outputs_; }

@@ -38,9 +38,13 @@ class KernelRunner {
     return r;
   }
 
-  StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs) {
+  // The inputs are moved into the kernel's input slots, as the executor does: an input that the
+  // caller moves in (not through an initializer list, which copies) is held by the slot alone,
+  // so a kernel may take its buffer for an output (forward_input_or_allocate_output).
+  StatusOr<std::vector<Tensor>> Run(std::vector<Tensor> inputs) {
     std::vector<TensorValue> in(inputs.size());
-    for (size_t i = 0; i < inputs.size(); ++i) in[i].tensor = inputs[i];
+    for (size_t i = 0; i < inputs.size(); ++i) in[i].tensor = std::move(inputs[i]);
+    inputs.clear();
     StepParams step;
     step.device = device();
     OpKernelContext ctx(&step, kernel_.get(), in.data(), static_cast<int>(in.size()));
@@ -59,8 +63,8 @@ class KernelRunner {
   }
 
   // Runs and returns output 0.
-  StatusOr<Tensor> Run1(const std::vector<Tensor>& inputs) {
-    ASSIGN_OR_RETURN(std::vector<Tensor> out, Run(inputs));
+  StatusOr<Tensor> Run1(std::vector<Tensor> inputs) {
+    ASSIGN_OR_RETURN(std::vector<Tensor> out, Run(std::move(inputs)));
     return out.at(0);
   }
 

@@ -2,7 +2,6 @@
 // optionally adjoint, which for real numbers is the transpose), with the batch dimensions
 // broadcast NumPy-style.
 #include <algorithm>
-#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -117,23 +116,15 @@ class BatchMatMulOp : public OpKernel {
     const T* xd = x.data<T>();
     const T* yd = y.data<T>();
     const int64_t x_matrix = m * k, y_matrix = k * n, o_matrix = m * n;
-    const int64_t work = GemmWork(m, n, k);
-    std::optional<GemmThreads> threads;
-    if (std::is_same_v<T, float> && !IsTinyGemm(work)) {
-      threads.emplace(work);  // each product gets the cores if it is big on its own
-    }
     std::vector<int64_t> index(rank, 0);
     int64_t xo = 0, yo = 0;
     for (int64_t bi = 0; bi < batches; ++bi) {
       const T* a = xd + xo * x_matrix;
       const T* b = yd + yo * y_matrix;
       T* c = o + bi * o_matrix;
-      if (threads.has_value()) {
-        Status s = Gemm<T>(adj_x_, adj_y_, m, n, k, a, b, c);
-        OP_REQUIRES(ctx, s.ok(), errors::Annotate(s, absl::StrCat("BatchMatMulV2 '", name(), "': ")));
-      } else {
-        NaiveGemm<T>(adj_x_, adj_y_, m, n, k, a, b, c);
-      }
+      // Each product is sharded over the cores if it is big on its own.
+      Status s = Gemm<T>(adj_x_, adj_y_, m, n, k, a, b, c);
+      OP_REQUIRES(ctx, s.ok(), errors::Annotate(s, absl::StrCat("BatchMatMulV2 '", name(), "': ")));
       for (int d = rank - 1; d >= 0; --d) {
         xo += xs[d];
         yo += ys[d];

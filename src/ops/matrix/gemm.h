@@ -1,11 +1,15 @@
 // Matrix products shared by MatMul and BatchMatMulV2.
 //
-// float goes to oneDNN's sgemm unless the product is tiny. oneDNN runs on OpenMP, and the
-// executor already keeps a thread per core busy, so a gemm gets one thread unless it is big
-// (M*N*K >= 2^18) and no other big gemm is running: then it gets every core (GemmThreads). The
-// thread count is set per calling thread (omp_set_num_threads affects only the caller's OpenMP
-// team). Other types use a plain cache-friendly loop (rows of the output accumulated from rows
-// of B), as do tiny float products.
+// float goes to oneDNN's sgemm unless the product is tiny. oneDNN runs on OpenMP, but OpenMP
+// teams on a machine whose cores the executor's threads already keep busy oversubscribe them,
+// and a team whose member is preempted stalls at its barriers. So every sgemm call runs on one
+// OpenMP thread, and a big product is cut into shards (blocks of rows or columns of the output)
+// that the executor's pool helps with (RunShards): a helper that is busy takes fewer shards, and
+// nothing ever waits for a descheduled thread. Only one big product at a time is sharded (the
+// process-wide claim on all cores, which the oneDNN convolutions take too); others run whole on
+// their own thread, which is what two products ready at once want anyway. Other types use a
+// plain cache-friendly loop (rows of the output accumulated from rows of B), as do tiny float
+// products.
 #pragma once
 
 #include <cstdint>
@@ -24,18 +28,15 @@ constexpr int64_t kTinyGemmWork = 512;
 inline int64_t GemmWork(int64_t m, int64_t n, int64_t k) { return MultiplyWithoutOverflow(m * n, k); }
 inline bool IsTinyGemm(int64_t work) { return work >= 0 && work <= kTinyGemmWork; }
 
-// Claims every core for one big gemm if nobody holds them (else one thread); releases them when
-// destroyed. `work` is M*N*K (negative: overflowed, i.e. big).
-class GemmThreads {
- public:
-  explicit GemmThreads(int64_t work);
-  ~GemmThreads();
-  GemmThreads(const GemmThreads&) = delete;
-  GemmThreads& operator=(const GemmThreads&) = delete;
-
- private:
-  bool parallel_ = false;
+// How FloatGemm cuts one product into shards for `cores` threads: along M (rows of C) or N
+// (columns of C), `count` pieces of `step` rows or columns (the last may be shorter). count is
+// 1 when the product is not worth cutting.
+struct GemmSharding {
+  bool along_m = false;
+  int count = 1;
+  int64_t step = 0;
 };
+GemmSharding ShardGemm(int64_t m, int64_t n, int64_t k, int cores);
 
 // C[m,n] = op(A) * op(B), all row-major and dense; a is [m,k] (or [k,m] when transposed), b is
 // [k,n] (or [n,k]). Integer products wrap around.
@@ -62,9 +63,14 @@ void NaiveGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, co
   }
 }
 
-// The same product for one float gemm: oneDNN unless tiny. The caller holds a GemmThreads for
-// the whole batch of products it runs. Internal error if oneDNN fails.
+// The same product for one float gemm: oneDNN unless tiny, sharded over the cores when big (see
+// above). Internal error if oneDNN fails.
 Status FloatGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c);
+
+// One float product (not tiny) cut as `sh` says, the shards run by RunShards: what FloatGemm
+// does with ShardGemm(m, n, k, NumCores()) once it holds the claim on all cores.
+Status ShardedFloatGemm(const GemmSharding& sh, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a,
+                        const float* b, float* c);
 
 // Dispatches on T: FloatGemm for float, NaiveGemm otherwise. m, n, k > 0.
 template <typename T>

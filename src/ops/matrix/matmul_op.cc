@@ -45,16 +45,8 @@ class MatMulOp : public OpKernel {
       for (int64_t i = 0; i < m * n; ++i) c[i] = T{0};
       return;
     }
-    const int64_t work = GemmWork(m, n, k);
-    if (std::is_same_v<T, float> && IsTinyGemm(work)) {
-      NaiveGemm<T>(transpose_a_, transpose_b_, m, n, k, a.data<T>(), b.data<T>(), c);
-    } else if constexpr (std::is_same_v<T, float>) {
-      GemmThreads threads(work);
-      Status s = FloatGemm(transpose_a_, transpose_b_, m, n, k, a.data<float>(), b.data<float>(), c);
-      OP_REQUIRES(ctx, s.ok(), errors::Annotate(s, absl::StrCat("MatMul '", name(), "': ")));
-    } else {
-      NaiveGemm<T>(transpose_a_, transpose_b_, m, n, k, a.data<T>(), b.data<T>(), c);
-    }
+    Status s = Gemm<T>(transpose_a_, transpose_b_, m, n, k, a.data<T>(), b.data<T>(), c);
+    OP_REQUIRES(ctx, s.ok(), errors::Annotate(s, absl::StrCat("MatMul '", name(), "': ")));
   }
 
  private:

@@ -61,10 +61,11 @@ class ActivationOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
     Tensor* out = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, x.shape(), &out));
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0}, 0, x.shape(), &out));
     const T* in = x.data<T>();
-    T* o = out->data<T>();
+    T* o = out->data<T>();  // may be `in`: element i is read before it is written
     const int64_t n = x.NumElements();
+#pragma omp simd
     for (int64_t i = 0; i < n; ++i) o[i] = F::Apply(in[i]);
   }
 };
@@ -81,11 +82,13 @@ class ActivationGradOp : public OpKernel {
                                         node().op_def->inputs[1].name, " must have the same shape, got ",
                                         g.shape().DebugString(), " and ", v.shape().DebugString()));
     Tensor* out = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, g.shape(), &out));
+    // The incoming gradient's buffer, if nobody else holds it, else the forward value's.
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0, 1}, 0, g.shape(), &out));
     const T* gd = g.data<T>();
     const T* vd = v.data<T>();
-    T* o = out->data<T>();
+    T* o = out->data<T>();  // may be gd or vd: element i of both is read before it is written
     const int64_t n = g.NumElements();
+#pragma omp simd
     for (int64_t i = 0; i < n; ++i) o[i] = F::Apply(gd[i], vd[i]);
   }
 };

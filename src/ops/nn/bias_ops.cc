@@ -61,10 +61,20 @@ class BiasAddOp : public OpKernel {
                                         "the channel dimension of value, got value ", value.shape().DebugString(),
                                         " and bias ", bias.shape().DebugString()));
     Tensor* out = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, value.shape(), &out));
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0}, 0, value.shape(), &out));
     const T* x = value.data<T>();
     const T* b = bias.data<T>();
-    T* o = out->data<T>();
+    T* o = out->data<T>();  // may be x: element-wise
+    if (v.inner == 1) {
+      // NHWC (and any [rows, channels] value): one vectorized pass per row.
+      for (int64_t i = 0; i < v.outer; ++i) {
+        const T* xr = x + i * v.channels;
+        T* orow = o + i * v.channels;
+#pragma omp simd
+        for (int64_t c = 0; c < v.channels; ++c) orow[c] = xr[c] + b[c];
+      }
+      return;
+    }
     for (int64_t i = 0; i < v.outer; ++i) {
       for (int64_t c = 0; c < v.channels; ++c) {
         const T bc = b[c];
@@ -91,6 +101,17 @@ class BiasAddGradOp : public OpKernel {
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape{v.channels}, &out));
     std::vector<double> acc(static_cast<size_t>(v.channels), 0.0);
     const T* x = g.data<T>();
+    if (v.inner == 1) {
+      // NHWC: rows of channels added into the accumulators, vectorized along the row.
+      double* a = acc.data();
+      for (int64_t i = 0; i < v.outer; ++i) {
+        const T* row = x + i * v.channels;
+#pragma omp simd
+        for (int64_t c = 0; c < v.channels; ++c) a[c] += double(row[c]);
+      }
+      for (int64_t c = 0; c < v.channels; ++c) out->data<T>()[c] = static_cast<T>(acc[c]);
+      return;
+    }
     for (int64_t i = 0; i < v.outer; ++i) {
       for (int64_t c = 0; c < v.channels; ++c) {
         const T* row = x + (i * v.channels + c) * v.inner;

@@ -2,8 +2,9 @@
 // per-kernel cache of primitives.
 //
 // One owner of the cores: the executor keeps a thread per core busy, so a primitive runs on one
-// OpenMP thread unless its work is large and no other large NN primitive is running; then it
-// gets every core (the rule MatMul follows, ops/matrix/matmul_op.cc). omp_set_num_threads only
+// OpenMP thread unless its work is large and nobody else holds the process-wide claim on all
+// cores (a big MatMul takes it too, and shards over the pool instead: ops/matrix/gemm.h); then
+// it gets every core. omp_set_num_threads only
 // affects the calling thread's next parallel regions. Some oneDNN implementations fix their
 // thread partitioning when the primitive is created, so the thread count is part of each cache
 // key and the count is set before a primitive is created and before it runs.

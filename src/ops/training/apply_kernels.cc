@@ -114,6 +114,7 @@ class ApplyGradientDescentOp : public ApplyKernel<T> {
     T* var = v[0];
     const T alpha = s[0];
     const T* delta = d[0];
+#pragma omp simd
     for (int64_t i = 0; i < n; ++i) var[i] -= delta[i] * alpha;
   }
 };

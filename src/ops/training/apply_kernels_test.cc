@@ -313,6 +313,27 @@ TEST_P(ApplyKernelTest, EmptyVariablesAreUpdatedTrivially) {
   EXPECT_EQ(r->value(0).NumElements(), 0);
 }
 
+TEST_P(ApplyKernelTest, BigVariablesAreUpdatedOnEveryElement) {
+  // Every element of a big variable (an odd size: the vectorized loop's tail too) gets exactly
+  // its own update, with several variables and a dense input in step.
+  const DType dt = GetParam();
+  const int64_t n = 4 * 65536 + 7;
+  std::vector<double> var(n), accum(n), grad(n);
+  for (int64_t i = 0; i < n; ++i) {
+    var[i] = 0.001 * (i % 1000);
+    accum[i] = 0.5 + (i % 7);
+    grad[i] = (i % 13) - 6.0;
+  }
+  auto r = ApplyRunner::Create("ApplyMomentum", dt, {Vec(var, dt), Vec(accum, dt)}, 3).value();
+  const double lr = 0.25, momentum = 0.5;
+  ASSERT_TRUE(r->Run({Scalar(lr, dt), Vec(grad, dt), Scalar(momentum, dt)}).ok());
+  for (int64_t i = 0; i < n; ++i) {
+    const double a = accum[i] * momentum + grad[i];
+    ASSERT_NEAR(r->at(1, i), a, Tol(dt)) << "at " << i;
+    ASSERT_NEAR(r->at(0, i), var[i] - lr * a, 1e-5) << "at " << i;
+  }
+}
+
 TEST_P(ApplyKernelTest, SameVariableTwiceDoesNotDeadlock) {
   const DType dt = GetParam();
   // var and accum naming one Var: the kernel must lock it once.

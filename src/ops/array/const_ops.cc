@@ -44,7 +44,7 @@ class IdentityOp : public OpKernel {
 Status ConstShape(InferenceContext* c) {
   Tensor v;
   RETURN_IF_ERROR(c->GetAttr("value", &v));
-  DType dtype;
+  DType dtype = DT_INVALID;
   RETURN_IF_ERROR(c->GetAttr("dtype", &dtype));
   if (v.dtype() != dtype) {
     return errors::InvalidArgument("value has type ", DTypeString(v.dtype()), " but dtype is ", DTypeString(dtype));

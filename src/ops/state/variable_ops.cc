@@ -65,7 +65,9 @@ class AssignOp : public OpKernel {
                                             value.shape().DebugString(), " to variable ", var->name(),
                                             " holding shape ", cur->shape().DebugString()));
       }
-      if (cur->IsInitialized() && cur->RefCountIsOne() && cur->shape() == value.shape() &&
+      // A value nobody else holds (a received or freshly computed tensor) is adopted as it is;
+      // otherwise a buffer the variable holds alone is overwritten in place.
+      if (!value.RefCountIsOne() && cur->IsInitialized() && cur->RefCountIsOne() && cur->shape() == value.shape() &&
           cur->dtype() != DT_STRING && cur->TotalBytes() > 0) {
         std::memcpy(cur->raw_data(), value.raw_data(), value.TotalBytes());
       } else {

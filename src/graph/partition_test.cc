@@ -115,7 +115,8 @@ TEST_F(PartitionTest, ACrossingEdgeBecomesASendRecvPair) {
     EXPECT_EQ(Attr(*n, "client_terminated"), AttrValue(false));
   }
   EXPECT_EQ(Attr(send, "tensor_name"), Attr(recv, "tensor_name"));
-  const std::string* tn = Attr(send, "tensor_name").get_if<std::string>();
+  const AttrValue tensor_name = Attr(send, "tensor_name");
+  const std::string* tn = tensor_name.get_if<std::string>();
   ASSERT_NE(tn, nullptr);
   EXPECT_TRUE(absl::StartsWith(*tn, "edge_") && absl::EndsWith(*tn, "_a")) << *tn;
   EXPECT_EQ(Inputs(*Find(parts[kB], "b")), std::vector<std::string>{recv.name()});

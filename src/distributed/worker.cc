@@ -242,23 +242,40 @@ void Worker::RunGraphAsync(const proto::RunGraphRequest* req, proto::RunGraphRes
       }
     }
     // Small tensors for the master's task ride back in the response; big ones stay to be pulled.
+    // Every one was sent before the partition finished, so each answer comes at once; the
+    // answer is shared so that a late one (which would be a bug) touches nothing gone.
     for (int i = 0; status.ok() && i < req->push_keys_size(); ++i) {
-      const std::string& key = req->push_keys(i);
-      rendezvous->ServeRecv(key, [&](const Status& st, const Tensor& t, bool is_dead) {
-        if (!st.ok()) {
-          status = st;
-          return;
-        }
-        proto::PushedTensor* p = resp->add_pushed();
-        p->set_key(key);
-        p->set_is_dead(is_dead);
-        if (is_dead || !t.IsInitialized()) return;
-        if (t.TotalBytes() <= kMaxPushedBytes) {
-          TensorToProto(t, p->mutable_tensor());
-        } else {
-          status = rendezvous->Send(key, t, false);
-        }
+      struct Answer {
+        bool done = false;
+        Status status;
+        Tensor value;
+        bool is_dead = false;
+      };
+      auto answer = std::make_shared<Answer>();
+      rendezvous->ServeRecv(req->push_keys(i), [answer](const Status& st, const Tensor& t, bool is_dead) {
+        answer->status = st;
+        answer->value = t;
+        answer->is_dead = is_dead;
+        answer->done = true;
       });
+      if (!answer->done) {
+        status = errors::Internal("RunGraph on ", task_, ": the tensor '", req->push_keys(i),
+                                  "' to return was never sent");
+        break;
+      }
+      if (!answer->status.ok()) {
+        status = answer->status;
+        break;
+      }
+      proto::PushedTensor* p = resp->add_pushed();
+      p->set_key(req->push_keys(i));
+      p->set_is_dead(answer->is_dead);
+      if (answer->is_dead || !answer->value.IsInitialized()) continue;
+      if (answer->value.TotalBytes() <= kMaxPushedBytes) {
+        TensorToProto(answer->value, p->mutable_tensor());
+      } else {
+        status = rendezvous->Send(req->push_keys(i), answer->value, false);
+      }
     }
     // Receivers elsewhere that wait for this task's tensors learn of the failure at once.
     if (!status.ok()) rendezvous->StartAbort(status);

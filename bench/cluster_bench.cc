@@ -83,10 +83,10 @@ void BM_EmptyGrpcCallbackCall(benchmark::State& state) {
 }
 BENCHMARK(BM_EmptyGrpcCallbackCall)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
-void BM_NullStep(benchmark::State& state) {
+// A session on the worker fetching a scalar variable held by `device`, once per iteration.
+void FetchScalar(benchmark::State& state, const std::string& device, const std::string& name) {
   Scope root = Scope::NewRootScope();
-  Variable v = Variable::Create(root.WithDevice("/job:ps/task:0").WithOpName("scalar"), {}, DT_FLOAT,
-                                init::Constant(3.0));
+  Variable v = Variable::Create(root.WithDevice(device).WithOpName(name), {}, DT_FLOAT, init::Constant(3.0));
   Operation init = GlobalVariablesInitializer(root);
   ClientSession session(root, Cluster()->worker_target());
   if (!session.Run({init}).ok()) state.SkipWithError("init failed");
@@ -95,21 +95,12 @@ void BM_NullStep(benchmark::State& state) {
     if (!r.ok()) state.SkipWithError(std::string(r.status().message()).c_str());
   }
 }
+
+void BM_NullStep(benchmark::State& state) { FetchScalar(state, "/job:ps/task:0", "scalar"); }
 BENCHMARK(BM_NullStep)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // For reference: the same fetch of a variable held by the worker itself (one RPC: RunStep).
-void BM_LocalStep(benchmark::State& state) {
-  Scope root = Scope::NewRootScope();
-  Variable v = Variable::Create(root.WithDevice("/job:worker/task:0").WithOpName("local_scalar"), {}, DT_FLOAT,
-                                init::Constant(3.0));
-  Operation init = GlobalVariablesInitializer(root);
-  ClientSession session(root, Cluster()->worker_target());
-  if (!session.Run({init}).ok()) state.SkipWithError("init failed");
-  for (auto _ : state) {
-    auto r = session.Run({v.read()});
-    if (!r.ok()) state.SkipWithError(std::string(r.status().message()).c_str());
-  }
-}
+void BM_LocalStep(benchmark::State& state) { FetchScalar(state, "/job:worker/task:0", "local_scalar"); }
 BENCHMARK(BM_LocalStep)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // Pull: the worker reads the ps variable (the Shape runs on the worker, so the bytes cross).

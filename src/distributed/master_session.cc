@@ -30,12 +30,21 @@ bool PassesFilters(const std::string& task, const proto::SessionConfig& config) 
   return false;
 }
 
+// The attr `name` of a node the partitioner made (Internal when it is missing: a bug).
+StatusOr<const proto::AttrValue*> PartitionAttr(const proto::NodeDef& n, const std::string& name) {
+  auto it = n.attr().find(name);
+  if (it == n.attr().end()) return errors::Internal("Partitioned node '", n.name(), "' has no attr '", name, "'");
+  return &it->second;
+}
+
 // Renumbers the partition's _Arg (or _Retval) nodes 0..n-1 in order of their global index and
 // returns the global indices.
-std::vector<int> Renumber(proto::GraphDef* def, const std::string& op) {
+StatusOr<std::vector<int>> Renumber(proto::GraphDef* def, const std::string& op) {
   std::vector<std::pair<int64_t, proto::NodeDef*>> found;
   for (proto::NodeDef& n : *def->mutable_node()) {
-    if (n.op() == op) found.emplace_back(n.attr().at("index").i(), &n);
+    if (n.op() != op) continue;
+    ASSIGN_OR_RETURN(const proto::AttrValue* index, PartitionAttr(n, "index"));
+    found.emplace_back(index->i(), &n);
   }
   std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<int> global;
@@ -213,10 +222,14 @@ StatusOr<std::shared_ptr<MasterSession::Prepared>> MasterSession::Build(const pr
     for (const proto::NodeDef& n : def.node()) {
       if (n.op() != "_Send") continue;
       RendezvousKey k;
-      k.send_device = n.attr().at("send_device").s();
-      k.send_device_incarnation = static_cast<uint64_t>(n.attr().at("send_device_incarnation").i());
-      k.recv_device = n.attr().at("recv_device").s();
-      k.edge_name = n.attr().at("tensor_name").s();
+      ASSIGN_OR_RETURN(const proto::AttrValue* send_device, PartitionAttr(n, "send_device"));
+      ASSIGN_OR_RETURN(const proto::AttrValue* incarnation, PartitionAttr(n, "send_device_incarnation"));
+      ASSIGN_OR_RETURN(const proto::AttrValue* recv_device, PartitionAttr(n, "recv_device"));
+      ASSIGN_OR_RETURN(const proto::AttrValue* tensor_name, PartitionAttr(n, "tensor_name"));
+      k.send_device = send_device->s();
+      k.send_device_incarnation = static_cast<uint64_t>(incarnation->i());
+      k.recv_device = recv_device->s();
+      k.edge_name = tensor_name->s();
       StatusOr<std::string> recv_task = TaskOfDevice(k.recv_device);
       if (!recv_task.ok() || *recv_task != local_task_) continue;
       push_keys[device].push_back(CreateRendezvousKey(k));
@@ -230,8 +243,8 @@ StatusOr<std::shared_ptr<MasterSession::Prepared>> MasterSession::Build(const pr
     for (const proto::NodeDef& n : def.node()) p.receives |= n.op() == "_Recv";
     ASSIGN_OR_RETURN(p.task, TaskOfDevice(device));
     ASSIGN_OR_RETURN(p.worker, workers_->GetWorker(p.task));
-    p.args = Renumber(&def, "_Arg");
-    p.retvals = Renumber(&def, "_Retval");
+    ASSIGN_OR_RETURN(p.args, Renumber(&def, "_Arg"));
+    ASSIGN_OR_RETURN(p.retvals, Renumber(&def, "_Retval"));
     *def.mutable_versions() = graph_def_.versions();
     proto::RegisterGraphRequest rreq;
     proto::RegisterGraphResponse rresp;

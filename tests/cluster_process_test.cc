@@ -158,13 +158,18 @@ TEST(ClusterProcessTest, DistributedTrainerUnderLaunch) {
   std::string text = out.str();
   int64_t sum = 0, max_global = 0;
   int workers = 0;
+  // A worker that starts late sees a model the other one already trained, so the untrained loss
+  // is the largest first loss; every final loss must be far below it.
+  double untrained = 0, worst_final = 0;
   for (std::sregex_iterator it(text.begin(), text.end(), line), end; it != end; ++it) {
     ++workers;
     sum += std::stoll((*it)[2]);
     max_global = std::max<int64_t>(max_global, std::stoll((*it)[3]));
-    EXPECT_LT(std::stod((*it)[5]), std::stod((*it)[4]) * 0.2) << it->str();
+    untrained = std::max(untrained, std::stod((*it)[4]));
+    worst_final = std::max(worst_final, std::stod((*it)[5]));
   }
   EXPECT_EQ(workers, 2) << text;
+  EXPECT_LT(worst_final, untrained * 0.05) << text;
   EXPECT_GE(max_global, 400);
   EXPECT_EQ(max_global, sum) << text;
 }

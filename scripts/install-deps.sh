@@ -7,7 +7,7 @@ packages=(
   cmake ninja-build g++ make pkg-config
   libabsl-dev libprotobuf-dev protobuf-compiler
   libgrpc++-dev protobuf-compiler-grpc
-  libdnnl-dev
+  libdnnl-dev ocl-icd-opencl-dev   # dnnl's CMake config looks for OpenCL (its GPU runtime)
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 if [[ "${1:-}" == "--bench" ]]; then

@@ -12,36 +12,12 @@
 #include "base/env.h"
 #include "base/notification.h"
 #include "base/status.h"
+#include "base/temp_dir.h"
 #include "base/threadpool.h"
 #include "gtest/gtest.h"
 
 namespace dflow {
 namespace {
-
-// A fresh directory under $TMPDIR (or /tmp), removed with everything in it at the end.
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string tmpl = absl::StrCat(base != nullptr && *base != '\0' ? base : "/tmp", "/dflow_base_test_XXXXXX");
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    char* p = ::mkdtemp(buf.data());
-    if (p != nullptr) path_ = p;
-  }
-  ~TempDir() {
-    if (!path_.empty()) {
-      std::error_code ec;
-      std::filesystem::remove_all(path_, ec);
-    }
-  }
-  bool ok() const { return !path_.empty(); }
-  const std::string& path() const { return path_; }
-  std::string File(absl::string_view name) const { return absl::StrCat(path_, "/", name); }
-
- private:
-  std::string path_;
-};
 
 // ---- Env ----
 

@@ -10,6 +10,9 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <dirent.h>
+#include <algorithm>
+
 namespace dflow {
 
 Env* Env::Default() {
@@ -81,9 +84,183 @@ Status Env::WriteFileAtomic(const std::string& path, absl::string_view contents)
     ::unlink(tmp.c_str());
     return errors::Unavailable("Cannot rename ", tmp, " to ", path, ": ", std::strerror(e));
   }
+  // Makes the rename itself durable; file systems that cannot sync a directory lose nothing
+  // but that guarantee, so a failure here is not an error of the write.
+  (void)SyncDir(DirName(path));
   return absl::OkStatus();
 }
 
 bool Env::FileExists(const std::string& path) const { return ::access(path.c_str(), F_OK) == 0; }
+
+namespace {
+
+Status IoError(absl::string_view what, const std::string& path, int e) {
+  std::string msg = absl::StrCat(what, " ", path, ": ", std::strerror(e));
+  if (e == ENOENT) return absl::NotFoundError(msg);
+  if (e == ENOSPC || e == EDQUOT) return absl::ResourceExhaustedError(msg);
+  if (e == EACCES || e == EPERM) return absl::PermissionDeniedError(msg);
+  return absl::UnavailableError(msg);
+}
+
+class PosixWritableFile : public WritableFile {
+ public:
+  PosixWritableFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  ~PosixWritableFile() override {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Status Append(absl::string_view data) override {
+    if (fd_ < 0) return errors::FailedPrecondition("Append to closed file ", path_);
+    while (!data.empty()) {
+      ssize_t n = ::write(fd_, data.data(), data.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return IoError("Cannot write", path_, errno);
+      data.remove_prefix(static_cast<size_t>(n));
+    }
+    return absl::OkStatus();
+  }
+  Status Flush() override { return absl::OkStatus(); }  // unbuffered: every Append is a write(2)
+  Status Sync() override {
+    if (fd_ < 0) return errors::FailedPrecondition("Sync of closed file ", path_);
+    if (::fdatasync(fd_) != 0) return IoError("Cannot sync", path_, errno);
+    return absl::OkStatus();
+  }
+  Status Close() override {
+    if (fd_ < 0) return absl::OkStatus();
+    int r = ::close(fd_);
+    fd_ = -1;
+    if (r != 0) return IoError("Cannot close", path_, errno);
+    return absl::OkStatus();
+  }
+  const std::string& path() const override { return path_; }
+
+ private:
+  std::string path_;
+  int fd_;
+};
+
+class PosixRandomAccessFile : public RandomAccessFile {
+ public:
+  PosixRandomAccessFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  ~PosixRandomAccessFile() override { ::close(fd_); }
+  StatusOr<absl::string_view> Read(uint64_t offset, size_t n, char* scratch) const override {
+    size_t done = 0;
+    while (done < n) {
+      ssize_t r = ::pread(fd_, scratch + done, n - done, static_cast<off_t>(offset + done));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) return IoError("Cannot read", path_, errno);
+      if (r == 0) break;
+      done += static_cast<size_t>(r);
+    }
+    if (done == 0 && n > 0) {
+      return errors::OutOfRange("Read past the end of ", path_, " at offset ", offset);
+    }
+    return absl::string_view(scratch, done);
+  }
+  const std::string& path() const override { return path_; }
+
+ private:
+  std::string path_;
+  int fd_;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<WritableFile>> Env::NewWritableFile(const std::string& path, bool append) const {
+  int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC);
+  int fd = ::open(path.c_str(), flags, 0644);
+  if (fd < 0) return IoError("Cannot open for writing", path, errno);
+  return std::unique_ptr<WritableFile>(new PosixWritableFile(path, fd));
+}
+
+StatusOr<std::unique_ptr<RandomAccessFile>> Env::NewRandomAccessFile(const std::string& path) const {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return IoError("Cannot open", path, errno);
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return errors::InvalidArgument("Not a regular file: ", path);
+  }
+  return std::unique_ptr<RandomAccessFile>(new PosixRandomAccessFile(path, fd));
+}
+
+StatusOr<uint64_t> Env::FileSize(const std::string& path) const {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return IoError("Cannot stat", path, errno);
+  if (!S_ISREG(st.st_mode)) return errors::InvalidArgument("Not a regular file: ", path);
+  return static_cast<uint64_t>(st.st_size);
+}
+
+Status Env::RenameFile(const std::string& from, const std::string& to) const {
+  if (::rename(from.c_str(), to.c_str()) != 0) return IoError(absl::StrCat("Cannot rename to ", to, ":"), from, errno);
+  return absl::OkStatus();
+}
+
+Status Env::DeleteFile(const std::string& path) const {
+  if (::unlink(path.c_str()) != 0) return IoError("Cannot delete", path, errno);
+  return absl::OkStatus();
+}
+
+bool Env::IsDirectory(const std::string& path) const {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+Status Env::CreateDirs(const std::string& path) const {
+  if (path.empty() || IsDirectory(path)) return absl::OkStatus();
+  std::string parent = DirName(path);
+  if (parent != path && parent != "." && parent != "/") RETURN_IF_ERROR(CreateDirs(parent));
+  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) return IoError("Cannot create directory", path, errno);
+  if (!IsDirectory(path)) return errors::FailedPrecondition("Not a directory: ", path);
+  return absl::OkStatus();
+}
+
+StatusOr<std::vector<std::string>> Env::GetChildren(const std::string& dir) const {
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return IoError("Cannot list directory", dir, errno);
+  std::vector<std::string> names;
+  while (struct dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name != "." && name != "..") names.push_back(std::move(name));
+  }
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Status Env::SyncDir(const std::string& dir) const {
+  int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return IoError("Cannot open directory", dir, errno);
+  int r = ::fsync(fd);
+  int e = errno;
+  ::close(fd);
+  if (r != 0) return IoError("Cannot sync directory", dir, e);
+  return absl::OkStatus();
+}
+
+std::string Env::HostName() const {
+  char buf[256] = {0};
+  if (::gethostname(buf, sizeof(buf) - 1) != 0 || buf[0] == 0) return "localhost";
+  return buf;
+}
+
+std::string JoinPath(absl::string_view dir, absl::string_view name) {
+  if (dir.empty()) return std::string(name);
+  if (name.empty()) return std::string(dir);
+  if (dir.back() == '/') dir.remove_suffix(1);
+  if (name.front() == '/') name.remove_prefix(1);
+  return absl::StrCat(dir, "/", name);
+}
+
+std::string DirName(absl::string_view path) {
+  size_t slash = path.rfind('/');
+  if (slash == absl::string_view::npos) return ".";
+  if (slash == 0) return "/";
+  return std::string(path.substr(0, slash));
+}
+
+std::string BaseName(absl::string_view path) {
+  size_t slash = path.rfind('/');
+  return std::string(slash == absl::string_view::npos ? path : path.substr(slash + 1));
+}
 
 }  // namespace dflow

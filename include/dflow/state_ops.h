@@ -52,6 +52,9 @@ Output ScatterSub(const Scope& scope, Input ref, Input indices, Input updates, b
 // ("Reached limit of <limit>") once the value has reached `limit`.
 Output CountUpTo(const Scope& scope, Input ref, int64_t limit);
 
+// True when the variable (a reference, VariableV2 / Variable::ref()) has a value.
+Output IsVariableInitialized(const Scope& scope, Input ref);
+
 // ---- Queues ----
 struct QueueAttrs {
   // Empty, or one fully defined shape per component (needed by QueueDequeueMany).

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "dflow/ops.h"
 
@@ -58,5 +59,13 @@ class Variable {
 
 // A NoOp "init" that runs every initializer of the variables created in this graph so far.
 Operation GlobalVariablesInitializer(const Scope& scope);
+
+// A 1-D string tensor with the names of the variables in `var_list` that have no value yet,
+// in list order (TensorFlow's tf.report_uninitialized_variables). `var_list` holds reference
+// variables (Variable::ref(), VariableV2) and resource handles (VarHandleOp); empty means every
+// variable of the scope's graph built so far. Each check runs on its variable's device, so the
+// op is what a worker runs to learn whether the chief has initialized the model. Built under
+// "report_uninitialized_variables/". An entry of another dtype is an error recorded in the scope.
+Output ReportUninitializedVariables(const Scope& scope, std::vector<Output> var_list = {});
 
 }  // namespace dflow

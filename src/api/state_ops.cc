@@ -63,6 +63,10 @@ Output CountUpTo(const Scope& s, Input ref, int64_t limit) {
   return Out(BuildOp(s, "CountUpTo", {std::move(ref)}, {{"limit", limit}}));
 }
 
+Output IsVariableInitialized(const Scope& s, Input ref) {
+  return Out(BuildOp(s, "IsVariableInitialized", {std::move(ref)}));
+}
+
 Output FIFOQueue(const Scope& s, const std::vector<DType>& component_types, const QueueAttrs& attrs) {
   return Out(BuildOp(s, "FIFOQueueV2", {},
                      {{"component_types", component_types}, {"shapes", attrs.shapes}, {"capacity", attrs.capacity},

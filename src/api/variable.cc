@@ -4,6 +4,8 @@
 
 #include "api/scope_internal.h"
 #include "api/variable_internal.h"
+#include "dflow/array_ops.h"
+#include "dflow/state_ops.h"
 
 namespace dflow {
 namespace init {
@@ -145,6 +147,50 @@ std::string Variable::name() const { return ref_.valid() ? ref_.node()->name() :
 
 Operation GlobalVariablesInitializer(const Scope& scope) {
   return ops::BuildOp(scope.WithControlDependencies(scope.collections()->initializers), "NoOp", {}, {}, "init");
+}
+
+Output ReportUninitializedVariables(const Scope& scope, std::vector<Output> var_list) {
+  if (!scope.ok()) return Output();
+  if (var_list.empty()) {
+    for (Node* n : scope.graph()->nodes()) {
+      if (n->op() == "VariableV2" || n->op() == "Variable" || n->op() == "VarHandleOp") var_list.emplace_back(n, 0);
+    }
+  }
+  Scope s = scope.NewSubScope("report_uninitialized_variables");
+  std::vector<std::string> names;
+  std::vector<Input> flags;
+  for (size_t i = 0; i < var_list.size(); ++i) {
+    const Output& v = var_list[i];
+    if (!v.valid()) {
+      scope.UpdateStatus(errors::InvalidArgument("ReportUninitializedVariables: variable #", i, " is invalid"));
+      return Output();
+    }
+    // The check reads the variable where it lives.
+    Scope own = ScopeAccess::ColocatedWith(s, v.node());
+    if (IsRefType(v.dtype())) {
+      flags.push_back(ops::IsVariableInitialized(own, v));
+    } else if (v.dtype() == DT_RESOURCE) {
+      flags.push_back(ops::VarIsInitializedOp(own, v));
+    } else {
+      scope.UpdateStatus(errors::InvalidArgument("ReportUninitializedVariables: '", v.name(), "' is a ",
+                                                 DTypeString(v.dtype()), ", not a variable"));
+      return Output();
+    }
+    names.push_back(v.node()->name());
+  }
+  const int64_t n = static_cast<int64_t>(names.size());
+  StatusOr<Tensor> names_tensor = Tensor::FromValues<std::string>(names, TensorShape({n}));
+  if (!names_tensor.ok()) {
+    scope.UpdateStatus(names_tensor.status());
+    return Output();
+  }
+  Output name_list = ops::Const(s.WithOpName("Const"), *names_tensor);
+  if (n == 0) return ops::Identity(s.WithOpName("uninitialized"), name_list);
+  // Partition 0 collects the names whose flag is false.
+  Output initialized = ops::Cast(s, ops::Stack(s, flags), DT_INT32);
+  std::vector<Output> parts = ops::DynamicPartition(s, name_list, initialized, 2);
+  if (parts.size() != 2) return Output();
+  return ops::Identity(s.WithOpName("uninitialized"), parts[0]);
 }
 
 }  // namespace dflow

@@ -1,4 +1,4 @@
-// VariableV2 and the reference-edge updates Assign, AssignAdd, AssignSub.
+// VariableV2, the reference-edge updates Assign, AssignAdd, AssignSub, and IsVariableInitialized.
 //
 // A VariableV2 node outputs a reference to a Var held by the device's ResourceMgr under
 // (container, shared_name or node name); every session that names it shares it. Consumers
@@ -79,6 +79,24 @@ class AssignOp : public OpKernel {
 
  private:
   bool validate_shape_ = true;
+};
+
+// Whether the variable has a value; a training loop asks it of every variable to tell whether
+// the model is ready (ReportUninitializedVariables).
+class IsVariableInitializedOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+
+  void Compute(OpKernelContext* ctx) override {
+    const std::shared_ptr<Var>& var = ctx->input_ref_ptr(0);
+    OP_REQUIRES(ctx, var != nullptr, errors::Internal("IsVariableInitialized without a variable input"));
+    bool initialized = false;
+    {
+      std::lock_guard<std::mutex> l(*var->mu());
+      initialized = var->is_initialized_locked();
+    }
+    ctx->set_output(0, Tensor(initialized));
+  }
 };
 
 template <typename T, bool kAdd>
@@ -165,6 +183,10 @@ void RegisterStateOps() {
                  .Attr("T: {float, double, int32, int64, uint8}").Attr("use_locking: bool = false")
                  .SetShapeFn(AssignUpdateShape).Doc("Subtracts value from the variable."));
   RegisterKernel<AssignOp>(KernelBuilder("Assign"));
+  RegisterOp(OpDefBuilder("IsVariableInitialized").Input("ref: Ref(dtype)").Output("is_initialized: bool")
+                 .Attr("dtype: type").SetShapeFn(ScalarShape)
+                 .Doc("Whether the variable has been given a value."));
+  RegisterKernel<IsVariableInitializedOp>(KernelBuilder("IsVariableInitialized"));
   RegisterUpdateKernels<float>();
   RegisterUpdateKernels<double>();
   RegisterUpdateKernels<int32_t>();

@@ -1,0 +1,240 @@
+// MonitoredTrainingSession: a training loop's session that initializes or restores the model,
+// runs hooks around every step, saves checkpoints and summaries, and recovers when a task of the
+// cluster dies — TensorFlow 1.x's tf.train.MonitoredTrainingSession.
+//
+//   Output step = train::CreateGlobalStep(root.WithDevice("/job:ps/task:0"));
+//   Operation train_op = train::GradientDescentOptimizer(0.1f).Minimize(root, loss, {}, step);
+//   train::MonitoredTrainingSessionOptions o;
+//   o.master = server->target();
+//   o.is_chief = task_index == 0;
+//   o.checkpoint_dir = "/tmp/model";
+//   o.save_checkpoint_steps = 100;
+//   o.hooks = {std::make_shared<train::StopAtStepHook>(step, /*num_steps=*/0, /*last_step=*/1000)};
+//   auto sess = train::MonitoredTrainingSession(root, o);      // StatusOr<unique_ptr<...>>
+//   while (!(*sess)->ShouldStop()) {
+//     auto r = (*sess)->Run({}, {loss}, {train_op});
+//     if (!r.ok()) { if (absl::IsOutOfRange(r.status())) break; return r.status(); }
+//   }
+//   Status s = (*sess)->Close();     // hooks' End: the final checkpoint
+//
+// Session creation (SessionManager logic):
+// - the chief restores the latest checkpoint of checkpoint_dir when there is one, otherwise runs
+//   the scaffold's init op; then the model must be ready (ready op empty), else
+//   FailedPrecondition naming the variables still uninitialized;
+// - other workers poll the ready op (backoff from 100 ms to 2 s) and log, every 5 s, the
+//   variables they wait for; after max_wait_secs, DeadlineExceeded names them;
+// - then everybody runs the local init op, and the hooks' AfterCreateSession.
+//
+// Recovery: a step (or a session creation) that fails with Aborted or Unavailable — a ps task or
+// a peer died or restarted — closes the session, waits (exponential backoff), creates a new one
+// as above (the chief restores the latest checkpoint; a worker waits for the model again), and
+// runs the step again. At most RecoveryOptions::max_recovery_attempts consecutive failures; then
+// the last error is returned. A successful step resets the count. Any other error ends training:
+// Run returns it and Close skips the hooks' End. OutOfRange (an input ran out) ends training
+// cleanly: ShouldStop() becomes true, Run returns the OutOfRange status, and Close calls End.
+//
+// Thread-safety: a MonitoredSession is used by one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dflow/session.h"
+#include "dflow/session_run_hook.h"
+
+namespace dflow::train {
+
+// What a training session needs of a saver.
+class SaverInterface {
+ public:
+  virtual ~SaverInterface() = default;
+  // Writes the variables to "<prefix>-<global_step>" and records it as the latest checkpoint of
+  // the prefix's directory (atomically: a crash leaves the previous checkpoint readable).
+  // Returns the path written.
+  virtual StatusOr<std::string> Save(const ClientSession& session, const std::string& prefix,
+                                     int64_t global_step) = 0;
+  // Gives every variable its value from the checkpoint at `path`. NotFound / DataLoss name the
+  // file; a variable missing from the checkpoint is NotFound naming it.
+  virtual Status Restore(const ClientSession& session, const std::string& path) = 0;
+  // The latest checkpoint recorded in `dir` ("" when there is none).
+  virtual StatusOr<std::string> LatestCheckpoint(const std::string& dir) = 0;
+};
+
+// The default saver: every variable of the scope's graph built so far (VariableV2 nodes), read
+// and written through the session in one step each, in dflow's variable file: TFRecord framing
+// (CRC32C-checked) of the names and TensorProtos, written under a temporary name, synced and
+// renamed; then the text `checkpoint` state file (TensorFlow's CheckpointState format:
+// model_checkpoint_path and all_model_checkpoint_paths), also atomically. Keeps the newest
+// `max_to_keep` checkpoints (0: all). Errors in building are recorded in the scope.
+std::shared_ptr<SaverInterface> NewVariableSaver(const Scope& scope, int max_to_keep = 5);
+
+// The pieces of the graph a training session uses; Finalize fills in what was left unset.
+struct Scaffold {
+  // Runs on the chief when there is no checkpoint. Default: GlobalVariablesInitializer.
+  Operation init_op;
+  // A 1-D string tensor of the variables still uninitialized (empty: the model is ready).
+  // Default: ReportUninitializedVariables over every variable.
+  Output ready_op;
+  // Runs on every task once the model is ready (local variables, tables). Default: none.
+  Operation local_init_op;
+  // Default: NewVariableSaver(scope).
+  std::shared_ptr<SaverInterface> saver;
+  // A serialized Summary proto per step for SummarySaverHook. Default: none.
+  Output summary_op;
+
+  // Builds the defaults into the scope's graph (idempotent). Call it before the session is
+  // created (MonitoredTrainingSession does); ops added to the graph afterwards are not part of
+  // the model the ready op checks. Returns the scope's error if building failed.
+  Status Finalize(const Scope& scope);
+  bool finalized() const { return finalized_; }
+
+ private:
+  bool finalized_ = false;
+};
+
+// Makes ready sessions for a MonitoredSession (and again after a failure).
+class SessionCreator {
+ public:
+  virtual ~SessionCreator() = default;
+  virtual StatusOr<std::unique_ptr<ClientSession>> CreateSession() = 0;
+};
+
+// The chief: restore the latest checkpoint of checkpoint_dir, or run the init op.
+class ChiefSessionCreator : public SessionCreator {
+ public:
+  // `scaffold` must be finalized. `checkpoint_dir` may be empty (never restore).
+  // `options.target` is the master ("" for this process).
+  ChiefSessionCreator(const Scope& scope, std::shared_ptr<const Scaffold> scaffold, SessionOptions options,
+                      std::string checkpoint_dir);
+  StatusOr<std::unique_ptr<ClientSession>> CreateSession() override;
+  // The checkpoint the last CreateSession restored ("" when it initialized).
+  const std::string& restored_checkpoint() const { return restored_; }
+
+ private:
+  Scope scope_;
+  std::shared_ptr<const Scaffold> scaffold_;
+  SessionOptions options_;
+  std::string checkpoint_dir_, restored_;
+};
+
+// Any other worker: wait until the chief made the model ready.
+class WorkerSessionCreator : public SessionCreator {
+ public:
+  // `max_wait_secs`: how long to wait for the model (DeadlineExceeded after).
+  WorkerSessionCreator(const Scope& scope, std::shared_ptr<const Scaffold> scaffold, SessionOptions options,
+                       int64_t max_wait_secs = 7200);
+  StatusOr<std::unique_ptr<ClientSession>> CreateSession() override;
+
+ private:
+  Scope scope_;
+  std::shared_ptr<const Scaffold> scaffold_;
+  SessionOptions options_;
+  int64_t max_wait_secs_;
+};
+
+struct RecoveryOptions {
+  // Consecutive failed attempts (a step or a session creation failing with Aborted or
+  // Unavailable) before giving up with the last error; 0 disables recovery.
+  int max_recovery_attempts = 10;
+  // The wait before attempt k is min(initial_backoff_ms * 2^(k-1), max_backoff_ms).
+  int64_t initial_backoff_ms = 100;
+  int64_t max_backoff_ms = 5000;
+};
+
+class MonitoredSession {
+ public:
+  // Calls every hook's Begin, creates the session (see above, with recovery) and calls the
+  // hooks' AfterCreateSession. The first error of any of them is returned.
+  static StatusOr<std::unique_ptr<MonitoredSession>> Create(std::unique_ptr<SessionCreator> creator,
+                                                            std::vector<std::shared_ptr<SessionRunHook>> hooks,
+                                                            const RecoveryOptions& recovery = {});
+  ~MonitoredSession();  // Close() if the caller did not
+
+  // One step: every hook's BeforeRun, one session run of the caller's fetches, feeds and targets
+  // plus every hook's, then every hook's AfterRun with its own results. Returns the caller's
+  // fetches. A feed given twice with different tensors (by the caller and a hook, or two hooks)
+  // is InvalidArgument. FailedPrecondition after Close or after a run ended training with an error.
+  StatusOr<std::vector<Tensor>> Run(const ClientSession::FeedDict& feeds, const std::vector<Output>& fetches,
+                                    const std::vector<Operation>& targets = {});
+  StatusOr<std::vector<Tensor>> Run(const std::vector<Output>& fetches) { return Run({}, fetches, {}); }
+
+  // True once a hook asked to stop, an input ran out (OutOfRange), or training failed.
+  bool ShouldStop() const { return stop_requested_ || !status_.ok() || closed_; }
+  // Calls every hook's End (when training did not fail) and closes the session. Returns the
+  // first error of the hooks (or of training). Idempotent.
+  Status Close();
+
+  // The session of the current attempt (null between a failure and the next creation): for
+  // runs that must not go through the hooks.
+  ClientSession* raw_session() const { return session_.get(); }
+  // How many times a session was (re)created; 1 without failures.
+  int sessions_created() const { return sessions_created_; }
+
+ private:
+  MonitoredSession(std::unique_ptr<SessionCreator> creator, std::vector<std::shared_ptr<SessionRunHook>> hooks,
+                   const RecoveryOptions& recovery);
+  // Creates the session and calls AfterCreateSession; the error of the first failing piece.
+  Status CreateOnce();
+  // Waits before the next attempt; false when the budget is spent.
+  bool BackOff(const Status& error);
+  StatusOr<std::vector<Tensor>> HookedRun(const ClientSession::FeedDict& feeds, const std::vector<Output>& fetches,
+                                          const std::vector<Operation>& targets);
+
+  std::unique_ptr<SessionCreator> creator_;
+  std::vector<std::shared_ptr<SessionRunHook>> hooks_;
+  RecoveryOptions recovery_;
+  std::unique_ptr<ClientSession> session_;
+  int failed_attempts_ = 0;
+  int sessions_created_ = 0;
+  bool stop_requested_ = false;
+  bool closed_ = false;
+  Status status_;  // the error that ended training (OutOfRange is not one)
+};
+
+class SummaryWriterInterface;
+
+struct MonitoredTrainingSessionOptions {
+  // The master: "" for this process, or a server's target ("grpc://localhost:2222").
+  std::string master;
+  bool is_chief = true;
+  // Where the chief saves checkpoints and restores from; empty: no checkpoints.
+  std::string checkpoint_dir;
+  Scaffold scaffold;
+  // Hooks of every task, and hooks only the chief runs. The chief calls chief_only_hooks, then
+  // the built-in hooks, then hooks (TensorFlow's order).
+  std::vector<std::shared_ptr<SessionRunHook>> hooks;
+  std::vector<std::shared_ptr<SessionRunHook>> chief_only_hooks;
+  // The chief's CheckpointSaverHook (with checkpoint_dir): every save_checkpoint_steps steps when
+  // that is > 0, else every save_checkpoint_secs seconds; both <= 0: no checkpoints are saved
+  // (the chief still restores the latest one).
+  int64_t save_checkpoint_secs = 600;
+  int64_t save_checkpoint_steps = 0;
+  // The chief's SummarySaverHook (with a summary_writer and a summary op) and StepCounterHook
+  // (global_step/sec logged, and written when there is a summary_writer) every this many steps;
+  // <= 0 disables them.
+  int64_t save_summaries_steps = 100;
+  int64_t log_step_count_steps = 100;
+  // Where summaries go (the chief's); null: none written.
+  std::shared_ptr<SummaryWriterInterface> summary_writer;
+  // The global step (CreateGlobalStep); invalid: the graph's node "global_step".
+  Output global_step;
+  // Session options; `master` overrides their target.
+  SessionOptions config;
+  // How long a non-chief worker waits for the chief to make the model ready.
+  int64_t max_wait_secs = 7200;
+  RecoveryOptions recovery;
+};
+
+// Finalizes the scaffold, adds the chief's built-in hooks (StepCounterHook, SummarySaverHook,
+// CheckpointSaverHook, as configured) and creates a MonitoredSession with a ChiefSessionCreator
+// (is_chief) or a WorkerSessionCreator. NotFound when the global step is needed and the graph has
+// none.
+StatusOr<std::unique_ptr<MonitoredSession>> MonitoredTrainingSession(const Scope& scope,
+                                                                     MonitoredTrainingSessionOptions options);
+
+// The graph's global step: its node "global_step" (CreateGlobalStep), or NotFound.
+StatusOr<Output> GetGlobalStep(const Scope& scope);
+
+}  // namespace dflow::train

@@ -1,0 +1,218 @@
+// MonitoredSession and MonitoredTrainingSession (dflow/monitored_session.h): hooks around every
+// step and recovery from failed tasks. The session creators are in session_manager.cc.
+#include "dflow/monitored_session.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+#include <unordered_map>
+
+#include "absl/strings/str_cat.h"
+#include "base/logging.h"
+#include "dflow/basic_session_run_hooks.h"
+#include "graph/graph.h"
+
+namespace dflow::train {
+namespace {
+
+// A task died or restarted (a ps lost its variables, a peer's graphs are gone): a new session
+// can continue from the latest checkpoint.
+bool IsRecoverable(const Status& s) { return absl::IsAborted(s) || absl::IsUnavailable(s); }
+
+}  // namespace
+
+MonitoredSession::MonitoredSession(std::unique_ptr<SessionCreator> creator,
+                                   std::vector<std::shared_ptr<SessionRunHook>> hooks, const RecoveryOptions& recovery)
+    : creator_(std::move(creator)), hooks_(std::move(hooks)), recovery_(recovery) {}
+
+MonitoredSession::~MonitoredSession() { Close().IgnoreError(); }
+
+StatusOr<std::unique_ptr<MonitoredSession>> MonitoredSession::Create(
+    std::unique_ptr<SessionCreator> creator, std::vector<std::shared_ptr<SessionRunHook>> hooks,
+    const RecoveryOptions& recovery) {
+  if (creator == nullptr) return errors::InvalidArgument("MonitoredSession needs a session creator");
+  for (size_t i = 0; i < hooks.size(); ++i) {
+    if (hooks[i] == nullptr) return errors::InvalidArgument("MonitoredSession: hook #", i, " is null");
+  }
+  std::unique_ptr<MonitoredSession> ms(new MonitoredSession(std::move(creator), std::move(hooks), recovery));
+  for (const auto& hook : ms->hooks_) RETURN_IF_ERROR(hook->Begin());
+  while (true) {
+    Status s = ms->CreateOnce();
+    if (s.ok()) break;
+    if (!ms->BackOff(s)) {
+      ms->status_ = s;
+      ms->closed_ = true;  // nothing to end: no session was ever ready
+      return s;
+    }
+  }
+  ms->failed_attempts_ = 0;
+  return ms;
+}
+
+Status MonitoredSession::CreateOnce() {
+  session_.reset();
+  ASSIGN_OR_RETURN(session_, creator_->CreateSession());
+  ++sessions_created_;
+  for (const auto& hook : hooks_) {
+    Status s = hook->AfterCreateSession(session_.get(), nullptr);
+    if (!s.ok()) {
+      session_.reset();
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+bool MonitoredSession::BackOff(const Status& error) {
+  if (!IsRecoverable(error) || failed_attempts_ >= recovery_.max_recovery_attempts) return false;
+  ++failed_attempts_;
+  int64_t wait = std::max<int64_t>(recovery_.initial_backoff_ms, 0);
+  for (int i = 1; i < failed_attempts_ && wait < recovery_.max_backoff_ms; ++i) wait *= 2;
+  wait = std::min(wait, std::max<int64_t>(recovery_.max_backoff_ms, 0));
+  LOG(WARNING) << "A task failed or restarted (" << error << "); creating a new session in " << wait
+               << " ms (recovery attempt " << failed_attempts_ << " of " << recovery_.max_recovery_attempts << ")";
+  session_.reset();
+  std::this_thread::sleep_for(std::chrono::milliseconds(wait));
+  return true;
+}
+
+StatusOr<std::vector<Tensor>> MonitoredSession::Run(const ClientSession::FeedDict& feeds,
+                                                    const std::vector<Output>& fetches,
+                                                    const std::vector<Operation>& targets) {
+  if (closed_) return errors::FailedPrecondition("Run on a closed MonitoredSession");
+  if (!status_.ok()) return errors::FailedPrecondition("Training already ended with an error: ", status_.ToString());
+  while (true) {
+    if (session_ == nullptr) {
+      Status s = CreateOnce();
+      if (!s.ok()) {
+        if (BackOff(s)) continue;
+        status_ = s;
+        return s;
+      }
+    }
+    StatusOr<std::vector<Tensor>> r = HookedRun(feeds, fetches, targets);
+    if (r.ok()) {
+      failed_attempts_ = 0;
+      return r;
+    }
+    if (absl::IsOutOfRange(r.status())) {
+      // An input pipeline ran out: the end of training, not a failure.
+      stop_requested_ = true;
+      return r.status();
+    }
+    if (BackOff(r.status())) continue;
+    status_ = r.status();
+    return r.status();
+  }
+}
+
+StatusOr<std::vector<Tensor>> MonitoredSession::HookedRun(const ClientSession::FeedDict& feeds,
+                                                          const std::vector<Output>& fetches,
+                                                          const std::vector<Operation>& targets) {
+  SessionRunContext ctx(SessionRunArgs{fetches, feeds, targets}, session_.get());
+  // One run of the union: each distinct fetch once, feeds that agree on nobody feeding twice.
+  std::vector<Output> all_fetches;
+  std::unordered_map<Output, size_t> fetch_index;
+  auto add_fetch = [&](const Output& o) {
+    auto [it, inserted] = fetch_index.emplace(o, all_fetches.size());
+    if (inserted) all_fetches.push_back(o);
+    return it->second;
+  };
+  std::vector<size_t> caller_slots;
+  for (const Output& o : fetches) caller_slots.push_back(add_fetch(o));
+  ClientSession::FeedDict all_feeds = feeds;
+  std::vector<Operation> all_targets = targets;
+  std::vector<std::vector<size_t>> hook_slots(hooks_.size());
+  for (size_t h = 0; h < hooks_.size(); ++h) {
+    ASSIGN_OR_RETURN(SessionRunArgs args, hooks_[h]->BeforeRun(&ctx));
+    for (const Output& o : args.fetches) hook_slots[h].push_back(add_fetch(o));
+    for (auto& [out, value] : args.feeds) {
+      if (!all_feeds.emplace(out, value).second) {
+        return errors::InvalidArgument("Same tensor is fed twice (by a SessionRunHook and the caller, or two hooks): ",
+                                       out.name());
+      }
+    }
+    for (const Operation& t : args.targets) {
+      if (std::find(all_targets.begin(), all_targets.end(), t) == all_targets.end()) all_targets.push_back(t);
+    }
+  }
+  ASSIGN_OR_RETURN(std::vector<Tensor> outs, session_->Run(all_feeds, all_fetches, all_targets));
+  for (size_t h = 0; h < hooks_.size(); ++h) {
+    SessionRunValues values;
+    for (size_t slot : hook_slots[h]) values.results.push_back(outs[slot]);
+    RETURN_IF_ERROR(hooks_[h]->AfterRun(&ctx, values));
+  }
+  if (ctx.stop_requested()) stop_requested_ = true;
+  std::vector<Tensor> result;
+  for (size_t slot : caller_slots) result.push_back(outs[slot]);
+  return result;
+}
+
+Status MonitoredSession::Close() {
+  if (closed_) return status_;
+  closed_ = true;
+  Status s = status_;
+  if (s.ok() && session_ != nullptr) {
+    for (const auto& hook : hooks_) {
+      s = hook->End(session_.get());
+      if (!s.ok()) break;
+    }
+  }
+  session_.reset();
+  status_ = s;
+  return s;
+}
+
+StatusOr<Output> GetGlobalStep(const Scope& scope) {
+  Node* n = scope.graph()->FindNode("global_step");
+  if (n == nullptr || (n->op() != "VariableV2" && n->op() != "Variable" && n->op() != "VarHandleOp")) {
+    return errors::NotFound("The graph has no global step (a variable 'global_step': train::CreateGlobalStep)");
+  }
+  return Output(n, 0);
+}
+
+StatusOr<std::unique_ptr<MonitoredSession>> MonitoredTrainingSession(const Scope& scope,
+                                                                     MonitoredTrainingSessionOptions options) {
+  RETURN_IF_ERROR(scope.status());
+  Output global_step = options.global_step;
+  if (!global_step.valid()) {
+    StatusOr<Output> g = GetGlobalStep(scope);
+    if (g.ok()) global_step = *g;
+  }
+  auto scaffold = std::make_shared<Scaffold>(std::move(options.scaffold));
+  RETURN_IF_ERROR(scaffold->Finalize(scope));
+  SessionOptions session_options = options.config;
+  session_options.target = options.master;
+  std::vector<std::shared_ptr<SessionRunHook>> hooks;
+  std::unique_ptr<SessionCreator> creator;
+  if (options.is_chief) {
+    hooks = options.chief_only_hooks;
+    const bool checkpoints = !options.checkpoint_dir.empty() &&
+                             (options.save_checkpoint_steps > 0 || options.save_checkpoint_secs > 0);
+    if (checkpoints && !global_step.valid()) {
+      return errors::NotFound("Saving checkpoints needs a global step (train::CreateGlobalStep)");
+    }
+    if (options.log_step_count_steps > 0 && global_step.valid()) {
+      hooks.push_back(std::make_shared<StepCounterHook>(global_step, options.log_step_count_steps, 0,
+                                                        options.summary_writer));
+    }
+    if (options.save_summaries_steps > 0 && options.summary_writer != nullptr && scaffold->summary_op.valid() &&
+        global_step.valid()) {
+      hooks.push_back(std::make_shared<SummarySaverHook>(scaffold->summary_op, options.summary_writer, global_step,
+                                                         options.save_summaries_steps));
+    }
+    if (checkpoints) {
+      const bool by_steps = options.save_checkpoint_steps > 0;
+      hooks.push_back(std::make_shared<CheckpointSaverHook>(
+          options.checkpoint_dir, scaffold->saver, global_step, by_steps ? 0 : options.save_checkpoint_secs,
+          by_steps ? options.save_checkpoint_steps : 0));
+    }
+    creator = std::make_unique<ChiefSessionCreator>(scope, scaffold, session_options, options.checkpoint_dir);
+  } else {
+    creator = std::make_unique<WorkerSessionCreator>(scope, scaffold, session_options, options.max_wait_secs);
+  }
+  hooks.insert(hooks.end(), options.hooks.begin(), options.hooks.end());
+  return MonitoredSession::Create(std::move(creator), std::move(hooks), options.recovery);
+}
+
+}  // namespace dflow::train

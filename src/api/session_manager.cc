@@ -1,0 +1,127 @@
+// The Scaffold and the session creators of dflow/monitored_session.h: how a chief makes the model
+// ready (restore or initialize) and how other workers wait for it.
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/logging.h"
+#include "dflow/monitored_session.h"
+#include "dflow/variable.h"
+
+namespace dflow::train {
+namespace {
+
+// The variables the ready op reports as uninitialized.
+StatusOr<std::vector<std::string>> Uninitialized(const ClientSession& session, const Output& ready_op) {
+  if (!ready_op.valid()) return std::vector<std::string>();
+  ASSIGN_OR_RETURN(std::vector<Tensor> r, session.Run({ready_op}));
+  if (r[0].dtype() != DT_STRING) {
+    return errors::InvalidArgument("The ready op ", ready_op.name(), " must return strings, not ",
+                                   DTypeString(r[0].dtype()));
+  }
+  std::vector<std::string> names;
+  for (int64_t i = 0; i < r[0].NumElements(); ++i) names.push_back(r[0].data<std::string>()[i]);
+  return names;
+}
+
+// "a, b, c and 7 more": a log line stays readable with thousands of variables.
+std::string NameList(const std::vector<std::string>& names) {
+  constexpr size_t kShown = 10;
+  std::string s = absl::StrJoin(names.begin(), names.begin() + std::min(names.size(), kShown), ", ");
+  if (names.size() > kShown) absl::StrAppend(&s, " and ", names.size() - kShown, " more");
+  return s;
+}
+
+Status RunLocalInit(const ClientSession& session, const Scaffold& scaffold) {
+  if (!scaffold.local_init_op.valid()) return absl::OkStatus();
+  return session.Run({scaffold.local_init_op});
+}
+
+}  // namespace
+
+Status Scaffold::Finalize(const Scope& scope) {
+  if (finalized_) return absl::OkStatus();
+  RETURN_IF_ERROR(scope.status());
+  if (!init_op.valid()) init_op = GlobalVariablesInitializer(scope);
+  if (!ready_op.valid()) ready_op = ReportUninitializedVariables(scope);
+  if (saver == nullptr) saver = NewVariableSaver(scope);
+  RETURN_IF_ERROR(scope.status());
+  finalized_ = true;
+  return absl::OkStatus();
+}
+
+ChiefSessionCreator::ChiefSessionCreator(const Scope& scope, std::shared_ptr<const Scaffold> scaffold,
+                                         SessionOptions options, std::string checkpoint_dir)
+    : scope_(scope), scaffold_(std::move(scaffold)), options_(std::move(options)),
+      checkpoint_dir_(std::move(checkpoint_dir)) {}
+
+StatusOr<std::unique_ptr<ClientSession>> ChiefSessionCreator::CreateSession() {
+  if (scaffold_ == nullptr || !scaffold_->finalized()) {
+    return errors::FailedPrecondition("ChiefSessionCreator needs a finalized Scaffold");
+  }
+  restored_.clear();
+  auto session = std::make_unique<ClientSession>(scope_, options_);
+  std::string checkpoint;
+  if (!checkpoint_dir_.empty() && scaffold_->saver != nullptr) {
+    ASSIGN_OR_RETURN(checkpoint, scaffold_->saver->LatestCheckpoint(checkpoint_dir_));
+  }
+  if (!checkpoint.empty()) {
+    Status s = scaffold_->saver->Restore(*session, checkpoint);
+    if (!s.ok()) return errors::Annotate(s, absl::StrCat("Restoring the checkpoint ", checkpoint, ": "));
+    restored_ = checkpoint;
+    LOG(INFO) << "Restored the model from " << checkpoint;
+  } else if (scaffold_->init_op.valid()) {
+    RETURN_IF_ERROR(session->Run({scaffold_->init_op}));
+  }
+  ASSIGN_OR_RETURN(std::vector<std::string> missing, Uninitialized(*session, scaffold_->ready_op));
+  if (!missing.empty()) {
+    return errors::FailedPrecondition("Init operations did not make model ready; uninitialized variables: ",
+                                      NameList(missing));
+  }
+  RETURN_IF_ERROR(RunLocalInit(*session, *scaffold_));
+  return session;
+}
+
+WorkerSessionCreator::WorkerSessionCreator(const Scope& scope, std::shared_ptr<const Scaffold> scaffold,
+                                           SessionOptions options, int64_t max_wait_secs)
+    : scope_(scope), scaffold_(std::move(scaffold)), options_(std::move(options)), max_wait_secs_(max_wait_secs) {}
+
+StatusOr<std::unique_ptr<ClientSession>> WorkerSessionCreator::CreateSession() {
+  if (scaffold_ == nullptr || !scaffold_->finalized()) {
+    return errors::FailedPrecondition("WorkerSessionCreator needs a finalized Scaffold");
+  }
+  using Clock = std::chrono::steady_clock;
+  auto session = std::make_unique<ClientSession>(scope_, options_);
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::seconds(std::max<int64_t>(max_wait_secs_, 0));
+  auto last_log = start;
+  auto backoff = std::chrono::milliseconds(100);
+  bool logged = false;
+  while (true) {
+    ASSIGN_OR_RETURN(std::vector<std::string> missing, Uninitialized(*session, scaffold_->ready_op));
+    if (missing.empty()) break;
+    const auto now = Clock::now();
+    if (now >= deadline) {
+      return errors::DeadlineExceeded("Session was not ready after waiting ", max_wait_secs_,
+                                      " secs for the chief to initialize or restore the model; uninitialized "
+                                      "variables: ",
+                                      NameList(missing));
+    }
+    if (!logged || now - last_log >= std::chrono::seconds(5)) {
+      LOG(WARNING) << "Waiting for the chief to initialize or restore the model (uninitialized variables: "
+                   << NameList(missing) << "); waited "
+                   << std::chrono::duration_cast<std::chrono::seconds>(now - start).count() << " of "
+                   << max_wait_secs_ << " s";
+      last_log = now;
+      logged = true;
+    }
+    std::this_thread::sleep_for(std::min<Clock::duration>(backoff, deadline - now));
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
+  }
+  RETURN_IF_ERROR(RunLocalInit(*session, *scaffold_));
+  return session;
+}
+
+}  // namespace dflow::train

@@ -1,20 +1,27 @@
-// Between-graph asynchronous training on a cluster: every worker process runs this program with
-// the cluster flags, builds the same model — layer 1's weights on /job:ps/task:0, layer 2's on
-// /job:ps/task:1 (task 0 when there is one ps task), the ReLU layers on its own worker — and trains
-// one shared set of parameters on a synthetic regression task until the global step reaches
-// --train_steps. Task 0 (the chief) initializes the variables; the others wait for that.
+// Between-graph asynchronous training on a cluster with MonitoredTrainingSession: every worker
+// process runs this program with the cluster flags, builds the same model — layer 1's weights on
+// /job:ps/task:0, layer 2's on /job:ps/task:1 (task 0 when there is one ps task), the ReLU layers
+// on its own worker — and trains one shared set of parameters on a synthetic regression task until
+// the global step reaches --last_step. Task 0 (the chief) restores the latest checkpoint of
+// --checkpoint_dir or initializes the variables, and saves a checkpoint every
+// --save_checkpoint_steps steps; the others wait for the model. When a ps task or a peer dies, the
+// session is recreated (the chief restores the latest checkpoint) and training goes on.
 //
-//   dflow launch --ps 2 --workers 2 -- build/bin/distributed_trainer --train_steps 2000
+//   dflow launch --ps 2 --workers 2 -- build/bin/distributed_trainer --last_step 2000 --checkpoint_dir /tmp/m
 //
-// With --job_name=ps it just serves. Prints, per worker, its own steps, the final global step and
-// the loss before and after.
+// Flags: --last_step N (or --train_steps N), --checkpoint_dir DIR, --save_checkpoint_steps N
+// (100), --max_wait_secs N (how long a worker waits for the chief, 600), --sync and
+// --replicas_to_aggregate N (synchronous training; not available in this build).
+// With --job_name=ps it just serves. Prints, per worker, a line per session it created, then its
+// own steps, the final global step and the loss before and after.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <thread>
 
 #include "absl/strings/numbers.h"
+#include "dflow/basic_session_run_hooks.h"
 #include "dflow/dflow.h"
+#include "dflow/monitored_session.h"
 #include "dflow/server.h"
 
 namespace {
@@ -28,6 +35,68 @@ int Fail(const Status& s) {
   return 1;
 }
 
+// Prints the global step every session starts at: after a failure, it shows where training
+// resumed.
+class SessionStartPrinter : public train::SessionRunHook {
+ public:
+  SessionStartPrinter(int task, Output global_step) : task_(task), global_step_(global_step) {}
+  Status AfterCreateSession(ClientSession* session, train::Coordinator*) override {
+    ASSIGN_OR_RETURN(std::vector<Tensor> r, session->Run({global_step_}));
+    std::printf("worker %d: session %d starts at global step %lld\n", task_, ++sessions_,
+                static_cast<long long>(r[0].scalar<int64_t>()));
+    std::fflush(stdout);
+    return absl::OkStatus();
+  }
+
+ private:
+  int task_;
+  Output global_step_;
+  int sessions_ = 0;
+};
+
+struct Flags {
+  int64_t last_step = 2000;
+  std::string checkpoint_dir;
+  int64_t save_checkpoint_steps = 100;
+  int64_t max_wait_secs = 600;
+  bool sync = false;
+  int64_t replicas_to_aggregate = 0;
+};
+
+Status ParseFlags(const std::vector<std::string>& rest, Flags* f) {
+  for (size_t i = 0; i < rest.size(); ++i) {
+    std::string name = rest[i], value;
+    if (name == "--sync") {
+      f->sync = true;
+      continue;
+    }
+    size_t eq = name.find('=');
+    if (eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+    } else if (i + 1 < rest.size()) {
+      value = rest[++i];
+    } else {
+      return errors::InvalidArgument("flag ", name, " needs a value");
+    }
+    int64_t* number = nullptr;
+    if (name == "--last_step" || name == "--train_steps") number = &f->last_step;
+    else if (name == "--save_checkpoint_steps") number = &f->save_checkpoint_steps;
+    else if (name == "--max_wait_secs") number = &f->max_wait_secs;
+    else if (name == "--replicas_to_aggregate") number = &f->replicas_to_aggregate;
+    else if (name == "--checkpoint_dir") f->checkpoint_dir = value;
+    else return errors::InvalidArgument("unknown argument '", rest[i], "'");
+    if (number != nullptr && (!absl::SimpleAtoi(value, number) || *number <= 0)) {
+      return errors::InvalidArgument(name, " must be a positive integer, got '", value, "'");
+    }
+  }
+  if (f->sync || f->replicas_to_aggregate > 0) {
+    return errors::Unimplemented("--sync and --replicas_to_aggregate need SyncReplicasOptimizer, which this build "
+                                 "does not have");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -35,16 +104,8 @@ int main(int argc, char** argv) {
   const char* env = std::getenv("TF_CONFIG");
   StatusOr<TaskConfig> task = TaskConfigFromArgs(args, env == nullptr ? "" : env, &rest);
   if (!task.ok()) return Fail(task.status());
-  int64_t train_steps = 2000;
-  for (size_t i = 0; i < rest.size(); ++i) {
-    std::string v;
-    if (rest[i].rfind("--train_steps=", 0) == 0) v = rest[i].substr(14);
-    else if (rest[i] == "--train_steps" && i + 1 < rest.size()) v = rest[++i];
-    else return Fail(errors::InvalidArgument("unknown argument '", rest[i], "'"));
-    if (!absl::SimpleAtoi(v, &train_steps) || train_steps <= 0) {
-      return Fail(errors::InvalidArgument("--train_steps must be a positive integer, got '", v, "'"));
-    }
-  }
+  Flags flags;
+  if (Status st = ParseFlags(rest, &flags); !st.ok()) return Fail(st);
   ServerOptions so;
   so.cluster = task->cluster;
   so.job_name = task->job_name;
@@ -78,44 +139,40 @@ int main(int argc, char** argv) {
   Output y_hat = ops::Add(w.WithOpName("layer_2"), ops::MatMul(w, hidden, w2), b2);
   Output loss = losses::MeanSquaredError(w.WithOpName("loss"), y, y_hat);
   Operation train_op = train::GradientDescentOptimizer(0.1f).Minimize(w.WithOpName("train"), loss, {}, global_step);
-  Operation init = GlobalVariablesInitializer(root);
   if (!root.ok()) return Fail(root.status());
 
-  SessionOptions options;
-  options.target = (*server)->target();
+  train::MonitoredTrainingSessionOptions mts;
+  mts.master = (*server)->target();
+  mts.is_chief = task->is_chief;
+  mts.checkpoint_dir = flags.checkpoint_dir;
+  mts.save_checkpoint_steps = flags.save_checkpoint_steps;
+  mts.max_wait_secs = flags.max_wait_secs;
+  mts.global_step = global_step;
   // This worker's session involves the ps tasks and itself only.
-  options.device_filters = {"/job:ps", worker};
-  ClientSession session(root, options);
-  if (task->is_chief) {
-    Status s = session.Run({init});
-    if (!s.ok()) return Fail(s);
-  } else {
-    // Wait (bounded) for the chief to initialize the model.
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (true) {
-      auto r = session.Run({global_step});
-      if (r.ok()) break;
-      if (r.status().code() != absl::StatusCode::kFailedPrecondition ||
-          std::chrono::steady_clock::now() > deadline) {
-        return Fail(errors::Annotate(r.status(), "waiting for the chief to initialize the model: "));
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-  }
-  auto first = session.Run({loss});
+  mts.config.device_filters = {"/job:ps", worker};
+  mts.hooks = {std::make_shared<train::StopAtStepHook>(global_step, 0, flags.last_step),
+               std::make_shared<SessionStartPrinter>(task->task_index, global_step)};
+  auto session = train::MonitoredTrainingSession(root, mts);
+  if (!session.ok()) return Fail(session.status());
+  auto first = (*session)->Run({loss});
   if (!first.ok()) return Fail(first.status());
   const float initial_loss = (*first)[0].scalar<float>();
-  int64_t local_steps = 0, step = 0;
+  int64_t local_steps = 0;
   auto start = std::chrono::steady_clock::now();
-  while (step < train_steps) {
-    auto r = session.Run({}, {global_step}, {train_op});
-    if (!r.ok()) return Fail(r.status());
-    step = (*r)[0].scalar<int64_t>();
+  while (!(*session)->ShouldStop()) {
+    auto r = (*session)->Run({}, {}, {train_op});
+    if (!r.ok()) {
+      if (absl::IsOutOfRange(r.status())) break;
+      return Fail(r.status());
+    }
     ++local_steps;
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  auto last = session.Run({loss, global_step});
+  if ((*session)->raw_session() == nullptr) return Fail(errors::Internal("no session after training"));
+  auto last = (*session)->raw_session()->Run({loss, global_step});
   if (!last.ok()) return Fail(last.status());
+  // The chief's final checkpoint.
+  if (Status s = (*session)->Close(); !s.ok()) return Fail(s);
   std::printf("worker %d: %lld local steps (%.0f steps/s), global step %lld, loss %.6f -> %.6f\n",
               task->task_index, static_cast<long long>(local_steps), local_steps / secs,
               static_cast<long long>((*last)[1].scalar<int64_t>()), initial_loss, (*last)[0].scalar<float>());

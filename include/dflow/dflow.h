@@ -2,10 +2,12 @@
 #pragma once
 
 #include "dflow/array_ops.h"
+#include "dflow/basic_session_run_hooks.h"
 #include "dflow/control_flow.h"
 #include "dflow/core.h"
 #include "dflow/gradients.h"
 #include "dflow/math_ops.h"
+#include "dflow/monitored_session.h"
 #include "dflow/nn_ops.h"
 #include "dflow/ops.h"
 #include "dflow/partitioned_variables.h"

@@ -312,6 +312,53 @@ TEST(CondInLoopGradientTest, CondInsideANestedLoop) {
   EXPECT_LT(MaxError(session, {x, c}, {Tensor(xv), Tensor(cv)}, out[1], g), 1e-7);
 }
 
+TEST(CondInLoopGradientTest, LoopsInsideBranches) {
+  // Iteration i of the outer loop runs, when i is even, an inner loop of two steps v <- v * c,
+  // and otherwise v <- v + c. At the top level the same Cond picks the loop or not.
+  auto body = [](const Scope& s, Output i, Output v, Output c) {
+    V r = Cond(s, ops::Equal(s, ops::FloorMod(s, i, 2), 0), {v},
+               [c](const Scope& t, const V& in) {
+                 V l = WhileLoop(t, {ops::Const(t, 0), in[0]}, [](const Scope& u, const V& a) { return ops::Less(u, a[0], 2); },
+                                 [c](const Scope& u, const V& a) { return V{a[0] + 1, ops::Mul(u, a[1], c)}; });
+                 return V{l.empty() ? in[0] : l[1]};
+               },
+               [c](const Scope& t, const V& in) { return V{in[0] + c}; });
+    return r.empty() ? v : r[0];
+  };
+  Scope root = Scope::NewRootScope();
+  Output x = ops::Placeholder(root, DT_DOUBLE);
+  Output c = ops::Placeholder(root, DT_DOUBLE);
+  Output n = ops::Placeholder(root, DT_INT32);
+  V out = WhileLoop(root, {ops::Const(root, 0), x}, [n](const Scope& s, const V& v) { return ops::Less(s, v[0], n); },
+                    [c, body](const Scope& s, const V& v) { return V{v[0] + 1, body(s, v[0], v[1], c)}; });
+  Output top = body(root, n, x, c);
+  V g = Gradients(root, {out[1]}, {x, c});
+  V g_top = Gradients(root, {top}, {x, c});
+  ASSERT_TRUE(root.ok()) << root.status();
+  ClientSession session(root);
+  const double xv = 0.8, cv = 1.1;
+  for (int nv : {0, 1, 2, 5}) {
+    double v = xv, dx = 1, dc = 0;
+    for (int i = 0; i < nv; ++i) {
+      if (i % 2 == 0) {
+        dc = dc * cv * cv + 2 * v * cv;
+        dx *= cv * cv;
+        v *= cv * cv;
+      } else {
+        dc += 1;
+        v += cv;
+      }
+    }
+    auto r = session.Run({{x, xv}, {c, cv}, {n, nv}}, {out[1], g[0], g[1]});
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_NEAR((*r)[0].scalar<double>(), v, 1e-12) << nv;
+    EXPECT_NEAR((*r)[1].scalar<double>(), dx, 1e-12) << nv;
+    EXPECT_NEAR((*r)[2].scalar<double>(), dc, 1e-12) << nv;
+    EXPECT_LT(MaxError(session, {x, c}, {Tensor(xv), Tensor(cv)}, out[1], g, {{n, nv}}), 1e-7) << nv;
+    EXPECT_LT(MaxError(session, {x, c}, {Tensor(xv), Tensor(cv)}, top, g_top, {{n, nv}}), 1e-7) << nv;
+  }
+}
+
 TEST(CondGradientTest, ATensorReadInsideABranchGetsZerosWhenTheBranchIsNotTaken) {
   Scope root = Scope::NewRootScope();
   Output p = ops::Placeholder(root, DT_BOOL);

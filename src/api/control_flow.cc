@@ -65,7 +65,9 @@ std::vector<Output> Cond(const Scope& scope, Output pred, const std::vector<Outp
   auto switched = [&](const Output& x, int branch) -> Output {
     auto key = std::make_pair(x.node(), x.index());
     auto it = captured.find(key);
-    if (it == captured.end()) it = captured.emplace(key, ops::BuildOp(s, "Switch", {x, pred}, {}, "Switch_captured")).first;
+    if (it == captured.end()) {
+      it = captured.emplace(key, ops::BuildOp(s, "Switch", {x, pred}, {}, "Switch_captured")).first;
+    }
     return it->second.valid() ? Output(it->second, branch) : Output();
   };
   auto outside = [&](const Node* n) { return n->id() < cond_start; };

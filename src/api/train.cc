@@ -162,12 +162,11 @@ AdamOptimizer::AdamOptimizer(Input learning_rate, double beta1, double beta2, do
   Init(std::make_shared<optimizers::AdamOptimizer>(lr, beta1, beta2, epsilon, use_locking), h.status);
 }
 
-RMSPropOptimizer::RMSPropOptimizer(Input learning_rate, double decay, double momentum, double epsilon,
-                                   bool use_locking, bool centered) {
+RMSPropOptimizer::RMSPropOptimizer(Input learning_rate, double decay, double momentum, double epsilon, bool use_locking,
+                                   bool centered) {
   HyperReader h;
   auto lr = h(learning_rate, "learning_rate");
-  Init(std::make_shared<optimizers::RMSPropOptimizer>(lr, decay, momentum, epsilon, use_locking, centered),
-       h.status);
+  Init(std::make_shared<optimizers::RMSPropOptimizer>(lr, decay, momentum, epsilon, use_locking, centered), h.status);
 }
 
 FtrlOptimizer::FtrlOptimizer(Input learning_rate, double learning_rate_power, double initial_accumulator_value,

@@ -78,14 +78,17 @@ TEST(NestedWhileGradientTest, InnerLoopsWithZeroIterationsOnSomeOuterIterations)
   Output x = ops::Placeholder(root, DT_DOUBLE);
   Output c = ops::Placeholder(root, DT_DOUBLE);
   Output n = ops::Placeholder(root, DT_INT32);
-  V out = WhileLoop(root, {ops::Const(root, 0), x}, [n](const Scope& s, const V& v) { return ops::Less(s, v[0], n); },
-                    [c](const Scope& s, const V& v) {
-                      Output i = v[0];
-                      V inner = WhileLoop(
-                          s, {ops::Const(s, 0), v[1]}, [i](const Scope& t, const V& u) { return ops::Less(t, u[0], i); },
-                          [c](const Scope& t, const V& u) { return V{u[0] + 1, ops::Mul(t, u[1], c)}; });
-                      return V{i + 1, inner.empty() ? v[1] : inner[1]};
-                    });
+  V out = WhileLoop(
+      root, {ops::Const(root, 0), x}, [n](const Scope& s, const V& v) { return ops::Less(s, v[0], n); },
+      [c](const Scope& s, const V& v) {
+        Output i = v[0];
+        V inner = WhileLoop(
+            s, {ops::Const(s, 0), v[1]}, [i](const Scope& t, const V& u) { return ops::Less(t, u[0], i); },
+            [c](const Scope& t, const V& u) {
+              return V{u[0] + 1, ops::Mul(t, u[1], c)};
+            });
+        return V{i + 1, inner.empty() ? v[1] : inner[1]};
+      });
   V g = Gradients(root, {out[1]}, {x, c});
   ASSERT_TRUE(root.ok()) << root.status();
   ClientSession session(root);
@@ -106,9 +109,13 @@ TEST(NestedWhileGradientTest, ThreeLevels) {
   Scope root = Scope::NewRootScope();
   Output x = ops::Placeholder(root, DT_DOUBLE);
   Output c = ops::Placeholder(root, DT_DOUBLE);
-  auto counted = [](const Scope& s, const Output& init, int times, const std::function<Output(const Scope&, Output)>& f) {
-    V out = WhileLoop(s, {ops::Const(s, 0), init}, [times](const Scope& t, const V& v) { return ops::Less(t, v[0], times); },
-                      [f](const Scope& t, const V& v) { return V{v[0] + 1, f(t, v[1])}; });
+  auto counted = [](const Scope& s, const Output& init, int times,
+                    const std::function<Output(const Scope&, Output)>& f) {
+    V out = WhileLoop(
+        s, {ops::Const(s, 0), init}, [times](const Scope& t, const V& v) { return ops::Less(t, v[0], times); },
+        [f](const Scope& t, const V& v) {
+          return V{v[0] + 1, f(t, v[1])};
+        });
     return out.empty() ? init : out[1];
   };
   Output y = counted(root, x, 2, [&](const Scope& s1, Output v1) {
@@ -141,18 +148,19 @@ TEST(NestedWhileGradientTest, ManyNestedIterationsKeepTheirOrder) {
   Scope root = Scope::NewRootScope();
   Output x = ops::Placeholder(root, DT_DOUBLE);
   Output c = ops::Placeholder(root, DT_DOUBLE);
-  V out = WhileLoop(root, {ops::Const(root, 0), ops::Const(root, 0.5)},
-                    [](const Scope& s, const V& v) { return ops::Less(s, v[0], 60); },
-                    [x, c](const Scope& s, const V& v) {
-                      Output i = v[0];
-                      Output steps = ops::FloorMod(s, i, 5);
-                      V inner = WhileLoop(
-                          s, {ops::Const(s, 0), v[1]}, [steps](const Scope& t, const V& u) { return ops::Less(t, u[0], steps); },
-                          [x, c, i](const Scope& t, const V& u) {
-                            return V{u[0] + 1, ops::Mul(t, u[1], c) + ops::Mul(t, x, ToDouble(t, i) + 1.0)};
-                          });
-                      return V{i + 1, inner.empty() ? v[1] : inner[1]};
-                    });
+  V out = WhileLoop(
+      root, {ops::Const(root, 0), ops::Const(root, 0.5)},
+      [](const Scope& s, const V& v) { return ops::Less(s, v[0], 60); },
+      [x, c](const Scope& s, const V& v) {
+        Output i = v[0];
+        Output steps = ops::FloorMod(s, i, 5);
+        V inner = WhileLoop(
+            s, {ops::Const(s, 0), v[1]}, [steps](const Scope& t, const V& u) { return ops::Less(t, u[0], steps); },
+            [x, c, i](const Scope& t, const V& u) {
+              return V{u[0] + 1, ops::Mul(t, u[1], c) + ops::Mul(t, x, ToDouble(t, i) + 1.0)};
+            });
+        return V{i + 1, inner.empty() ? v[1] : inner[1]};
+      });
   V g = Gradients(root, {out[1]}, {x, c});
   ASSERT_TRUE(root.ok()) << root.status();
   const double xv = 0.01, cv = 0.97;
@@ -180,8 +188,11 @@ TEST(NestedWhileGradientTest, TrainsAVariableUsedInsideANestedLoop) {
   Variable w = Variable::Create(root.WithOpName("w"), TensorShape({}), DT_FLOAT, init::Constant(1.1));
   Output x = ops::Const(root, 0.5f);
   auto twice = [](const Scope& s, Output init, const std::function<Output(const Scope&, Output)>& f) {
-    V out = WhileLoop(s, {ops::Const(s, 0), init}, [](const Scope& t, const V& v) { return ops::Less(t, v[0], 2); },
-                      [f](const Scope& t, const V& v) { return V{v[0] + 1, f(t, v[1])}; });
+    V out = WhileLoop(
+        s, {ops::Const(s, 0), init}, [](const Scope& t, const V& v) { return ops::Less(t, v[0], 2); },
+        [f](const Scope& t, const V& v) {
+          return V{v[0] + 1, f(t, v[1])};
+        });
     return out.empty() ? init : out[1];
   };
   Output v = twice(root, x, [&](const Scope& s, Output a) {
@@ -204,14 +215,15 @@ TEST(NestedWhileGradientTest, TrainsAVariableUsedInsideANestedLoop) {
 
 // v <- v * v when i is even, tanh(v) when odd.
 V SquareOrTanh(const Scope& root, Output x, Output n) {
-  return WhileLoop(root, {ops::Const(root, 0), x}, [n](const Scope& s, const V& v) { return ops::Less(s, v[0], n); },
-                   [](const Scope& s, const V& v) {
-                     Output even = ops::Equal(s, ops::FloorMod(s, v[0], 2), 0);
-                     V r = Cond(s, even, {v[1]},
-                                [](const Scope& t, const V& in) { return V{ops::Mul(t, in[0], in[0])}; },
-                                [](const Scope& t, const V& in) { return V{ops::Tanh(t, in[0])}; });
-                     return V{v[0] + 1, r.empty() ? v[1] : r[0]};
-                   });
+  return WhileLoop(
+      root, {ops::Const(root, 0), x}, [n](const Scope& s, const V& v) { return ops::Less(s, v[0], n); },
+      [](const Scope& s, const V& v) {
+        Output even = ops::Equal(s, ops::FloorMod(s, v[0], 2), 0);
+        V r = Cond(
+            s, even, {v[1]}, [](const Scope& t, const V& in) { return V{ops::Mul(t, in[0], in[0])}; },
+            [](const Scope& t, const V& in) { return V{ops::Tanh(t, in[0])}; });
+        return V{v[0] + 1, r.empty() ? v[1] : r[0]};
+      });
 }
 
 TEST(CondInLoopGradientTest, SquareOrTanhMatchesChainRuleAndCentralDifferences) {
@@ -251,9 +263,10 @@ TEST(CondInLoopGradientTest, BranchesReadingInvariantsAndNestedConds) {
         V r = Cond(
             s, third, {v[1]},
             [w](const Scope& t, const V& in) {
-              return Cond(t, ops::Greater(t, in[0], 0.0), {in[0]},
-                          [w](const Scope& u, const V& a) { return V{ops::Mul(u, a[0], w)}; },
-                          [](const Scope& u, const V& a) { return V{ops::Neg(u, a[0])}; });
+              return Cond(
+                  t, ops::Greater(t, in[0], 0.0), {in[0]},
+                  [w](const Scope& u, const V& a) { return V{ops::Mul(u, a[0], w)}; },
+                  [](const Scope& u, const V& a) { return V{ops::Neg(u, a[0])}; });
             },
             [w](const Scope& t, const V& in) { return V{ops::Tanh(t, in[0] + w)}; });
         return V{v[0] + 1, r.empty() ? v[1] : r[0]};
@@ -263,8 +276,7 @@ TEST(CondInLoopGradientTest, BranchesReadingInvariantsAndNestedConds) {
   ClientSession session(root);
   for (double xv : {0.8, -0.6}) {
     for (int nv : {1, 3, 4, 6}) {
-      EXPECT_LT(MaxError(session, {x, w}, {Tensor(xv), Tensor(1.2)}, out[1], g, {{n, nv}}), 1e-7)
-          << xv << ", " << nv;
+      EXPECT_LT(MaxError(session, {x, w}, {Tensor(xv), Tensor(1.2)}, out[1], g, {{n, nv}}), 1e-7) << xv << ", " << nv;
     }
   }
 }
@@ -274,19 +286,21 @@ TEST(CondInLoopGradientTest, CondInsideANestedLoop) {
   Scope root = Scope::NewRootScope();
   Output x = ops::Placeholder(root, DT_DOUBLE);
   Output c = ops::Placeholder(root, DT_DOUBLE);
-  V out = WhileLoop(root, {ops::Const(root, 0), x}, [](const Scope& s, const V& v) { return ops::Less(s, v[0], 3); },
-                    [c](const Scope& s, const V& v) {
-                      Output i = v[0];
-                      V inner = WhileLoop(
-                          s, {ops::Const(s, 0), v[1]}, [i](const Scope& t, const V& u) { return ops::LessEqual(t, u[0], i); },
-                          [c](const Scope& t, const V& u) {
-                            V r = Cond(t, ops::Equal(t, ops::FloorMod(t, u[0], 2), 0), {u[1]},
-                                       [c](const Scope& b, const V& in) { return V{ops::Mul(b, in[0], c)}; },
-                                       [c](const Scope& b, const V& in) { return V{in[0] + c}; });
-                            return V{u[0] + 1, r.empty() ? u[1] : r[0]};
-                          });
-                      return V{i + 1, inner.empty() ? v[1] : inner[1]};
-                    });
+  V out = WhileLoop(
+      root, {ops::Const(root, 0), x}, [](const Scope& s, const V& v) { return ops::Less(s, v[0], 3); },
+      [c](const Scope& s, const V& v) {
+        Output i = v[0];
+        V inner = WhileLoop(
+            s, {ops::Const(s, 0), v[1]}, [i](const Scope& t, const V& u) { return ops::LessEqual(t, u[0], i); },
+            [c](const Scope& t, const V& u) {
+              V r = Cond(
+                  t, ops::Equal(t, ops::FloorMod(t, u[0], 2), 0), {u[1]},
+                  [c](const Scope& b, const V& in) { return V{ops::Mul(b, in[0], c)}; },
+                  [c](const Scope& b, const V& in) { return V{in[0] + c}; });
+              return V{u[0] + 1, r.empty() ? u[1] : r[0]};
+            });
+        return V{i + 1, inner.empty() ? v[1] : inner[1]};
+      });
   V g = Gradients(root, {out[1]}, {x, c});
   ASSERT_TRUE(root.ok()) << root.status();
   ClientSession session(root);
@@ -316,21 +330,28 @@ TEST(CondInLoopGradientTest, LoopsInsideBranches) {
   // Iteration i of the outer loop runs, when i is even, an inner loop of two steps v <- v * c,
   // and otherwise v <- v + c. At the top level the same Cond picks the loop or not.
   auto body = [](const Scope& s, Output i, Output v, Output c) {
-    V r = Cond(s, ops::Equal(s, ops::FloorMod(s, i, 2), 0), {v},
-               [c](const Scope& t, const V& in) {
-                 V l = WhileLoop(t, {ops::Const(t, 0), in[0]}, [](const Scope& u, const V& a) { return ops::Less(u, a[0], 2); },
-                                 [c](const Scope& u, const V& a) { return V{a[0] + 1, ops::Mul(u, a[1], c)}; });
-                 return V{l.empty() ? in[0] : l[1]};
-               },
-               [c](const Scope& t, const V& in) { return V{in[0] + c}; });
+    V r = Cond(
+        s, ops::Equal(s, ops::FloorMod(s, i, 2), 0), {v},
+        [c](const Scope& t, const V& in) {
+          V l = WhileLoop(
+              t, {ops::Const(t, 0), in[0]}, [](const Scope& u, const V& a) { return ops::Less(u, a[0], 2); },
+              [c](const Scope& u, const V& a) {
+                return V{a[0] + 1, ops::Mul(u, a[1], c)};
+              });
+          return V{l.empty() ? in[0] : l[1]};
+        },
+        [c](const Scope& t, const V& in) { return V{in[0] + c}; });
     return r.empty() ? v : r[0];
   };
   Scope root = Scope::NewRootScope();
   Output x = ops::Placeholder(root, DT_DOUBLE);
   Output c = ops::Placeholder(root, DT_DOUBLE);
   Output n = ops::Placeholder(root, DT_INT32);
-  V out = WhileLoop(root, {ops::Const(root, 0), x}, [n](const Scope& s, const V& v) { return ops::Less(s, v[0], n); },
-                    [c, body](const Scope& s, const V& v) { return V{v[0] + 1, body(s, v[0], v[1], c)}; });
+  V out = WhileLoop(
+      root, {ops::Const(root, 0), x}, [n](const Scope& s, const V& v) { return ops::Less(s, v[0], n); },
+      [c, body](const Scope& s, const V& v) {
+        return V{v[0] + 1, body(s, v[0], v[1], c)};
+      });
   Output top = body(root, n, x, c);
   V g = Gradients(root, {out[1]}, {x, c});
   V g_top = Gradients(root, {top}, {x, c});
@@ -363,8 +384,9 @@ TEST(CondGradientTest, ATensorReadInsideABranchGetsZerosWhenTheBranchIsNotTaken)
   Scope root = Scope::NewRootScope();
   Output p = ops::Placeholder(root, DT_BOOL);
   Output w = ops::Placeholder(root, DT_DOUBLE);
-  V r = Cond(root, p, {}, [w](const Scope& s, const V&) { return V{ops::Mul(s, w, w)}; },
-             [](const Scope& s, const V&) { return V{ops::Const(s, 2.0)}; });
+  V r = Cond(
+      root, p, {}, [w](const Scope& s, const V&) { return V{ops::Mul(s, w, w)}; },
+      [](const Scope& s, const V&) { return V{ops::Const(s, 2.0)}; });
   ASSERT_EQ(r.size(), 1u);
   Output y = r[0] + ops::Mul(root, w, 3.0);
   V g = Gradients(root, {y}, {w});

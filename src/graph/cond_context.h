@@ -21,13 +21,13 @@ namespace dflow {
 
 struct CondInfo {
   struct Branch {
-    NodeOut pred;     // the predicate of the Cond
-    int branch = 0;   // 0: the false branch (Switch output 0), 1: the true branch
-    int parent = 0;   // the branch the Cond itself is in (0: none)
-    int depth = 0;    // number of enclosing branches, this one included
+    NodeOut pred;    // the predicate of the Cond
+    int branch = 0;  // 0: the false branch (Switch output 0), 1: the true branch
+    int parent = 0;  // the branch the Cond itself is in (0: none)
+    int depth = 0;   // number of enclosing branches, this one included
   };
-  std::vector<Branch> branches;             // branches[0]: not inside any Cond
-  std::vector<std::array<int, 2>> out_of;   // node id -> branch of output 0 and of outputs >= 1
+  std::vector<Branch> branches;            // branches[0]: not inside any Cond
+  std::vector<std::array<int, 2>> out_of;  // node id -> branch of output 0 and of outputs >= 1
 
   // The branch the value `v` is computed in (0 when none, or when v is not a node of the
   // analysed graph).

@@ -109,7 +109,6 @@ std::string BaseName(const std::string& frame_name) {
 
 }  // namespace
 
-
 // The gradient of one forward loop F while it is built: F's counter, the backward loop B, and
 // the stacks that carry F's values to B. `parent` is the gradient of the loop F is nested in:
 // F runs once per iteration of the parent's forward loop and B once per iteration of the

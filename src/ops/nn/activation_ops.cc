@@ -168,8 +168,8 @@ Status SoftplusGradGradient(GradContext* c) {
   GraphBuilder* b = c->b;
   const NodeOut gg = c->GradOrZeros(0), g = c->inputs[0], x = c->inputs[1];
   c->grad_inputs[0] = b->Op("SoftplusGrad", {gg, x});
-  NodeOut denom = b->Op("AddV2", {b->Op("AddV2", {b->Op("Exp", {b->Op("Neg", {x})}), b->Scalar(ValueType(x), 2)}),
-                                  b->Op("Exp", {x})});
+  NodeOut denom = b->Op(
+      "AddV2", {b->Op("AddV2", {b->Op("Exp", {b->Op("Neg", {x})}), b->Scalar(ValueType(x), 2)}), b->Op("Exp", {x})});
   c->grad_inputs[1] = b->Op("RealDiv", {b->Op("Mul", {gg, g}), denom});
   return b->status();
 }
@@ -203,7 +203,6 @@ void RegisterActivationOps() {
   RegisterGradient("EluGrad", [](GradContext* c) { return OutputGradGradient("EluGrad", c); });
   RegisterGradient("SeluGrad", [](GradContext* c) { return OutputGradGradient("SeluGrad", c); });
   RegisterGradient("SoftplusGrad", SoftplusGradGradient);
-
 }
 
 }  // namespace dflow

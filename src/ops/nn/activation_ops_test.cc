@@ -160,12 +160,15 @@ TEST(ActivationGradTest, SecondDerivatives) {
   std::mt19937 rng(9);
   Tensor g = Random<double>(TensorShape{3, 4}, &rng);
   for (const Case& c : Activations()) {
-    auto err = MaxGradientError({KinkFreeInput(true), g}, [&](GraphBuilder* b, const std::vector<NodeOut>& in) {
-      NodeOut y = b->Op(c.op, {in[0]});
-      auto grads = AddGradients(b->graph(), {y}, {in[0]}, {in[1]});
-      if (!grads.ok()) b->SetError(grads.status());
-      return grads.ok() ? *grads : std::vector<NodeOut>{};
-    }, 1e-5);
+    auto err = MaxGradientError(
+        {KinkFreeInput(true), g},
+        [&](GraphBuilder* b, const std::vector<NodeOut>& in) {
+          NodeOut y = b->Op(c.op, {in[0]});
+          auto grads = AddGradients(b->graph(), {y}, {in[0]}, {in[1]});
+          if (!grads.ok()) b->SetError(grads.status());
+          return grads.ok() ? *grads : std::vector<NodeOut>{};
+        },
+        1e-5);
     ASSERT_TRUE(err.ok()) << c.op << ": " << err.status();
     EXPECT_LT(*err, 1e-7) << c.op;
   }

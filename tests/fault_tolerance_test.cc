@@ -276,6 +276,9 @@ TEST(FaultToleranceTest, AfterAPsRestartTheChiefResumesWithExactlyTheCheckpointe
   o.scaffold.saver = train::NewVariableSaver(root, /*max_to_keep=*/0);  // keep model.ckpt-28 to compare
   o.log_step_count_steps = 0;
   o.recovery.initial_backoff_ms = 50;
+  o.recovery.max_recovery_attempts = 4;
+  // A step that hangs fails the test with an error instead of running into the test timeout.
+  o.config.operation_timeout_ms = 20000;
   o.hooks = {std::make_shared<train::StopAtStepHook>(global_step, 0, 60), snapshot};
   auto session = train::MonitoredTrainingSession(root, o);
   ASSERT_TRUE(session.ok()) << session.status();

@@ -80,19 +80,26 @@ Status ParseFlags(const std::vector<std::string>& rest, Flags* f) {
       return errors::InvalidArgument("flag ", name, " needs a value");
     }
     int64_t* number = nullptr;
-    if (name == "--last_step" || name == "--train_steps") number = &f->last_step;
-    else if (name == "--save_checkpoint_steps") number = &f->save_checkpoint_steps;
-    else if (name == "--max_wait_secs") number = &f->max_wait_secs;
-    else if (name == "--replicas_to_aggregate") number = &f->replicas_to_aggregate;
-    else if (name == "--checkpoint_dir") f->checkpoint_dir = value;
-    else return errors::InvalidArgument("unknown argument '", rest[i], "'");
+    if (name == "--last_step" || name == "--train_steps")
+      number = &f->last_step;
+    else if (name == "--save_checkpoint_steps")
+      number = &f->save_checkpoint_steps;
+    else if (name == "--max_wait_secs")
+      number = &f->max_wait_secs;
+    else if (name == "--replicas_to_aggregate")
+      number = &f->replicas_to_aggregate;
+    else if (name == "--checkpoint_dir")
+      f->checkpoint_dir = value;
+    else
+      return errors::InvalidArgument("unknown argument '", rest[i], "'");
     if (number != nullptr && (!absl::SimpleAtoi(value, number) || *number <= 0)) {
       return errors::InvalidArgument(name, " must be a positive integer, got '", value, "'");
     }
   }
   if (f->sync || f->replicas_to_aggregate > 0) {
-    return errors::Unimplemented("--sync and --replicas_to_aggregate need SyncReplicasOptimizer, which this build "
-                                 "does not have");
+    return errors::Unimplemented(
+        "--sync and --replicas_to_aggregate need SyncReplicasOptimizer, which this build "
+        "does not have");
   }
   return absl::OkStatus();
 }
@@ -173,8 +180,8 @@ int main(int argc, char** argv) {
   if (!last.ok()) return Fail(last.status());
   // The chief's final checkpoint.
   if (Status s = (*session)->Close(); !s.ok()) return Fail(s);
-  std::printf("worker %d: %lld local steps (%.0f steps/s), global step %lld, loss %.6f -> %.6f\n",
-              task->task_index, static_cast<long long>(local_steps), local_steps / secs,
+  std::printf("worker %d: %lld local steps (%.0f steps/s), global step %lld, loss %.6f -> %.6f\n", task->task_index,
+              static_cast<long long>(local_steps), local_steps / secs,
               static_cast<long long>((*last)[1].scalar<int64_t>()), initial_loss, (*last)[0].scalar<float>());
   return 0;
 }

@@ -236,10 +236,10 @@ TEST(FaultToleranceTest, AfterAPsRestartTheChiefResumesWithExactlyTheCheckpointe
   const std::string ps_addr = "127.0.0.1:" + std::to_string(ports[0]);
   const std::string worker_addr = "127.0.0.1:" + std::to_string(ports[1]);
   auto start_ps = [&] {
-    return std::make_unique<Child>(std::vector<std::string>{BinDir() + "/dflow", "server", "--ps_hosts=" + ps_addr,
-                                                            "--worker_hosts=" + worker_addr, "--job_name=ps",
-                                                            "--task_index=0"},
-                                   JoinPath(dir.path(), "ps.log"));
+    return std::make_unique<Child>(
+        std::vector<std::string>{BinDir() + "/dflow", "server", "--ps_hosts=" + ps_addr,
+                                 "--worker_hosts=" + worker_addr, "--job_name=ps", "--task_index=0"},
+        JoinPath(dir.path(), "ps.log"));
   };
   std::unique_ptr<Child> ps = start_ps();
   ServerOptions so;

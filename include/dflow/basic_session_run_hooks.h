@@ -147,9 +147,8 @@ class StepCounterHook : public SessionRunHook {
 // to `log` (default: LOG(INFO)).
 class LoggingTensorHook : public SessionRunHook {
  public:
-  LoggingTensorHook(std::vector<std::pair<std::string, Output>> tensors, int64_t every_n_iter,
-                    double every_n_secs = 0, bool at_end = false,
-                    std::function<void(const std::string&)> log = nullptr);
+  LoggingTensorHook(std::vector<std::pair<std::string, Output>> tensors, int64_t every_n_iter, double every_n_secs = 0,
+                    bool at_end = false, std::function<void(const std::string&)> log = nullptr);
   Status Begin() override;
   StatusOr<SessionRunArgs> BeforeRun(SessionRunContext* ctx) override;
   Status AfterRun(SessionRunContext* ctx, const SessionRunValues& values) override;

@@ -53,8 +53,7 @@ class SaverInterface {
   // Writes the variables to "<prefix>-<global_step>" and records it as the latest checkpoint of
   // the prefix's directory (atomically: a crash leaves the previous checkpoint readable).
   // Returns the path written.
-  virtual StatusOr<std::string> Save(const ClientSession& session, const std::string& prefix,
-                                     int64_t global_step) = 0;
+  virtual StatusOr<std::string> Save(const ClientSession& session, const std::string& prefix, int64_t global_step) = 0;
   // Gives every variable its value from the checkpoint at `path`. NotFound / DataLoss name the
   // file; a variable missing from the checkpoint is NotFound naming it.
   virtual Status Restore(const ClientSession& session, const std::string& path) = 0;

@@ -113,7 +113,8 @@ CheckpointSaverHook::CheckpointSaverHook(std::string checkpoint_dir, std::shared
       bad_args_((save_secs > 0) == (save_steps > 0)) {}
 
 Status CheckpointSaverHook::Begin() {
-  if (bad_args_) return errors::InvalidArgument("CheckpointSaverHook: exactly one of save_secs and save_steps must be positive");
+  if (bad_args_)
+    return errors::InvalidArgument("CheckpointSaverHook: exactly one of save_secs and save_steps must be positive");
   if (saver_ == nullptr) return errors::InvalidArgument("CheckpointSaverHook: no saver");
   if (dir_.empty()) return errors::InvalidArgument("CheckpointSaverHook: no checkpoint_dir");
   return NeedGlobalStep(global_step_, "CheckpointSaverHook");
@@ -165,7 +166,8 @@ SummarySaverHook::SummarySaverHook(Output summary_op, std::shared_ptr<SummaryWri
       bad_args_((save_secs > 0) == (save_steps > 0)) {}
 
 Status SummarySaverHook::Begin() {
-  if (bad_args_) return errors::InvalidArgument("SummarySaverHook: exactly one of save_steps and save_secs must be positive");
+  if (bad_args_)
+    return errors::InvalidArgument("SummarySaverHook: exactly one of save_steps and save_secs must be positive");
   if (writer_ == nullptr) return errors::InvalidArgument("SummarySaverHook: no summary writer");
   if (!summary_op_.valid()) return errors::InvalidArgument("SummarySaverHook: no summary op");
   if (BaseType(summary_op_.dtype()) != DT_STRING) {
@@ -241,8 +243,9 @@ LoggingTensorHook::LoggingTensorHook(std::vector<std::pair<std::string, Output>>
 
 Status LoggingTensorHook::Begin() {
   if (bad_args_) {
-    return errors::InvalidArgument("LoggingTensorHook: exactly one of every_n_iter and every_n_secs must be "
-                                   "positive (or only at_end)");
+    return errors::InvalidArgument(
+        "LoggingTensorHook: exactly one of every_n_iter and every_n_secs must be "
+        "positive (or only at_end)");
   }
   for (const auto& [tag, t] : tensors_) {
     if (!t.valid()) return errors::InvalidArgument("LoggingTensorHook: the tensor '", tag, "' is invalid");
@@ -251,8 +254,8 @@ Status LoggingTensorHook::Begin() {
 }
 
 StatusOr<SessionRunArgs> LoggingTensorHook::BeforeRun(SessionRunContext* ctx) {
-  should_trigger_ = !bad_args_ && (timer_.every_steps() > 0 || timer_.every_secs() > 0) &&
-                    timer_.ShouldTriggerForStep(iter_);
+  should_trigger_ =
+      !bad_args_ && (timer_.every_steps() > 0 || timer_.every_secs() > 0) && timer_.ShouldTriggerForStep(iter_);
   SessionRunArgs args;
   if (should_trigger_) {
     for (const auto& [tag, t] : tensors_) args.fetches.push_back(t);
@@ -270,8 +273,10 @@ void LoggingTensorHook::Log(const std::vector<Tensor>& values) {
     absl::StrAppend(&line, absl::StrFormat(" (%.3f sec)", std::chrono::duration<double>(now - last_log_).count()));
   }
   last_log_ = now;
-  if (log_) log_(line);
-  else LOG(INFO) << line;
+  if (log_)
+    log_(line);
+  else
+    LOG(INFO) << line;
 }
 
 Status LoggingTensorHook::AfterRun(SessionRunContext* ctx, const SessionRunValues& values) {

@@ -27,9 +27,9 @@ MonitoredSession::MonitoredSession(std::unique_ptr<SessionCreator> creator,
 
 MonitoredSession::~MonitoredSession() { Close().IgnoreError(); }
 
-StatusOr<std::unique_ptr<MonitoredSession>> MonitoredSession::Create(
-    std::unique_ptr<SessionCreator> creator, std::vector<std::shared_ptr<SessionRunHook>> hooks,
-    const RecoveryOptions& recovery) {
+StatusOr<std::unique_ptr<MonitoredSession>> MonitoredSession::Create(std::unique_ptr<SessionCreator> creator,
+                                                                     std::vector<std::shared_ptr<SessionRunHook>> hooks,
+                                                                     const RecoveryOptions& recovery) {
   if (creator == nullptr) return errors::InvalidArgument("MonitoredSession needs a session creator");
   for (size_t i = 0; i < hooks.size(); ++i) {
     if (hooks[i] == nullptr) return errors::InvalidArgument("MonitoredSession: hook #", i, " is null");
@@ -187,14 +187,14 @@ StatusOr<std::unique_ptr<MonitoredSession>> MonitoredTrainingSession(const Scope
   std::unique_ptr<SessionCreator> creator;
   if (options.is_chief) {
     hooks = options.chief_only_hooks;
-    const bool checkpoints = !options.checkpoint_dir.empty() &&
-                             (options.save_checkpoint_steps > 0 || options.save_checkpoint_secs > 0);
+    const bool checkpoints =
+        !options.checkpoint_dir.empty() && (options.save_checkpoint_steps > 0 || options.save_checkpoint_secs > 0);
     if (checkpoints && !global_step.valid()) {
       return errors::NotFound("Saving checkpoints needs a global step (train::CreateGlobalStep)");
     }
     if (options.log_step_count_steps > 0 && global_step.valid()) {
-      hooks.push_back(std::make_shared<StepCounterHook>(global_step, options.log_step_count_steps, 0,
-                                                        options.summary_writer));
+      hooks.push_back(
+          std::make_shared<StepCounterHook>(global_step, options.log_step_count_steps, 0, options.summary_writer));
     }
     if (options.save_summaries_steps > 0 && options.summary_writer != nullptr && scaffold->summary_op.valid() &&
         global_step.valid()) {
@@ -203,9 +203,9 @@ StatusOr<std::unique_ptr<MonitoredSession>> MonitoredTrainingSession(const Scope
     }
     if (checkpoints) {
       const bool by_steps = options.save_checkpoint_steps > 0;
-      hooks.push_back(std::make_shared<CheckpointSaverHook>(
-          options.checkpoint_dir, scaffold->saver, global_step, by_steps ? 0 : options.save_checkpoint_secs,
-          by_steps ? options.save_checkpoint_steps : 0));
+      hooks.push_back(std::make_shared<CheckpointSaverHook>(options.checkpoint_dir, scaffold->saver, global_step,
+                                                            by_steps ? 0 : options.save_checkpoint_secs,
+                                                            by_steps ? options.save_checkpoint_steps : 0));
     }
     creator = std::make_unique<ChiefSessionCreator>(scope, scaffold, session_options, options.checkpoint_dir);
   } else {

@@ -26,13 +26,13 @@ using ::testing::HasSubstr;
 // What the flaky target named NAME does next.
 struct Faults {
   std::mutex mu;
-  int fail_runs = 0;             // the next this many runs fail
-  int fail_creates = 0;          // the next this many graph creations fail
+  int fail_runs = 0;     // the next this many runs fail
+  int fail_creates = 0;  // the next this many graph creations fail
   absl::StatusCode code = absl::StatusCode::kUnavailable;
-  bool wipe_variables = false;   // a failure also loses every variable of the container
+  bool wipe_variables = false;  // a failure also loses every variable of the container
   std::string container;
-  int failures = 0;              // injected so far
-  int sessions = 0;              // sessions opened
+  int failures = 0;  // injected so far
+  int sessions = 0;  // sessions opened
 };
 
 std::map<std::string, Faults*>& Registry() {

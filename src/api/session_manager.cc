@@ -54,7 +54,9 @@ Status Scaffold::Finalize(const Scope& scope) {
 
 ChiefSessionCreator::ChiefSessionCreator(const Scope& scope, std::shared_ptr<const Scaffold> scaffold,
                                          SessionOptions options, std::string checkpoint_dir)
-    : scope_(scope), scaffold_(std::move(scaffold)), options_(std::move(options)),
+    : scope_(scope),
+      scaffold_(std::move(scaffold)),
+      options_(std::move(options)),
       checkpoint_dir_(std::move(checkpoint_dir)) {}
 
 StatusOr<std::unique_ptr<ClientSession>> ChiefSessionCreator::CreateSession() {
@@ -112,8 +114,8 @@ StatusOr<std::unique_ptr<ClientSession>> WorkerSessionCreator::CreateSession() {
     if (!logged || now - last_log >= std::chrono::seconds(5)) {
       LOG(WARNING) << "Waiting for the chief to initialize or restore the model (uninitialized variables: "
                    << NameList(missing) << "); waited "
-                   << std::chrono::duration_cast<std::chrono::seconds>(now - start).count() << " of "
-                   << max_wait_secs_ << " s";
+                   << std::chrono::duration_cast<std::chrono::seconds>(now - start).count() << " of " << max_wait_secs_
+                   << " s";
       last_log = now;
       logged = true;
     }

@@ -13,5 +13,6 @@
 #include "dflow/scope.h"
 #include "dflow/session.h"
 #include "dflow/state_ops.h"
+#include "dflow/summary.h"
 #include "dflow/train.h"
 #include "dflow/variable.h"

@@ -72,7 +72,8 @@ namespace dflow::summary {
 Output Scalar(const Scope& scope, const std::string& name, Input value);
 // A histogram summary of `values` (any shape, a real type), named and collected as Scalar.
 Output Histogram(const Scope& scope, const std::string& name, Input values);
-// A MergeSummary of `inputs` (named "Merge" in the scope, or its WithOpName). Not collected.
+// A MergeSummary of `inputs`, named as TensorFlow names it: "<scope>/Merge/MergeSummary" (then
+// "Merge_1/..."). Not collected. At least one input.
 Output Merge(const Scope& scope, const std::vector<Output>& inputs);
 // Merge of every summary collected in the scope's graph so far; an invalid Output (and no
 // error) when there is none, as tf.summary.merge_all returns None.

@@ -13,6 +13,7 @@ namespace dflow {
 struct Scope::Collections {
   std::vector<Operation> initializers;  // one Assign per variable, for GlobalVariablesInitializer
   std::vector<Output> trainable_variables;  // the ref() of each Variable::Create, for optimizers
+  std::vector<Output> summaries;  // summary::Scalar and Histogram outputs, for summary::MergeAll
   bool container_cleanup_registered = false;
 };
 

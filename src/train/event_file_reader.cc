@@ -12,7 +12,8 @@ namespace {
 constexpr uint64_t kMaxEventBytes = uint64_t{256} << 20;
 
 // The value of a one-element numeric TensorProto, as TensorFlow 2 writes scalars.
-bool ScalarOfTensor(const proto::TensorProto& t, double* out) {
+bool ScalarOfTensor(const proto::TensorProto& t, double* out, bool* single_precision) {
+  *single_precision = t.dtype() == proto::DT_FLOAT;
   int64_t elements = 1;
   for (const auto& d : t.tensor_shape().dim()) elements *= d.size() == 1 ? 1 : 0;
   if (elements != 1) return false;
@@ -74,12 +75,14 @@ std::vector<ScalarEvent> ScalarsOfEvent(const proto::Event& event) {
   if (!event.has_summary()) return out;
   for (const proto::Summary::Value& v : event.summary().value()) {
     double value = 0;
+    bool single_precision = true;
     if (v.value_case() == proto::Summary::Value::kSimpleValue) {
       value = v.simple_value();
-    } else if (v.value_case() != proto::Summary::Value::kTensor || !ScalarOfTensor(v.tensor(), &value)) {
+    } else if (v.value_case() != proto::Summary::Value::kTensor ||
+               !ScalarOfTensor(v.tensor(), &value, &single_precision)) {
       continue;
     }
-    out.push_back(ScalarEvent{v.tag(), event.step(), value, event.wall_time()});
+    out.push_back(ScalarEvent{v.tag(), event.step(), value, event.wall_time(), single_precision});
   }
   return out;
 }

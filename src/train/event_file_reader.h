@@ -49,6 +49,8 @@ struct ScalarEvent {
   int64_t step = 0;
   double value = 0;
   double wall_time = 0;
+  // The value was stored as a float (simple_value, a DT_FLOAT tensor): print it as one.
+  bool single_precision = true;
 };
 
 // The scalars of `event` in order (none for events without a summary).

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <limits>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -232,7 +233,8 @@ FileWriter::~FileWriter() = default;
 
 Status FileWriter::AddSummary(absl::string_view serialized_summary, int64_t global_step) {
   proto::Event event;
-  if (!event.mutable_summary()->ParseFromArray(serialized_summary.data(),
+  if (serialized_summary.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
+      !event.mutable_summary()->ParseFromArray(serialized_summary.data(),
                                                static_cast<int>(serialized_summary.size()))) {
     return errors::InvalidArgument("FileWriter::AddSummary: ", serialized_summary.size(),
                                    " bytes that are not a serialized Summary");

@@ -18,6 +18,8 @@ void RegisterAllOps() {
     RegisterNNOps();
     RegisterTrainingOps();
     RegisterQueueOps();
+    RegisterFeatureOps();
+    RegisterLoggingOps();
   });
 }
 

@@ -1,4 +1,5 @@
-// Bucketize (TensorFlow's math op), StringToHashBucketFast (its string op) and VocabularyLookup:
+// Bucketize (TensorFlow's math op), StringToHashBucketFast and AsString (its string ops; AsString
+// for integers and bools only) and VocabularyLookup:
 // the id-making ops of feature columns. None is differentiable (ids are piecewise constant).
 //
 // VocabularyLookup is dflow's own: TensorFlow looks a vocabulary up through a table resource
@@ -87,6 +88,59 @@ class StringToHashBucketFastOp : public OpKernel {
 
  private:
   int64_t num_buckets_ = 1;
+};
+
+// ---- AsString (integers and bools) ----
+
+Status CheckAsStringAttrs(int64_t width, const std::string& fill) {
+  if (fill.size() > 1) return errors::InvalidArgument("Fill string must be one or fewer characters");
+  if (!fill.empty() && fill != " " && fill != "0") {
+    return errors::InvalidArgument("AsString: fill '", fill, "' is not supported (only \" \" and \"0\")");
+  }
+  if (width > 4096) return errors::InvalidArgument("AsString: width ", width, " is larger than 4096");
+  return absl::OkStatus();
+}
+
+Status AsStringShape(InferenceContext* c) {
+  int64_t width = -1;
+  std::string fill;
+  RETURN_IF_ERROR(c->GetAttr("width", &width));
+  RETURN_IF_ERROR(c->GetAttr("fill", &fill));
+  RETURN_IF_ERROR(CheckAsStringAttrs(width, fill));
+  return UnchangedShape(c);
+}
+
+template <typename T>
+class AsStringOp : public OpKernel {
+ public:
+  explicit AsStringOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
+    Status s = ctx->GetAttr("width", &width_);
+    if (s.ok()) s = ctx->GetAttr("fill", &fill_);
+    if (s.ok()) s = CheckAsStringAttrs(width_, fill_);
+    ctx->SetStatus(s);
+  }
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, x.shape(), &out));
+    const T* in = x.data<T>();
+    std::string* o = out->data<std::string>();
+    for (int64_t i = 0, n = x.NumElements(); i < n; ++i) {
+      std::string s;
+      if constexpr (std::is_same_v<T, bool>) s = in[i] ? "true" : "false";
+      else s = absl::StrCat(in[i]);
+      if (width_ > static_cast<int64_t>(s.size())) {
+        const size_t pad = static_cast<size_t>(width_) - s.size();
+        if (fill_ == "0" && !s.empty() && s[0] == '-') s.insert(1, pad, '0');  // printf's %0*d
+        else s.insert(0, pad, fill_ == "0" ? '0' : ' ');
+      }
+      o[i] = std::move(s);
+    }
+  }
+
+ private:
+  int64_t width_ = -1;
+  std::string fill_;
 };
 
 // ---- VocabularyLookup ----
@@ -228,7 +282,25 @@ void RegisterFeatureOps() {
   RegisterKernel<VocabularyLookupOp<int32_t>>(KernelBuilder("VocabularyLookup").TypeConstraint<int32_t>("T"));
   RegisterKernel<VocabularyLookupOp<int64_t>>(KernelBuilder("VocabularyLookup").TypeConstraint<int64_t>("T"));
 
-  for (const char* op : {"Bucketize", "StringToHashBucketFast", "VocabularyLookup"}) RegisterNoGradient(op);
+  RegisterOp(OpDefBuilder("AsString")
+                 .Input("input: T")
+                 .Output("output: string")
+                 .Attr("T: {int32, int64, bool}")
+                 .Attr("precision: int = -1")
+                 .Attr("scientific: bool = false")
+                 .Attr("shortest: bool = false")
+                 .Attr("width: int = -1")
+                 .Attr("fill: string = ''")
+                 .SetShapeFn(AsStringShape)
+                 .Doc("The decimal text of each integer (\"true\"/\"false\" for bools), right-aligned in `width` "
+                      "with `fill` (\" \" or \"0\")."));
+  RegisterKernel<AsStringOp<int32_t>>(KernelBuilder("AsString").TypeConstraint<int32_t>("T"));
+  RegisterKernel<AsStringOp<int64_t>>(KernelBuilder("AsString").TypeConstraint<int64_t>("T"));
+  RegisterKernel<AsStringOp<bool>>(KernelBuilder("AsString").TypeConstraint<bool>("T"));
+
+  for (const char* op : {"Bucketize", "StringToHashBucketFast", "VocabularyLookup", "AsString"}) {
+    RegisterNoGradient(op);
+  }
 }
 
 }  // namespace dflow

@@ -150,6 +150,29 @@ TEST(VocabularyLookupTest, ShapeIsTheInputs) {
   EXPECT_EQ((*shapes)[0].DebugString(), PartialTensorShape(TensorShape({2, 3})).DebugString());
 }
 
+// ---- AsString ----
+
+TEST(AsStringTest, IntegersAsDecimalText) {
+  auto out = RunOpKernel("AsString", {MakeTensor<int64_t>({0, -12, 100, 9007199254740993LL}, TensorShape({2, 2}))});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].shape(), TensorShape({2, 2}));
+  EXPECT_EQ(Values<std::string>((*out)[0]), (std::vector<std::string>{"0", "-12", "100", "9007199254740993"}));
+  auto padded = RunOpKernel("AsString", {MakeTensor<int32_t>({7, -7, 12345}, TensorShape({3}))},
+                            {{"width", 4}, {"fill", "0"}});
+  ASSERT_TRUE(padded.ok()) << padded.status();
+  EXPECT_EQ(Values<std::string>((*padded)[0]), (std::vector<std::string>{"0007", "-007", "12345"}));
+  auto spaces = RunOpKernel("AsString", {MakeTensor<int32_t>({7}, TensorShape({1}))}, {{"width", 3}});
+  ASSERT_TRUE(spaces.ok()) << spaces.status();
+  EXPECT_EQ(Values<std::string>((*spaces)[0]), (std::vector<std::string>{"  7"}));
+}
+
+TEST(AsStringTest, RejectsBadFillAndFloats) {
+  EXPECT_FALSE(RunOpKernel("AsString", {MakeTensor<int32_t>({7}, TensorShape({1}))}, {{"fill", "ab"}}).ok());
+  EXPECT_FALSE(RunOpKernel("AsString", {MakeTensor<int32_t>({7}, TensorShape({1}))}, {{"fill", "x"}}).ok());
+  EXPECT_FALSE(RunOpKernel("AsString", {MakeTensor<int32_t>({7}, TensorShape({1}))}, {{"width", 1 << 30}}).ok());
+  EXPECT_FALSE(RunOpKernel("AsString", {MakeTensor<float>({7}, TensorShape({1}))}).ok());
+}
+
 // ---- Assert ----
 
 TEST(AssertTest, PassesOrFailsWithItsData) {

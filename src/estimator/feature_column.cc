@@ -289,7 +289,7 @@ StatusOr<Output> CombineRows(const Scope& s, const Output& weights, const Output
   Output present = ops::GreaterEqual(s, m, int64_t{0});  // negative ids are missing
   Output safe = ops::SelectV2(s, present, m, ops::ZerosLike(s, m));
   Output rows = ops::Gather(s, weights, safe);            // [batch, k, dim]
-  Output w = ops::Cast(s, present, DT_FLOAT);             // [batch, k]
+  Output w = ops::Cast(s, present, BaseType(weights.dtype()));  // [batch, k]
   Output sum = ops::Sum(s, ops::Mul(s, rows, ops::ExpandDims(s, w, 2)), 1);  // [batch, dim]
   if (combiner == "sum") return Built(s, sum);
   Output count = ops::Maximum(s, ops::Sum(s, w, 1, /*keep_dims=*/true), 1.0f);  // [batch, 1], empty rows: 0 / 1

@@ -7,11 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "api/scope_internal.h"
 #include "base/fingerprint.h"
 #include "dflow/dflow.h"
 #include "gmock/gmock.h"
 #include "graph/graph.h"
 #include "gtest/gtest.h"
+#include "train/gradient_checker.h"
 
 namespace dflow {
 namespace {
@@ -250,6 +252,24 @@ TEST(EmbeddingColumnTest, DefaultInitializerIsTruncatedNormalWithStddevOneOverSq
   // stddev 0.5 cut at two standard deviations: sd = 0.5 * 0.8796 = 0.44.
   EXPECT_LE(maxabs, 1.0 + 1e-6);
   EXPECT_NEAR(sd, 0.44, 0.02);
+}
+
+TEST(EmbeddingColumnTest, CombinerGradientsMatchNumericalOnes) {
+  Tensor table(DT_DOUBLE, TensorShape({4, 3}));
+  for (int64_t i = 0; i < table.NumElements(); ++i) table.flat<double>()[i] = 0.25 * static_cast<double>(i) - 1.1;
+  for (const std::string combiner : {"sum", "mean", "sqrtn"}) {
+    SCOPED_TRACE(combiner);
+    auto err = MaxGradientError({table}, [&](GraphBuilder* b, const std::vector<NodeOut>& xs) {
+      Scope s = ScopeAccess::ForGraph(b->graph());
+      // Repeated ids (their gradients add up), missing ids, an empty example, a row no id reaches.
+      Output ids = ops::Const(s, Values<int64_t>({0, 2, 2, 1, -1, -1, -1, -1, -1}, TensorShape({3, 3})));
+      auto y = fc::CombineRows(s, Output(xs[0].node, xs[0].index), ids, combiner);
+      EXPECT_TRUE(y.ok()) << y.status();
+      return std::vector<NodeOut>{y.ok() ? NodeOut{y->node(), y->index()} : NodeOut{}};
+    });
+    ASSERT_TRUE(err.ok()) << err.status();
+    EXPECT_LT(*err, 1e-8);
+  }
 }
 
 // ---- InputLayer and LinearModel ----

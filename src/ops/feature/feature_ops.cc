@@ -11,6 +11,7 @@
 #include "ops/feature/feature_ops.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -30,6 +31,9 @@ using array::KernelError;
 // ---- Bucketize ----
 
 Status CheckBoundaries(const std::vector<float>& b) {
+  for (float x : b) {
+    if (std::isnan(x)) return errors::InvalidArgument("Expected sorted boundaries, got a NaN");
+  }
   if (!std::is_sorted(b.begin(), b.end())) return errors::InvalidArgument("Expected sorted boundaries");
   return absl::OkStatus();
 }

@@ -65,6 +65,9 @@ TEST(BucketizeTest, RejectsUnsortedBoundariesAndStrings) {
                          {{"boundaries", std::vector<float>{1, 3, 2}}});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("Expected sorted boundaries"), std::string::npos) << bad.status();
+  auto nan = RunOpKernel("Bucketize", {MakeTensor<float>({1}, TensorShape({1}))},
+                         {{"boundaries", std::vector<float>{1, NAN, 0}}});
+  EXPECT_FALSE(nan.ok());
   auto str = RunOpKernel("Bucketize", {Strings({"a"})}, {{"boundaries", std::vector<float>{1}}});
   EXPECT_FALSE(str.ok());
   auto missing = RunOpKernel("Bucketize", {MakeTensor<float>({1}, TensorShape({1}))});

@@ -52,7 +52,7 @@ class TransformCache {
  public:
   explicit TransformCache(const Features& features) : features_(features) {}
   const Features& features() const { return features_; }
-  // The feature `key`; NotFound names the key, the column and the features there are.
+  // The feature `key`; InvalidArgument names the key, the column and the features there are.
   StatusOr<Output> Get(const std::string& key, const std::string& column) const;
   std::map<const FeatureColumn*, Output>& ids() { return ids_; }
 

@@ -1,7 +1,9 @@
 // Cluster benchmarks, each beside its reference in the same run (on 127.0.0.1, all tasks in
 // this process, every tensor still crossing a real TCP connection through gRPC):
 //  - null step: a session on a worker fetching a scalar variable held by a ps task, beside an
-//    empty gRPC call (the worker service's GetStatus) on the same machine;
+//    empty gRPC call (the worker service's GetStatus) on the same machine; the session is in the
+//    worker's process (as between-graph trainers run), and, for comparison, reaches the worker's
+//    master through the RPC a client in another process uses;
 //  - transfer: pulling a 64 MiB variable from the ps task to the worker and pushing one back,
 //    beside raw loopback TCP moving the same bytes.
 #include <benchmark/benchmark.h>
@@ -84,11 +86,14 @@ void BM_EmptyGrpcCallbackCall(benchmark::State& state) {
 BENCHMARK(BM_EmptyGrpcCallbackCall)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // A session on the worker fetching a scalar variable held by `device`, once per iteration.
-void FetchScalar(benchmark::State& state, const std::string& device, const std::string& name) {
+void FetchScalar(benchmark::State& state, const std::string& device, const std::string& name, bool direct = true) {
   Scope root = Scope::NewRootScope();
   Variable v = Variable::Create(root.WithDevice(device).WithOpName(name), {}, DT_FLOAT, init::Constant(3.0));
   Operation init = GlobalVariablesInitializer(root);
-  ClientSession session(root, Cluster()->worker_target());
+  SessionOptions options;
+  options.target = Cluster()->worker_target();
+  options.direct_to_local_master = direct;
+  ClientSession session(root, options);
   if (!session.Run({init}).ok()) state.SkipWithError("init failed");
   for (auto _ : state) {
     auto r = session.Run({v.read()});
@@ -98,6 +103,13 @@ void FetchScalar(benchmark::State& state, const std::string& device, const std::
 
 void BM_NullStep(benchmark::State& state) { FetchScalar(state, "/job:ps/task:0", "scalar"); }
 BENCHMARK(BM_NullStep)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// The same from a client that reaches the worker's master through the MasterService RPC, as a
+// client in another process does (two RPCs: RunStep, then the worker's RunGraph on the ps).
+void BM_NullStepRemoteClient(benchmark::State& state) {
+  FetchScalar(state, "/job:ps/task:0", "scalar_remote_client", /*direct=*/false);
+}
+BENCHMARK(BM_NullStepRemoteClient)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // For reference: the same fetch of a variable held by the worker itself (one RPC: RunStep).
 void BM_LocalStep(benchmark::State& state) { FetchScalar(state, "/job:worker/task:0", "local_scalar"); }

@@ -36,6 +36,10 @@ struct SessionOptions {
   // "/job:worker/task:1") take part in the session (the target's own task always does). Empty:
   // every task of the cluster.
   std::vector<std::string> device_filters;
+  // For "grpc://" targets served by a Server in this process: call its master directly (true), or
+  // through the MasterService RPC as a client in another process does (false; for tests and
+  // benchmarks of that path).
+  bool direct_to_local_master = true;
 };
 
 struct RunOptions {

@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "distributed/local_master.h"
 #include "distributed/worker.h"
 #include "rpc/grpc_master_service.h"
 #include "rpc/grpc_remote_worker.h"
@@ -21,6 +22,7 @@ struct GrpcServer::Impl {
   std::shared_ptr<Worker> worker;
   std::unique_ptr<GrpcWorkerCache> cache;
   std::unique_ptr<Master> master;
+  std::shared_ptr<LocalMaster> local_master;  // sessions of this process reach the master directly
   std::unique_ptr<grpc::Service> worker_service, master_service;
   std::unique_ptr<grpc::Server> server;
   std::mutex mu;
@@ -77,6 +79,7 @@ StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const GrpcServerOptions
     return errors::Unavailable("Cannot listen on ", listen, " for task ", impl->task,
                                " (is the port in use?)");
   }
+  impl->local_master = LocalMaster::Register(impl->master.get(), impl->task, host, impl->port);
   return std::unique_ptr<GrpcServer>(new GrpcServer(std::move(impl)));
 }
 
@@ -96,8 +99,10 @@ void GrpcServer::Stop() {
     if (impl_->stopped) return;
     impl_->stopped = true;
   }
+  impl_->local_master->BeginStop();
   impl_->worker->AbortAll(errors::Unavailable("Task ", impl_->task, " is stopping"));
   impl_->master->Stop();
+  impl_->local_master->Revoke();
   // The calls in progress finish (with the abort) before gRPC forgets them: a reactor must not be
   // finished after its server is gone. Kernels that ignore cancellation get 10 s.
   if (!impl_->worker->WaitUntilIdle(10000)) {

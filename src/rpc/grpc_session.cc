@@ -1,6 +1,8 @@
-// Sessions on "grpc://host:port": every call is a MasterService RPC to the server at host:port.
+// Sessions on "grpc://host:port": every call is a MasterService RPC to the server at host:port,
+// or, when that server runs in this process, a direct call of its master (LocalMaster).
 #include <mutex>
 
+#include "distributed/local_master.h"
 #include "framework/session.h"
 #include "proto/rpc/services.grpc.pb.h"
 #include "rpc/grpc_server.h"
@@ -15,10 +17,113 @@ constexpr char kPrefix[] = "grpc://";
 constexpr int64_t kCreateTimeoutMs = 120000;
 constexpr int64_t kControlTimeoutMs = 60000;
 
+// How a session reaches its master: the MasterService stub, or the master itself. Each call has a
+// deadline (0: none) after which it fails with DeadlineExceeded.
+class MasterChannel {
+ public:
+  virtual ~MasterChannel() = default;
+  virtual Status CreateSession(const proto::CreateSessionRequest& req, proto::CreateSessionResponse* resp,
+                               int64_t timeout_ms) = 0;
+  virtual Status ExtendSession(const proto::ExtendSessionRequest& req, proto::ExtendSessionResponse* resp,
+                               int64_t timeout_ms) = 0;
+  virtual Status RunStep(const proto::RunStepRequest& req, proto::RunStepResponse* resp, int64_t timeout_ms) = 0;
+  virtual Status CloseSession(const proto::CloseSessionRequest& req, proto::CloseSessionResponse* resp,
+                              int64_t timeout_ms) = 0;
+  virtual Status ListDevices(const proto::ListDevicesRequest& req, proto::ListDevicesResponse* resp,
+                             int64_t timeout_ms) = 0;
+};
+
+class RpcMasterChannel : public MasterChannel {
+ public:
+  explicit RpcMasterChannel(const std::string& address)
+      : stub_(proto::rpc::MasterService::NewStub(NewChannel(address))) {}
+  Status CreateSession(const proto::CreateSessionRequest& req, proto::CreateSessionResponse* resp,
+                       int64_t timeout_ms) override {
+    return Call(timeout_ms, [&](grpc::ClientContext* c) { return stub_->CreateSession(c, req, resp); });
+  }
+  Status ExtendSession(const proto::ExtendSessionRequest& req, proto::ExtendSessionResponse* resp,
+                       int64_t timeout_ms) override {
+    return Call(timeout_ms, [&](grpc::ClientContext* c) { return stub_->ExtendSession(c, req, resp); });
+  }
+  Status RunStep(const proto::RunStepRequest& req, proto::RunStepResponse* resp, int64_t timeout_ms) override {
+    return Call(timeout_ms, [&](grpc::ClientContext* c) { return stub_->RunStep(c, req, resp); });
+  }
+  Status CloseSession(const proto::CloseSessionRequest& req, proto::CloseSessionResponse* resp,
+                      int64_t timeout_ms) override {
+    return Call(timeout_ms, [&](grpc::ClientContext* c) { return stub_->CloseSession(c, req, resp); });
+  }
+  Status ListDevices(const proto::ListDevicesRequest& req, proto::ListDevicesResponse* resp,
+                     int64_t timeout_ms) override {
+    return Call(timeout_ms, [&](grpc::ClientContext* c) { return stub_->ListDevices(c, req, resp); });
+  }
+
+ private:
+  template <typename Fn>
+  Status Call(int64_t timeout_ms, Fn&& fn) {
+    grpc::ClientContext ctx;
+    if (timeout_ms > 0) SetTimeout(&ctx, timeout_ms);
+    return FromGrpc(fn(&ctx));
+  }
+  std::unique_ptr<proto::rpc::MasterService::Stub> stub_;
+};
+
+// The master of the server at host:port: called directly while that server runs in this process,
+// through the MasterService otherwise. It looks again on every call, so a session outlives its
+// server's restart the way a remote session does (the new master answers Aborted for the old
+// session's handle). Direct calls are bounded by the master itself (the step's deadline, the
+// start-up wait), so they need no deadline of their own.
+class ResolvingMasterChannel : public MasterChannel {
+ public:
+  ResolvingMasterChannel(std::string address, std::string host, int port)
+      : address_(std::move(address)), host_(std::move(host)), port_(port) {}
+  Status CreateSession(const proto::CreateSessionRequest& req, proto::CreateSessionResponse* resp,
+                       int64_t timeout_ms) override {
+    if (auto m = Local()) return m->CreateSession(req, resp);
+    return Rpc()->CreateSession(req, resp, timeout_ms);
+  }
+  Status ExtendSession(const proto::ExtendSessionRequest& req, proto::ExtendSessionResponse* resp,
+                       int64_t timeout_ms) override {
+    if (auto m = Local()) return m->ExtendSession(req, resp);
+    return Rpc()->ExtendSession(req, resp, timeout_ms);
+  }
+  Status RunStep(const proto::RunStepRequest& req, proto::RunStepResponse* resp, int64_t timeout_ms) override {
+    if (auto m = Local()) return m->RunStep(req, resp);
+    return Rpc()->RunStep(req, resp, timeout_ms);
+  }
+  Status CloseSession(const proto::CloseSessionRequest& req, proto::CloseSessionResponse* resp,
+                      int64_t timeout_ms) override {
+    if (auto m = Local()) return m->CloseSession(req, resp);
+    return Rpc()->CloseSession(req, resp, timeout_ms);
+  }
+  Status ListDevices(const proto::ListDevicesRequest& req, proto::ListDevicesResponse* resp,
+                     int64_t timeout_ms) override {
+    if (auto m = Local()) return m->ListDevices(req, resp);
+    return Rpc()->ListDevices(req, resp, timeout_ms);
+  }
+
+ private:
+  std::shared_ptr<LocalMaster> Local() {
+    std::lock_guard<std::mutex> l(mu_);
+    if (local_ == nullptr || local_->stopping()) local_ = LocalMaster::Find(host_, port_);
+    return local_;
+  }
+  MasterChannel* Rpc() {
+    std::lock_guard<std::mutex> l(mu_);
+    if (rpc_ == nullptr) rpc_ = std::make_unique<RpcMasterChannel>(address_);
+    return rpc_.get();
+  }
+
+  const std::string address_, host_;
+  const int port_;
+  std::mutex mu_;
+  std::shared_ptr<LocalMaster> local_;
+  std::unique_ptr<MasterChannel> rpc_;
+};
+
 class GrpcSession : public Session {
  public:
-  GrpcSession(const SessionOptions& options, std::string address)
-      : options_(options), address_(std::move(address)), stub_(proto::rpc::MasterService::NewStub(NewChannel(address_))) {}
+  GrpcSession(const SessionOptions& options, std::string address, std::unique_ptr<MasterChannel> channel)
+      : options_(options), address_(std::move(address)), master_(std::move(channel)) {}
   ~GrpcSession() override { Close().IgnoreError(); }
 
   Status Create(const proto::GraphDef& graph) override {
@@ -33,9 +138,7 @@ class GrpcSession : public Session {
     c->set_operation_timeout_ms(options_.operation_timeout_ms);
     for (const std::string& f : options_.device_filters) c->add_device_filters(f);
     proto::CreateSessionResponse resp;
-    grpc::ClientContext ctx;
-    SetTimeout(&ctx, kCreateTimeoutMs);
-    RETURN_IF_ERROR(Annotate(stub_->CreateSession(&ctx, req, &resp)));
+    RETURN_IF_ERROR(Annotate(master_->CreateSession(req, &resp, kCreateTimeoutMs)));
     handle_ = resp.session_handle();
     return absl::OkStatus();
   }
@@ -57,9 +160,7 @@ class GrpcSession : public Session {
     req.set_session_handle(handle);
     *req.mutable_graph_def() = graph;
     proto::ExtendSessionResponse resp;
-    grpc::ClientContext ctx;
-    SetTimeout(&ctx, kControlTimeoutMs);
-    return Annotate(stub_->ExtendSession(&ctx, req, &resp));
+    return Annotate(master_->ExtendSession(req, &resp, kControlTimeoutMs));
   }
 
   Status Run(const RunOptions& run_options, const std::vector<std::pair<std::string, Tensor>>& inputs,
@@ -83,13 +184,11 @@ class GrpcSession : public Session {
     req.set_timeout_in_ms(timeout);
     req.set_trace(metadata != nullptr || run_options.trace);
     proto::RunStepResponse resp;
-    grpc::ClientContext ctx;
-    if (timeout > 0) SetTimeout(&ctx, timeout + 10000);
-    grpc::Status gs = stub_->RunStep(&ctx, req, &resp);
-    if (gs.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED && timeout > 0) {
+    Status rs = master_->RunStep(req, &resp, timeout > 0 ? timeout + 10000 : 0);
+    if (absl::IsDeadlineExceeded(rs) && timeout > 0) {
       return errors::DeadlineExceeded("Run did not finish within the deadline of ", timeout, " ms");
     }
-    RETURN_IF_ERROR(Annotate(gs));
+    RETURN_IF_ERROR(Annotate(rs));
     if (resp.tensor_size() != static_cast<int>(output_names.size())) {
       return errors::Internal("The master at ", address_, " returned ", resp.tensor_size(), " tensors for ",
                               output_names.size(), " fetches");
@@ -115,10 +214,8 @@ class GrpcSession : public Session {
       req.set_session_handle(handle_);
     }
     proto::ListDevicesResponse resp;
-    grpc::ClientContext ctx;
-    SetTimeout(&ctx, kControlTimeoutMs);
     std::vector<std::string> out;
-    if (!stub_->ListDevices(&ctx, req, &resp).ok()) return out;
+    if (!master_->ListDevices(req, &resp, kControlTimeoutMs).ok()) return out;
     for (const auto& d : resp.device()) out.push_back(d.name());
     return out;
   }
@@ -135,14 +232,11 @@ class GrpcSession : public Session {
     proto::CloseSessionRequest req;
     req.set_session_handle(handle);
     proto::CloseSessionResponse resp;
-    grpc::ClientContext ctx;
-    SetTimeout(&ctx, 10000);
-    return Annotate(stub_->CloseSession(&ctx, req, &resp));
+    return Annotate(master_->CloseSession(req, &resp, 10000));
   }
 
  private:
-  Status Annotate(const grpc::Status& gs) const {
-    Status s = FromGrpc(gs);
+  Status Annotate(const Status& s) const {
     if (s.code() == absl::StatusCode::kUnavailable) {
       return errors::Unavailable("The server at ", address_, " is unreachable: ", s.message());
     }
@@ -151,7 +245,7 @@ class GrpcSession : public Session {
 
   const SessionOptions options_;
   const std::string address_;
-  std::unique_ptr<proto::rpc::MasterService::Stub> stub_;
+  std::unique_ptr<MasterChannel> master_;
   mutable std::mutex mu_;
   bool closed_ = false;
   std::string handle_;
@@ -166,7 +260,14 @@ class GrpcSessionFactory : public SessionFactory {
     if (address.empty() || colon == std::string::npos || colon == 0 || colon + 1 == address.size()) {
       return errors::InvalidArgument("Target '", o.target, "' is not grpc://host:port");
     }
-    return std::unique_ptr<Session>(new GrpcSession(o, address));
+    int port = 0;
+    std::unique_ptr<MasterChannel> channel;
+    if (o.direct_to_local_master && absl::SimpleAtoi(address.substr(colon + 1), &port)) {
+      channel = std::make_unique<ResolvingMasterChannel>(address, address.substr(0, colon), port);
+    } else {
+      channel = std::make_unique<RpcMasterChannel>(address);
+    }
+    return std::unique_ptr<Session>(new GrpcSession(o, address, std::move(channel)));
   }
 };
 

@@ -1,0 +1,90 @@
+#include "distributed/local_master.h"
+
+#include <map>
+#include <mutex>
+
+namespace dflow {
+namespace {
+
+std::mutex& RegistryMu() {
+  static std::mutex* mu = new std::mutex;
+  return *mu;
+}
+std::map<int, std::shared_ptr<LocalMaster>>& Registry() {
+  static auto* r = new std::map<int, std::shared_ptr<LocalMaster>>;
+  return *r;
+}
+
+bool IsLoopbackName(const std::string& host) {
+  return host == "localhost" || host.rfind("127.", 0) == 0 || host == "[::1]" || host == "::1";
+}
+
+}  // namespace
+
+std::shared_ptr<LocalMaster> LocalMaster::Find(const std::string& host, int port) {
+  std::lock_guard<std::mutex> l(RegistryMu());
+  auto it = Registry().find(port);
+  if (it == Registry().end()) return nullptr;
+  if (!IsLoopbackName(host) && host != it->second->host_) return nullptr;
+  return it->second;
+}
+
+std::shared_ptr<LocalMaster> LocalMaster::Register(Master* master, const std::string& task, const std::string& host,
+                                                   int port) {
+  auto m = std::make_shared<LocalMaster>(master, task, host, port);
+  std::lock_guard<std::mutex> l(RegistryMu());
+  Registry()[port] = m;
+  return m;
+}
+
+void LocalMaster::BeginStop() {
+  stopping_ = true;
+  {
+    std::lock_guard<std::mutex> l(RegistryMu());
+    auto it = Registry().find(port_);
+    if (it != Registry().end() && it->second.get() == this) Registry().erase(it);
+  }
+  std::lock_guard<std::mutex> l(calls_mu_);
+  for (CallOptions* c : calls_) c->StartCancel();
+}
+
+void LocalMaster::Revoke() {
+  BeginStop();
+  std::unique_lock<std::shared_mutex> l(mu_);
+  master_ = nullptr;
+}
+
+template <typename Fn>
+Status LocalMaster::Call(Fn&& fn) {
+  if (!stopping_) {
+    std::shared_lock<std::shared_mutex> l(mu_);
+    if (master_ != nullptr && !stopping_) return fn(master_);
+  }
+  return errors::Unavailable("The server of task ", task_, " on port ", port_, " has stopped");
+}
+
+Status LocalMaster::CreateSession(const proto::CreateSessionRequest& req, proto::CreateSessionResponse* resp) {
+  return Call([&](Master* m) { return m->CreateSession(req, resp); });
+}
+Status LocalMaster::ExtendSession(const proto::ExtendSessionRequest& req, proto::ExtendSessionResponse* resp) {
+  return Call([&](Master* m) { return m->ExtendSession(req, resp); });
+}
+Status LocalMaster::RunStep(const proto::RunStepRequest& req, proto::RunStepResponse* resp) {
+  CallOptions opts;  // so that a stopping server cancels the step, as gRPC cancels remote calls
+  {
+    std::lock_guard<std::mutex> l(calls_mu_);
+    calls_.insert(&opts);
+  }
+  Status s = Call([&](Master* m) { return m->RunStep(req, resp, &opts); });
+  std::lock_guard<std::mutex> l(calls_mu_);
+  calls_.erase(&opts);
+  return s;
+}
+Status LocalMaster::CloseSession(const proto::CloseSessionRequest& req, proto::CloseSessionResponse* resp) {
+  return Call([&](Master* m) { return m->CloseSession(req, resp); });
+}
+Status LocalMaster::ListDevices(const proto::ListDevicesRequest& req, proto::ListDevicesResponse* resp) {
+  return Call([&](Master* m) { return m->ListDevices(req, resp); });
+}
+
+}  // namespace dflow

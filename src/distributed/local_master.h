@@ -1,0 +1,59 @@
+// LocalMaster: the masters of the servers running in this process, found by port, so that a
+// session on "grpc://localhost:PORT" created in the process that serves PORT calls that master
+// directly instead of through an RPC to itself (TensorFlow does the same). Between-graph trainers
+// run exactly so: each worker process serves its task and opens its sessions on its own target.
+//
+// A server registers its master when it starts and revokes it when it stops. Revoking waits for
+// calls in progress, which the stopping master fails promptly; later calls get Unavailable, as a
+// remote client of a stopped server would. Thread-safe.
+#pragma once
+
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <memory>
+#include <shared_mutex>
+#include <string>
+
+#include "distributed/master.h"
+
+namespace dflow {
+
+class LocalMaster {
+ public:
+  // The master serving `port` in this process when `host` can name this machine (a loopback
+  // name, or the host the server was configured with); null otherwise.
+  static std::shared_ptr<LocalMaster> Find(const std::string& host, int port);
+
+  // Called by a server once it serves `port` as task `task` configured with address host `host`.
+  static std::shared_ptr<LocalMaster> Register(Master* master, const std::string& task, const std::string& host,
+                                               int port);
+  // BeginStop fails new calls (Unavailable), cancels the steps in progress and removes the
+  // entry; Revoke then waits for the calls in progress to return.
+  void BeginStop();
+  bool stopping() const { return stopping_; }
+  void Revoke();
+
+  Status CreateSession(const proto::CreateSessionRequest& req, proto::CreateSessionResponse* resp);
+  Status ExtendSession(const proto::ExtendSessionRequest& req, proto::ExtendSessionResponse* resp);
+  Status RunStep(const proto::RunStepRequest& req, proto::RunStepResponse* resp);
+  Status CloseSession(const proto::CloseSessionRequest& req, proto::CloseSessionResponse* resp);
+  Status ListDevices(const proto::ListDevicesRequest& req, proto::ListDevicesResponse* resp);
+
+  LocalMaster(Master* master, std::string task, std::string host, int port)
+      : master_(master), task_(std::move(task)), host_(std::move(host)), port_(port) {}
+
+ private:
+  template <typename Fn>
+  Status Call(Fn&& fn);
+
+  std::shared_mutex mu_;  // shared by calls, exclusive to revoke
+  Master* master_;        // null once revoked
+  std::atomic<bool> stopping_{false};
+  std::mutex calls_mu_;
+  std::set<CallOptions*> calls_;  // steps in progress, cancelled by BeginStop
+  const std::string task_, host_;
+  const int port_;
+};
+
+}  // namespace dflow

@@ -2,10 +2,15 @@
 #pragma once
 
 #include "dflow/array_ops.h"
+#include "dflow/canned.h"
 #include "dflow/control_flow.h"
 #include "dflow/core.h"
+#include "dflow/feature_column.h"
+#include "dflow/feature_ops.h"
 #include "dflow/gradients.h"
 #include "dflow/math_ops.h"
+#include "dflow/metrics.h"
+#include "dflow/model_fn.h"
 #include "dflow/nn_ops.h"
 #include "dflow/ops.h"
 #include "dflow/partitioned_variables.h"

@@ -19,6 +19,8 @@ void RegisterAllOps() {
     RegisterTrainingOps();
     RegisterQueueOps();
     RegisterSummaryOps();
+    RegisterFeatureOps();
+    RegisterLoggingOps();
   });
 }
 

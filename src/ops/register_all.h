@@ -19,5 +19,7 @@ void RegisterNNOps();        // neural-net ops, their gradient kernels and gradi
 void RegisterTrainingOps();  // optimizer update kernels (ApplyGradientDescent, ApplyAdam, ...)
 void RegisterQueueOps();     // FIFOQueueV2, RandomShuffleQueueV2 and their enqueue/dequeue ops
 void RegisterSummaryOps();   // ScalarSummary, HistogramSummary, TensorSummaryV2, MergeSummary
+void RegisterFeatureOps();   // Bucketize, StringToHashBucketFast, VocabularyLookup (feature columns)
+void RegisterLoggingOps();   // Assert
 
 }  // namespace dflow

@@ -13,6 +13,11 @@ namespace dflow {
 struct Scope::Collections {
   std::vector<Operation> initializers;  // one Assign per variable, for GlobalVariablesInitializer
   std::vector<Output> trainable_variables;  // the ref() of each Variable::Create, for optimizers
+  std::vector<Output> summaries;  // summary::Scalar and Histogram outputs, for summary::MergeAll
+  // TensorFlow's LOCAL_VARIABLES (Variable::CreateLocal): per-session state such as metric
+  // accumulators, neither trainable nor global (so never checkpointed).
+  std::vector<Output> local_variables;
+  std::vector<Operation> local_initializers;
   bool container_cleanup_registered = false;
 };
 

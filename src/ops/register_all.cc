@@ -18,6 +18,9 @@ void RegisterAllOps() {
     RegisterNNOps();
     RegisterTrainingOps();
     RegisterQueueOps();
+    RegisterSummaryOps();
+    RegisterFeatureOps();
+    RegisterLoggingOps();
   });
 }
 

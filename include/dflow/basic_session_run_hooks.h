@@ -26,6 +26,10 @@
 #include "dflow/monitored_session.h"
 #include "dflow/session_run_hook.h"
 
+namespace dflow::summary {
+class FileWriter;
+}
+
 namespace dflow::train {
 
 // Where summaries go (an event-file writer).
@@ -38,6 +42,10 @@ class SummaryWriterInterface {
   virtual Status AddScalar(const std::string& tag, double value, int64_t global_step) = 0;
   virtual Status Flush() = 0;
 };
+
+// A SummaryWriterInterface over an event-file writer (dflow/summary.h). File errors are returned
+// as FailedPrecondition (a disk is not a task that a new session brings back).
+std::shared_ptr<SummaryWriterInterface> NewSummaryWriter(std::shared_ptr<summary::FileWriter> writer);
 
 // Triggers every `every_secs` seconds or `every_steps` steps (either may be 0: off), as
 // TensorFlow's SecondOrStepTimer: the first query always triggers, the same step never twice.

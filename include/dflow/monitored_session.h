@@ -61,7 +61,8 @@ class SaverInterface {
   virtual StatusOr<std::string> LatestCheckpoint(const std::string& dir) = 0;
 };
 
-// The default saver: every variable of the scope's graph built so far (VariableV2 nodes), read
+// The default saver: every variable of the scope's graph built so far (VariableV2 nodes) but
+// the local ones (Variable::CreateLocal), read
 // and written through the session in one step each, in dflow's variable file: TFRecord framing
 // (CRC32C-checked) of the names and TensorProtos, written under a temporary name, synced and
 // renamed; then the text `checkpoint` state file (TensorFlow's CheckpointState format:
@@ -74,13 +75,16 @@ struct Scaffold {
   // Runs on the chief when there is no checkpoint. Default: GlobalVariablesInitializer.
   Operation init_op;
   // A 1-D string tensor of the variables still uninitialized (empty: the model is ready).
-  // Default: ReportUninitializedVariables over every variable.
+  // Default: ReportUninitializedVariables over every variable but the local ones (which the
+  // local init op sets once the model is ready).
   Output ready_op;
-  // Runs on every task once the model is ready (local variables, tables). Default: none.
+  // Runs on every task once the model is ready. Default: LocalVariablesInitializer when the
+  // graph has local variables (Variable::CreateLocal), else none.
   Operation local_init_op;
   // Default: NewVariableSaver(scope).
   std::shared_ptr<SaverInterface> saver;
-  // A serialized Summary proto per step for SummarySaverHook. Default: none.
+  // A serialized Summary proto per step for SummarySaverHook. Default: summary::MergeAll (none
+  // when the graph has no summaries).
   Output summary_op;
 
   // Builds the defaults into the scope's graph (idempotent). Call it before the session is
@@ -215,8 +219,10 @@ struct MonitoredTrainingSessionOptions {
   // <= 0 disables them.
   int64_t save_summaries_steps = 100;
   int64_t log_step_count_steps = 100;
-  // Where summaries go (the chief's); null: none written.
+  // Where the chief's summaries go. Null: an event file in summary_dir, or in checkpoint_dir when
+  // summary_dir is empty (with the graph as its first event); no summaries without either.
   std::shared_ptr<SummaryWriterInterface> summary_writer;
+  std::string summary_dir;
   // The global step (CreateGlobalStep); invalid: the graph's node "global_step".
   Output global_step;
   // Session options; `master` overrides their target.

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "base/env.h"
 #include "base/logging.h"
+#include "dflow/summary.h"
 
 namespace dflow::train {
 namespace {
@@ -43,7 +44,33 @@ StatusOr<int64_t> FetchedStep(const SessionRunValues& values) {
   return StepValue(values.results[0]);
 }
 
+// File errors as FailedPrecondition: Env reports most of them as Unavailable, which a training
+// session would take for a dead task and retry.
+Status FileError(Status s) {
+  if (absl::IsUnavailable(s)) return errors::FailedPrecondition(s.message());
+  return s;
+}
+
+class FileSummaryWriter : public SummaryWriterInterface {
+ public:
+  explicit FileSummaryWriter(std::shared_ptr<summary::FileWriter> w) : w_(std::move(w)) {}
+  Status AddSummary(const std::string& serialized, int64_t step) override {
+    return FileError(w_->AddSummary(absl::string_view(serialized), step));
+  }
+  Status AddScalar(const std::string& tag, double value, int64_t step) override {
+    return FileError(w_->AddScalar(tag, value, step));
+  }
+  Status Flush() override { return FileError(w_->Flush()); }
+
+ private:
+  std::shared_ptr<summary::FileWriter> w_;
+};
+
 }  // namespace
+
+std::shared_ptr<SummaryWriterInterface> NewSummaryWriter(std::shared_ptr<summary::FileWriter> writer) {
+  return std::make_shared<FileSummaryWriter>(std::move(writer));
+}
 
 bool SecondOrStepTimer::ShouldTriggerForStep(int64_t step) const {
   if (!last_step_) return true;

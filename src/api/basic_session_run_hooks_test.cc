@@ -7,6 +7,7 @@
 #include "base/env.h"
 #include "base/temp_dir.h"
 #include "dflow/dflow.h"
+#include "dflow/summary.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -321,6 +322,80 @@ TEST(MonitoredTrainingSessionTest, ASecondRunRestoresAndContinues) {
     ASSERT_TRUE((*s)->Close().ok());  // the final checkpoint
   }
   EXPECT_TRUE(Env::Default()->FileExists(JoinPath(dir.path(), "model.ckpt-10.variables")));
+}
+
+TEST(MonitoredTrainingSessionTest, TheChiefWritesSummariesToAnEventFileInTheCheckpointDir) {
+  TempDir dir;
+  Scope root = Scope::NewRootScope();
+  Model m(root);
+  summary::Scalar(root, "loss", m.loss);
+  MonitoredTrainingSessionOptions o;
+  o.checkpoint_dir = dir.path();
+  o.save_checkpoint_steps = 100;
+  o.save_summaries_steps = 3;
+  o.log_step_count_steps = 3;
+  o.hooks = {std::make_shared<StopAtStepHook>(m.global_step, 0, 7)};
+  auto s = MonitoredTrainingSession(root, o);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(TrainUntilStop(s->get(), m), 7);
+  ASSERT_TRUE((*s)->Close().ok());
+  s->reset();  // the writer's last holder: the file is closed
+  auto files = Env::Default()->GetChildren(dir.path());
+  ASSERT_TRUE(files.ok());
+  std::string events;
+  for (const std::string& f : *files) {
+    if (f.rfind("events.out.tfevents.", 0) == 0) events = JoinPath(dir.path(), f);
+  }
+  ASSERT_NE(events, "");
+  auto scalars = summary::ReadScalars(events);
+  ASSERT_TRUE(scalars.ok()) << scalars.status();
+  std::vector<int64_t> loss_steps, rate_steps;
+  for (const auto& e : *scalars) {
+    if (e.tag == "loss") {
+      loss_steps.push_back(e.step);
+      // The loss summary is computed before the step's update: 2 * w^2 with w after step - 1.
+      float w = 1.0f;
+      for (int i = 1; i < e.step; ++i) w -= 0.1f * (2.0f * w);
+      EXPECT_FLOAT_EQ(e.value, 2 * w * w) << e.step;
+    }
+    if (e.tag == "global_step/sec") rate_steps.push_back(e.step);
+  }
+  EXPECT_THAT(loss_steps, ElementsAre(1, 4, 7));
+  EXPECT_THAT(rate_steps, ElementsAre(4, 7));
+}
+
+TEST(MonitoredTrainingSessionTest, LocalVariablesAreSetByEveryTaskAndNotSaved) {
+  TempDir dir;
+  Scope root = Scope::NewRootScope();
+  Model m(root);
+  Variable count = Variable::CreateLocal(root.WithOpName("count"), {}, DT_FLOAT, init::Constant(5.0f));
+  Operation add = ops::AssignAdd(root, count.ref(), 1.0f).op();
+  auto o = Quiet();
+  o.checkpoint_dir = dir.path();
+  o.save_checkpoint_steps = 100;
+  o.hooks = {std::make_shared<StopAtStepHook>(m.global_step, 0, 3)};
+  auto s = MonitoredTrainingSession(root, o);
+  ASSERT_TRUE(s.ok()) << s.status();
+  while (!(*s)->ShouldStop()) ASSERT_TRUE((*s)->Run({}, {}, {m.train_op, add}).ok());
+  auto c = (*s)->raw_session()->Run({count.read()});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ((*c)[0].scalar<float>(), 8.0f);
+  ASSERT_TRUE((*s)->Close().ok());
+  // A worker does not wait for the local variable; its local init sets it again.
+  auto scaffold = std::make_shared<Scaffold>();
+  ASSERT_TRUE(scaffold->Finalize(root).ok());
+  WorkerSessionCreator worker(root, scaffold, SessionOptions(), 5);
+  auto ws = worker.CreateSession();
+  ASSERT_TRUE(ws.ok()) << ws.status();
+  c = (*ws)->Run({count.read()});
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ((*c)[0].scalar<float>(), 5.0f);
+  // The checkpoint has no "count": restoring it into a fresh graph of the model works.
+  Scope fresh = Scope::NewRootScope();
+  Model m2(fresh);
+  auto saver = NewVariableSaver(fresh);
+  ClientSession fs(fresh);
+  EXPECT_TRUE(saver->Restore(fs, JoinPath(dir.path(), "model.ckpt-3")).ok());
 }
 
 TEST(MonitoredTrainingSessionTest, CheckpointsNeedAGlobalStep) {

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/logging.h"
 #include "dflow/basic_session_run_hooks.h"
+#include "dflow/summary.h"
 #include "graph/graph.h"
 
 namespace dflow::train {
@@ -187,6 +188,16 @@ StatusOr<std::unique_ptr<MonitoredSession>> MonitoredTrainingSession(const Scope
   std::unique_ptr<SessionCreator> creator;
   if (options.is_chief) {
     hooks = options.chief_only_hooks;
+    const std::string summary_dir = options.summary_dir.empty() ? options.checkpoint_dir : options.summary_dir;
+    if (options.summary_writer == nullptr && !summary_dir.empty() &&
+        (options.save_summaries_steps > 0 || options.log_step_count_steps > 0)) {
+      auto file = std::make_shared<summary::FileWriter>(summary_dir);
+      Status graph = file->AddGraph(*scope.graph());  // TensorBoard's graph tab
+      // A file error is not a dead task: no recovery should retry it.
+      if (absl::IsUnavailable(graph)) return errors::FailedPrecondition(graph.message());
+      RETURN_IF_ERROR(graph);
+      options.summary_writer = NewSummaryWriter(std::move(file));
+    }
     const bool checkpoints =
         !options.checkpoint_dir.empty() && (options.save_checkpoint_steps > 0 || options.save_checkpoint_secs > 0);
     if (checkpoints && !global_step.valid()) {

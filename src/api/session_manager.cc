@@ -7,7 +7,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/logging.h"
+#include "graph/graph.h"
 #include "dflow/monitored_session.h"
+#include "dflow/summary.h"
 #include "dflow/variable.h"
 
 namespace dflow::train {
@@ -45,8 +47,25 @@ Status Scaffold::Finalize(const Scope& scope) {
   if (finalized_) return absl::OkStatus();
   RETURN_IF_ERROR(scope.status());
   if (!init_op.valid()) init_op = GlobalVariablesInitializer(scope);
-  if (!ready_op.valid()) ready_op = ReportUninitializedVariables(scope);
+  std::vector<Output> local = LocalVariables(scope);
+  if (!ready_op.valid()) {
+    // The model: every variable but the local ones, which each task sets itself.
+    std::vector<Output> model;
+    for (Node* n : scope.graph()->nodes()) {
+      if (n->op() != "VariableV2" && n->op() != "Variable" && n->op() != "VarHandleOp") continue;
+      Output v(n, 0);
+      if (std::find(local.begin(), local.end(), v) == local.end()) model.push_back(v);
+    }
+    if (model.empty()) {  // (an empty list would mean every variable)
+      ready_op = ops::Const(scope.WithOpName("report_uninitialized_variables"),
+                            Tensor::FromValues<std::string>({}, TensorShape({0})).value());
+    } else {
+      ready_op = ReportUninitializedVariables(scope, model);
+    }
+  }
+  if (!local_init_op.valid() && !local.empty()) local_init_op = LocalVariablesInitializer(scope);
   if (saver == nullptr) saver = NewVariableSaver(scope);
+  if (!summary_op.valid()) summary_op = summary::MergeAll(scope);
   RETURN_IF_ERROR(scope.status());
   finalized_ = true;
   return absl::OkStatus();

@@ -15,6 +15,7 @@
 #include "base/record_io.h"
 #include "dflow/monitored_session.h"
 #include "dflow/ops.h"
+#include "dflow/variable.h"
 #include "proto/tensor.pb.h"
 #include "tensor/tensor_proto.h"
 
@@ -97,8 +98,10 @@ class VariableSaver : public SaverInterface {
   VariableSaver(const Scope& scope, int max_to_keep) : max_to_keep_(max_to_keep) {
     Scope s = scope.NewSubScope("save");
     std::vector<Operation> assigns;
+    const std::vector<Output> local = LocalVariables(scope);  // per-session state, not the model
     for (Node* n : scope.graph()->nodes()) {
       if (n->op() != "VariableV2" && n->op() != "Variable") continue;
+      if (std::find(local.begin(), local.end(), Output(n, 0)) != local.end()) continue;
       const std::string id = std::to_string(vars_.size());
       SavedVariable v;
       v.name = n->name();

@@ -2,6 +2,7 @@
 
 #include <random>
 
+#include "distributed/job_completion.h"
 #include "distributed/master_session.h"
 
 namespace dflow {
@@ -86,6 +87,11 @@ Status Master::Reset(const proto::MasterResetRequest& req, proto::MasterResetRes
     if (!s.ok() && first.ok()) first = errors::Annotate(s, absl::StrCat("Reset on ", task, ": "));
   }
   return first;
+}
+
+Status Master::CompleteJob(const proto::CompleteJobRequest& req, proto::CompleteJobResponse* resp) {
+  BroadcastJobComplete(workers_, local_task_, req, resp);
+  return absl::OkStatus();
 }
 
 void Master::Stop() {

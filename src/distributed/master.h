@@ -46,6 +46,9 @@ class Master {
   Status ListDevices(const proto::ListDevicesRequest& req, proto::ListDevicesResponse* resp);
   // Frees the resources of the containers on every task (matching the filters).
   Status Reset(const proto::MasterResetRequest& req, proto::MasterResetResponse* resp);
+  // Tells every task of the cluster that the job is complete, this one last
+  // (distributed/job_completion.h). Always OK: tasks that cannot be told are listed in `resp`.
+  Status CompleteJob(const proto::CompleteJobRequest& req, proto::CompleteJobResponse* resp);
   // Closes every session.
   void Stop();
 

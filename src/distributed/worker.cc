@@ -4,6 +4,7 @@
 #include <random>
 
 #include "base/env.h"
+#include "distributed/job_completion.h"
 #include "framework/call_frame.h"
 #include "framework/cancellation.h"
 #include "graph/graph_def.h"
@@ -147,6 +148,8 @@ StatusOr<std::shared_ptr<StepRendezvous>> Worker::FindOrCreateStep(int64_t step_
   for (const auto& [id, status] : aborted_) {
     if (id == step_id) return status;
   }
+  // After the job completed, steps already under way here may finish; new ones may not start.
+  if (!job_complete_.ok() && for_run && steps_.find(step_id) == steps_.end()) return job_complete_;
   StepEntry& e = steps_[step_id];
   if (e.rendezvous == nullptr) e.rendezvous = std::make_shared<StepRendezvous>(step_id, task_, peers_);
   if (for_run) e.runs++;
@@ -359,6 +362,30 @@ StatusCallback Worker::Track(StatusCallback done) {
     std::lock_guard<std::mutex> l(mu_);
     if (--in_flight_ == 0) idle_cv_.notify_all();
   };
+}
+
+void Worker::JobCompleteAsync(const proto::JobCompleteRequest* req, proto::JobCompleteResponse*,
+                              StatusCallback done) {
+  JobCompleteHandler handler;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (job_complete_.ok()) {
+      job_complete_ = JobCompleteError(task_, req->source_task());
+      handler = job_complete_handler_;
+    }
+  }
+  if (handler) handler(req->source_task(), req->drain_ms());
+  done(absl::OkStatus());
+}
+
+void Worker::SetJobCompleteHandler(JobCompleteHandler handler) {
+  std::lock_guard<std::mutex> l(mu_);
+  job_complete_handler_ = std::move(handler);
+}
+
+Status Worker::job_complete_status() {
+  std::lock_guard<std::mutex> l(mu_);
+  return job_complete_;
 }
 
 bool Worker::WaitUntilIdle(int64_t timeout_ms) {

@@ -12,9 +12,10 @@
 //     is exhausted or the queue was closed; the thread ends quietly;
 //   - the run fails with any other error: the error is kept (GetStatus, Join) and reported to
 //     the coordinator, which stops every runner;
-//   - stop is requested (RequestStop, or the coordinator's): the run in progress is cancelled
-//     (RunOptions::cancellation: a waiting dequeue or accumulator wakes up), cancel_op is run if
-//     given, and errors from then on are ignored.
+//   - stop is requested (RequestStop, or the coordinator's): cancel_op is run if given, the run
+//     in progress gets `stop_grace_ms` to end by itself (a run that is not waiting finishes
+//     whole), then it is cancelled (RunOptions::cancellation: a waiting dequeue or accumulator
+//     wakes up); errors from then on are ignored.
 // When the last thread ends, close_op runs (if given). Stopping never hangs: every wait ends
 // with the step's cancellation. The session (and the coordinator) must outlive Join, and
 // RequestStop must not race with destroying the session; the destructor requests stop and joins.
@@ -23,6 +24,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -41,7 +43,8 @@ class QueueRunner : public RunnerInterface, public std::enable_shared_from_this<
  public:
   QueueRunner(std::vector<Operation> enqueue_ops, Operation close_op = Operation(), Operation cancel_op = Operation(),
               std::vector<absl::StatusCode> queue_closed_codes = {absl::StatusCode::kOutOfRange,
-                                                                  absl::StatusCode::kCancelled});
+                                                                  absl::StatusCode::kCancelled},
+              int64_t stop_grace_ms = 1000);
   ~QueueRunner() override;
   QueueRunner(const QueueRunner&) = delete;
   QueueRunner& operator=(const QueueRunner&) = delete;
@@ -51,6 +54,7 @@ class QueueRunner : public RunnerInterface, public std::enable_shared_from_this<
   // stops when it requests stop. InvalidArgument without enqueue ops or with an invalid one;
   // FailedPrecondition while threads of an earlier Start still run.
   Status Start(ClientSession* session, Coordinator* coord = nullptr);
+  // Blocks for at most stop_grace_ms plus the cancel op.
   void RequestStop() override;
   // Waits for the threads; the first error (OK when the threads ended quietly).
   Status Join() override;
@@ -67,6 +71,8 @@ class QueueRunner : public RunnerInterface, public std::enable_shared_from_this<
   const std::vector<Operation> enqueue_ops_;
   const Operation close_op_, cancel_op_;
   const std::vector<absl::StatusCode> queue_closed_codes_;
+  const int64_t stop_grace_ms_;
+  std::condition_variable ended_cv_;  // signalled when a thread stops looping
 
   mutable std::mutex mu_;
   ClientSession* session_ = nullptr;  // guarded by mu_

@@ -99,6 +99,9 @@ struct ConditionalAccumulatorAttrs {
   std::string container;
   std::string shared_name;
   std::string reduction_type = "MEAN";  // or "SUM"
+  // dflow's addition: gradients beyond this many for one step are dropped and counted, so that
+  // each step aggregates exactly this many; -1: no limit (TensorFlow's behaviour).
+  int64_t max_gradients_per_step = -1;
 };
 // A handle to the accumulator of `dtype` (float or double) gradients of `shape` (created on
 // first use).

@@ -2,6 +2,7 @@
 #include "dflow/queue_runner.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 #include "framework/cancellation.h"
@@ -14,11 +15,12 @@ constexpr int64_t kControlOpTimeoutMs = 10000;
 }  // namespace
 
 QueueRunner::QueueRunner(std::vector<Operation> enqueue_ops, Operation close_op, Operation cancel_op,
-                         std::vector<absl::StatusCode> queue_closed_codes)
+                         std::vector<absl::StatusCode> queue_closed_codes, int64_t stop_grace_ms)
     : enqueue_ops_(std::move(enqueue_ops)),
       close_op_(std::move(close_op)),
       cancel_op_(std::move(cancel_op)),
-      queue_closed_codes_(std::move(queue_closed_codes)) {}
+      queue_closed_codes_(std::move(queue_closed_codes)),
+      stop_grace_ms_(stop_grace_ms) {}
 
 QueueRunner::~QueueRunner() {
   RequestStop();
@@ -104,6 +106,7 @@ void QueueRunner::Loop(size_t i) {
     std::lock_guard<std::mutex> l(mu_);
     last = --looping_ == 0;
   }
+  ended_cv_.notify_all();
   if (last && close_op_.valid()) {
     RunOptions close_options = options;
     close_options.timeout_in_ms = kControlOpTimeoutMs;
@@ -130,6 +133,12 @@ void QueueRunner::RequestStop() {
     RunOptions o;
     o.timeout_in_ms = kControlOpTimeoutMs;
     session->Run({}, {}, {cancel_op_}, nullptr, o).IgnoreError();
+  }
+  {
+    // A run that is not waiting ends by itself: let it finish whole rather than cut it short.
+    std::unique_lock<std::mutex> l(mu_);
+    ended_cv_.wait_for(l, std::chrono::milliseconds(stop_grace_ms_), [&] { return looping_ == 0; });
+    if (looping_ == 0) return;
   }
   cancel->StartCancel();  // wakes the runs that wait (a dequeue, an accumulator)
 }

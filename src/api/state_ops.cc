@@ -108,7 +108,8 @@ Output ConditionalAccumulator(const Scope& s, DType dtype, const PartialTensorSh
                               const ConditionalAccumulatorAttrs& attrs) {
   return Out(BuildOp(s, "ResourceConditionalAccumulator", {},
                      {{"dtype", dtype}, {"shape", shape}, {"container", attrs.container},
-                      {"shared_name", attrs.shared_name}, {"reduction_type", attrs.reduction_type}}));
+                      {"shared_name", attrs.shared_name}, {"reduction_type", attrs.reduction_type},
+                      {"max_gradients_per_step", attrs.max_gradients_per_step}}));
 }
 Operation AccumulatorApplyGradient(const Scope& s, Input handle, Input local_step, Input gradient) {
   return BuildOp(s, "ResourceAccumulatorApplyGradient", {std::move(handle), std::move(local_step), std::move(gradient)});

@@ -1,5 +1,6 @@
 #include "distributed/master.h"
 
+#include <chrono>
 #include <random>
 
 #include "distributed/job_completion.h"
@@ -47,7 +48,21 @@ Status Master::ExtendSession(const proto::ExtendSessionRequest& req, proto::Exte
 
 Status Master::RunStep(const proto::RunStepRequest& req, proto::RunStepResponse* resp, CallOptions* opts) {
   ASSIGN_OR_RETURN(std::shared_ptr<MasterSession> s, Find(req.session_handle()));
-  return s->Run(req, resp, opts);
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    ++running_;
+  }
+  Status st = s->Run(req, resp, opts);
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (--running_ == 0) idle_cv_.notify_all();
+  }
+  return st;
+}
+
+bool Master::WaitUntilIdle(int64_t timeout_ms) {
+  std::unique_lock<std::mutex> l(mu_);
+  return idle_cv_.wait_for(l, std::chrono::milliseconds(timeout_ms), [&] { return running_ == 0; });
 }
 
 Status Master::CloseSession(const proto::CloseSessionRequest& req, proto::CloseSessionResponse*) {

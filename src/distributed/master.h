@@ -12,6 +12,7 @@
 // Thread-safe; calls block until done (each RPC it makes has a deadline or ends with its peer).
 #pragma once
 
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -51,6 +52,8 @@ class Master {
   Status CompleteJob(const proto::CompleteJobRequest& req, proto::CompleteJobResponse* resp);
   // Closes every session.
   void Stop();
+  // Waits until no RunStep is in progress, at most `timeout_ms`. False on timeout.
+  bool WaitUntilIdle(int64_t timeout_ms);
 
  private:
   StatusOr<std::shared_ptr<MasterSession>> Find(const std::string& handle);
@@ -61,6 +64,8 @@ class Master {
   std::mutex mu_;
   int64_t next_session_ = 1;
   std::map<std::string, std::shared_ptr<MasterSession>> sessions_;
+  std::condition_variable idle_cv_;
+  int64_t running_ = 0;  // RunStep calls in progress; guarded by mu_
 };
 
 }  // namespace dflow

@@ -98,6 +98,9 @@ class Worker : public WorkerInterface {
   int64_t in_flight_ = 0;  // RunGraph and RecvTensor calls not yet completed
   Status stopped_;         // set by AbortAll
   Status job_complete_;    // set by JobComplete: refuses new steps
+  int64_t next_run_id_ = 1;
+  // The partitions running here, each with the function that cancels it with a reason.
+  std::map<int64_t, std::function<void(const Status&)>> running_;
   JobCompleteHandler job_complete_handler_;
   int64_t next_graph_ = 1;
   std::map<std::string, std::shared_ptr<Registered>> graphs_;

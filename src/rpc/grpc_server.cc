@@ -1,5 +1,6 @@
 #include "rpc/grpc_server.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <condition_variable>
@@ -88,9 +89,22 @@ void StartDrain(GrpcServer::Impl* impl, const std::string& source, int64_t drain
     std::fprintf(stderr, "dflow: task %s: the job is complete (%s ended training); finishing the steps in progress\n",
                  impl->task.c_str(), source.c_str());
     Status done = impl->worker->job_complete_status();
-    if (!impl->worker->WaitUntilIdle(drain_ms)) {
+    // Steps of this task's clients (its master) and partitions run here (its worker) get drain_ms.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(drain_ms);
+    auto left_ms = [&] {
+      return std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                      deadline - std::chrono::steady_clock::now())
+                                      .count());
+    };
+    bool idle = impl->master->WaitUntilIdle(drain_ms) && impl->worker->WaitUntilIdle(left_ms());
+    if (!idle) {
       std::fprintf(stderr, "dflow: task %s: steps still running after %lld ms fail: the job is complete\n",
                    impl->task.c_str(), static_cast<long long>(drain_ms));
+      // Failed here first, the steps report the job's end (OutOfRange) to their clients rather
+      // than the cancellation that stopping the server would cause.
+      impl->worker->AbortAll(done);
+      impl->worker->WaitUntilIdle(2000);
+      impl->master->WaitUntilIdle(2000);  // steps waiting on other tasks, which drain too
     }
     {
       std::lock_guard<std::mutex> l(impl->mu);

@@ -4,7 +4,7 @@
 // ResourceAccumulatorTakeGradient (asynchronous: waits inside the accumulator without holding a
 // thread, cancelled with its step), ResourceAccumulatorNumAccumulated and
 // ResourceAccumulatorSetGlobalStep; and dflow's ResourceAccumulatorNumDropped, the count of stale
-// gradients dropped.
+// (and surplus, with the max_gradients_per_step attr dflow adds) gradients dropped.
 #include "framework/shape_inference.h"
 #include "graph/gradients.h"
 #include "ops/queue/conditional_accumulator.h"
@@ -30,6 +30,7 @@ class ConditionalAccumulatorOp : public OpKernel {
     c->SetStatus(c->GetAttr("container", &container_));
     c->SetStatus(c->GetAttr("shared_name", &shared_name_));
     c->SetStatus(c->GetAttr("reduction_type", &reduction));
+    c->SetStatus(c->GetAttr("max_gradients_per_step", &max_per_step_));
     StatusOr<ConditionalAccumulator::Reduction> r = ParseReduction(c->node().name, reduction);
     if (r.ok()) reduction_ = *r;
     else c->SetStatus(r.status());
@@ -40,9 +41,10 @@ class ConditionalAccumulatorOp : public OpKernel {
     OP_REQUIRES_ASSIGN(ctx, std::shared_ptr<ConditionalAccumulator> a,
                        ctx->step().device->resource_manager()->LookupOrCreate<ConditionalAccumulator>(
                            h.container, h.name, [&]() -> StatusOr<std::shared_ptr<ConditionalAccumulator>> {
-                             return std::make_shared<ConditionalAccumulator>(h.name, dtype_, shape_, reduction_);
+                             return std::make_shared<ConditionalAccumulator>(h.name, dtype_, shape_, reduction_,
+                                                                             max_per_step_);
                            }));
-    OP_REQUIRES_OK(ctx, a->MatchesAttrs(dtype_, shape_, reduction_));
+    OP_REQUIRES_OK(ctx, a->MatchesAttrs(dtype_, shape_, reduction_, max_per_step_));
     SetHandleOutput(ctx, 0, std::move(h));
   }
 
@@ -51,6 +53,7 @@ class ConditionalAccumulatorOp : public OpKernel {
   PartialTensorShape shape_;
   std::string container_, shared_name_;
   ConditionalAccumulator::Reduction reduction_ = ConditionalAccumulator::Reduction::kMean;
+  int64_t max_per_step_ = -1;
 };
 
 // The accumulator named by input 0.
@@ -174,7 +177,10 @@ Status TakeGradientShape(InferenceContext* c) {
 void RegisterAccumulatorOps() {
   RegisterOp(OpDefBuilder("ResourceConditionalAccumulator").Output("handle: resource").Attr("dtype: {float, double}")
                  .Attr("shape: shape").Attr("container: string = ''").Attr("shared_name: string = ''")
-                 .Attr("reduction_type: string = 'MEAN'").SetIsStateful().SetShapeFn(ScalarShape)
+                 .Attr("reduction_type: string = 'MEAN'")
+                 // dflow's addition (TensorFlow graphs leave it at -1, no limit): gradients beyond this many
+                 // per step are dropped and counted, so that a step aggregates exactly that many.
+                 .Attr("max_gradients_per_step: int = -1").SetIsStateful().SetShapeFn(ScalarShape)
                  .Doc("An accumulator of gradients for one global step, averaged (MEAN) or summed (SUM)."));
   RegisterOp(OpDefBuilder("ResourceAccumulatorApplyGradient").Input("handle: resource").Input("local_step: int64")
                  .Input("gradient: dtype").Attr("dtype: {float, double}").SetShapeFn(NoOutputs)

@@ -117,6 +117,21 @@ TEST(AccumulatorTest, StaleGradientsAreDroppedAndCounted) {
   EXPECT_EQ(a.Num(s), 0);
 }
 
+TEST(AccumulatorTest, GradientsBeyondMaxGradientsPerStepAreDroppedAndCounted) {
+  Acc a(PartialTensorShape({2}), {.max_gradients_per_step = 2});
+  ClientSession s(a.root);
+  ASSERT_TRUE(a.Apply(s, {1, 2}, 0).ok());
+  ASSERT_TRUE(a.Apply(s, {3, 4}, 0).ok());
+  ASSERT_TRUE(a.Apply(s, {100, 100}, 0).ok());  // a backup replica's surplus
+  EXPECT_EQ(a.Num(s), 2);
+  EXPECT_EQ(a.Dropped(s), 1);
+  auto t = a.Take(s, 2);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->ToString(), "[2 3]");  // the first two only
+  ASSERT_TRUE(a.Apply(s, {5, 5}, 1).ok());  // the next step has room again
+  EXPECT_EQ(a.Num(s), 1);
+}
+
 TEST(AccumulatorTest, ATakeWaitsForTheGradientsOfOtherThreads) {
   Acc a;
   ClientSession s(a.root);

@@ -31,12 +31,17 @@ const char* ReductionName(ConditionalAccumulator::Reduction r) {
 }  // namespace
 
 ConditionalAccumulator::ConditionalAccumulator(std::string name, DType dtype, PartialTensorShape shape,
-                                               Reduction reduction)
-    : name_(std::move(name)), dtype_(dtype), shape_(std::move(shape)), reduction_(reduction) {}
+                                               Reduction reduction, int64_t max_per_step)
+    : name_(std::move(name)),
+      dtype_(dtype),
+      shape_(std::move(shape)),
+      reduction_(reduction),
+      max_per_step_(max_per_step) {}
 
 std::string ConditionalAccumulator::DebugString() const { return absl::StrCat("ConditionalAccumulator '", name_, "'"); }
 
-Status ConditionalAccumulator::MatchesAttrs(DType dtype, const PartialTensorShape& shape, Reduction reduction) const {
+Status ConditionalAccumulator::MatchesAttrs(DType dtype, const PartialTensorShape& shape, Reduction reduction,
+                                            int64_t max_per_step) const {
   if (dtype != dtype_) {
     return errors::InvalidArgument("Shared accumulator '", name_, "' has dtype ", DTypeString(dtype_),
                                    " but requested dtype was ", DTypeString(dtype));
@@ -48,6 +53,10 @@ Status ConditionalAccumulator::MatchesAttrs(DType dtype, const PartialTensorShap
   if (reduction != reduction_) {
     return errors::InvalidArgument("Shared accumulator '", name_, "' has reduction_type ", ReductionName(reduction_),
                                    " but requested reduction_type was ", ReductionName(reduction));
+  }
+  if (max_per_step != max_per_step_) {
+    return errors::InvalidArgument("Shared accumulator '", name_, "' has max_gradients_per_step ", max_per_step_,
+                                   " but requested max_gradients_per_step was ", max_per_step);
   }
   return absl::OkStatus();
 }
@@ -64,12 +73,17 @@ StatusOr<bool> ConditionalAccumulator::ApplyGrad(int64_t local_step, const Tenso
   TakerList finished;
   {
     std::lock_guard<std::mutex> l(mu_);
-    if (local_step < global_step_) {
+    const bool stale = local_step < global_step_;
+    if (stale || (max_per_step_ >= 0 && counter_ >= max_per_step_)) {
       ++dropped_;
-      // Every stale gradient is counted; the log says so at 1, 2, 4, 8, ... drops.
+      // Every dropped gradient is counted; the log says so at 1, 2, 4, 8, ... drops.
       if ((dropped_ & (dropped_ - 1)) == 0) {
-        LOG(INFO) << DebugString() << " dropped a stale gradient (local_step " << local_step << " < global step "
-                  << global_step_ << "); " << dropped_ << " dropped so far";
+        LOG(INFO) << DebugString() << " dropped a "
+                  << (stale ? absl::StrCat("stale gradient (local_step ", local_step, " < global step ", global_step_,
+                                           ")")
+                            : absl::StrCat("surplus gradient (", max_per_step_, " are there for step ",
+                                           global_step_, ")"))
+                  << "; " << dropped_ << " dropped so far";
       }
       return false;
     }

@@ -9,6 +9,10 @@
 //   the step just taken are stale from now on. Waiting takers are served in arrival order. A
 //   waiting take holds no thread; its step's cancellation (an error elsewhere, a deadline,
 //   Session::Close) ends it with Cancelled and leaves the accumulated gradients in place.
+// - max_per_step (dflow's addition; < 0: no limit, TensorFlow's behaviour): gradients beyond
+//   this many for the current step are dropped and counted like stale ones, so a take of
+//   num_required == max_per_step aggregates exactly that many (the surplus of backup workers
+//   does not sneak into the step).
 // - SetGlobalStep(s): sets the global step (the chief does it when sync training starts, from
 //   the global_step variable). A smaller value than the current one is allowed and logged, as
 //   TensorFlow does.
@@ -38,7 +42,8 @@ class ConditionalAccumulator : public ResourceBase, public std::enable_shared_fr
   using DoneFn = std::function<void(const Status&, Tensor)>;
 
   // `dtype` is float or double (the kernels check); `shape` may be partially known.
-  ConditionalAccumulator(std::string name, DType dtype, PartialTensorShape shape, Reduction reduction);
+  ConditionalAccumulator(std::string name, DType dtype, PartialTensorShape shape, Reduction reduction,
+                         int64_t max_per_step = -1);
 
   std::string DebugString() const override;
   DType dtype() const { return dtype_; }
@@ -46,9 +51,10 @@ class ConditionalAccumulator : public ResourceBase, public std::enable_shared_fr
   Reduction reduction() const { return reduction_; }
   // Whether a node declaring these attrs may share this accumulator; InvalidArgument says what
   // differs.
-  Status MatchesAttrs(DType dtype, const PartialTensorShape& shape, Reduction reduction) const;
+  Status MatchesAttrs(DType dtype, const PartialTensorShape& shape, Reduction reduction,
+                      int64_t max_per_step = -1) const;
 
-  // True when `grad` was accumulated, false when it was stale and dropped. InvalidArgument for a
+  // True when `grad` was accumulated, false when it was stale (or surplus) and dropped. InvalidArgument for a
   // gradient whose dtype or shape does not fit (the accumulator's shape, and that of the
   // gradients accumulated for this step).
   StatusOr<bool> ApplyGrad(int64_t local_step, const Tensor& grad);
@@ -59,7 +65,7 @@ class ConditionalAccumulator : public ResourceBase, public std::enable_shared_fr
 
   int32_t num_accumulated();
   int64_t global_step();
-  // Stale gradients dropped since the accumulator was made.
+  // Stale and surplus gradients dropped since the accumulator was made.
   int64_t num_dropped();
 
  private:
@@ -87,6 +93,7 @@ class ConditionalAccumulator : public ResourceBase, public std::enable_shared_fr
   const DType dtype_;
   const PartialTensorShape shape_;
   const Reduction reduction_;
+  const int64_t max_per_step_;
 
   std::mutex mu_;
   Tensor accum_;             // guarded by mu_; uninitialized while counter_ == 0

@@ -55,7 +55,8 @@ class Coordinator {
   void ReportStatus(const Status& status);
   // The first error reported (OK when none).
   Status GetStatus() const;
-  // Waits for every registered runner; returns the first error reported or joined.
+  // Waits for every registered runner; returns the first error reported or joined (clean-stop
+  // codes are not errors).
   Status Join();
   bool AllRunnersStopped() const;
 

@@ -78,7 +78,8 @@ Status Coordinator::Join() {
   Status first;
   for (auto& r : runners) {
     Status s = r->Join();
-    if (first.ok() && !s.ok()) first = s;
+    bool clean = std::find(clean_stop_codes_.begin(), clean_stop_codes_.end(), s.code()) != clean_stop_codes_.end();
+    if (first.ok() && !s.ok() && !clean) first = s;
   }
   std::lock_guard<std::mutex> l(mu_);
   return status_.ok() ? first : status_;

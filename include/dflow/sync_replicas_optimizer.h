@@ -73,8 +73,11 @@ class SyncReplicasOptimizer {
   std::shared_ptr<QueueRunner> GetChiefQueueRunner() const;
   // The hook that does the chief's or a worker's per-session work (see above), and at End stops
   // the chief's queue runner and closes the token queue so that workers waiting for a token end
-  // with OutOfRange. Builds its ops in `scope`. After ApplyGradients; an error otherwise (also
-  // recorded in the scope).
+  // with OutOfRange. Builds its ops in `scope`. After ApplyGradients; null otherwise (the error
+  // is recorded in the scope). The chief's queue runner uses the session given to
+  // AfterCreateSession until End, the next AfterCreateSession or the hook's destruction: the
+  // session must stay alive until then (closing it is fine: the runner then ends with its error,
+  // reported to the coordinator).
   std::unique_ptr<SessionRunHook> MakeSessionRunHook(const Scope& scope, bool is_chief, int num_tokens = -1);
 
   Operation chief_init_op() const { return chief_init_op_; }

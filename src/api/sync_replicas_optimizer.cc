@@ -36,13 +36,13 @@ class SyncReplicasHook : public SessionRunHook {
         init_tokens_(std::move(init_tokens)),
         sync_op_(std::move(sync_op)),
         close_queue_(std::move(close_queue)) {}
-  ~SyncReplicasHook() override { StopRunner(); }
+  ~SyncReplicasHook() override { StopRunner().IgnoreError(); }
 
   Status AfterCreateSession(ClientSession* session, Coordinator* coord) override {
     RETURN_IF_ERROR(RunOnce(session, local_init_, is_chief_ ? "the chief's init op" : "the local step's init op"));
     if (!is_chief_) return absl::OkStatus();
     RETURN_IF_ERROR(RunOnce(session, init_tokens_, "the init tokens op"));
-    StopRunner();  // a session made again after a failure gets a new runner
+    StopRunner().IgnoreError();  // a session made again after a failure gets a new runner
     runner_ = std::make_shared<QueueRunner>(std::vector<Operation>{sync_op_});
     return runner_->Start(session, coord);
   }

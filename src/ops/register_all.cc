@@ -21,6 +21,7 @@ void RegisterAllOps() {
     RegisterSummaryOps();
     RegisterFeatureOps();
     RegisterLoggingOps();
+    RegisterAccumulatorOps();
   });
 }
 

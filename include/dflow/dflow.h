@@ -10,6 +10,7 @@
 #include "dflow/ops.h"
 #include "dflow/partitioned_variables.h"
 #include "dflow/replica_device_setter.h"
+#include "dflow/saver.h"
 #include "dflow/scope.h"
 #include "dflow/session.h"
 #include "dflow/state_ops.h"

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "base/env.h"
 #include "dflow/partitioned_variables.h"
 #include "dflow/session.h"
 #include "dflow/variable.h"
@@ -56,6 +57,10 @@ struct SaverOptions {
   double keep_checkpoint_every_n_hours = 10000.0;
   // The name scope of the save/restore ops ("save/", "save_1/" when taken).
   std::string name = "save";
+  // The files and clock of the state file and of deleting old checkpoints (tests inject faults
+  // or a clock here; the save ops themselves write through the default Env). Not owned; nullptr
+  // is Env::Default().
+  Env* env = nullptr;
 };
 
 // Thread-safe: Save and Restore calls are serialized. Copies share the same saver (the same ops

@@ -138,12 +138,12 @@ Operation AddSaveAndRestore(const Scope& s, const Output& prefix, const Output& 
     specs.push_back(sv->spec);
     dtypes.push_back(BaseType(sv->var.dtype()));
   }
+  const std::string save_name = s.GetUniqueNameForOp("SaveV2");
   save_inputs.push_back(prefix);
-  save_inputs.push_back(StringsConst(s, "SaveV2/tensor_names", names));
-  save_inputs.push_back(StringsConst(s, "SaveV2/shape_and_slices", specs));
+  save_inputs.push_back(StringsConst(s, save_name + "/tensor_names", names));
+  save_inputs.push_back(StringsConst(s, save_name + "/shape_and_slices", specs));
   for (const Saveable* sv : group) save_inputs.push_back(sv->var);
-  Operation save = ops::BuildOp(s.WithOpName(s.GetUniqueNameForOp("SaveV2")), "SaveV2", save_inputs,
-                                {{"dtypes", dtypes}});
+  Operation save = ops::BuildOp(s.WithOpName(save_name), "SaveV2", save_inputs, {{"dtypes", dtypes}});
   const std::string restore_name = s.GetUniqueNameForOp("RestoreV2");
   Operation restore = ops::BuildOp(
       s.WithOpName(restore_name), "RestoreV2",

@@ -109,6 +109,9 @@ class BundleReader {
  private:
   BundleReader() = default;
   StatusOr<const RandomAccessFile*> DataFile(int shard, uint64_t* size) const;
+  // DataLoss unless the entry's bytes lie inside its data file and its size fits its dtype and
+  // shape (checked before anything is allocated for it).
+  Status CheckEntryBounds(absl::string_view display_name, const proto::BundleEntryProto& entry) const;
   // The bytes of one stored (non-slice-list) entry, verified.
   StatusOr<Tensor> ReadEntry(absl::string_view key, absl::string_view display_name,
                              const proto::BundleEntryProto& entry) const;

@@ -10,6 +10,8 @@
 namespace dflow {
 namespace {
 
+constexpr int kMaxSlices = 4096;  // per tensor; overlaps are checked pairwise
+
 bool ReadableDType(int t) {
   switch (t) {
     case DT_FLOAT:
@@ -128,6 +130,32 @@ StatusOr<const RandomAccessFile*> BundleReader::DataFile(int shard, uint64_t* si
   return it->second.first.get();
 }
 
+Status BundleReader::CheckEntryBounds(absl::string_view display_name, const proto::BundleEntryProto& entry) const {
+  auto shape = ShapeFromProto(entry.shape());
+  if (!shape.ok()) return errors::DataLoss("Checkpoint ", prefix_, ": tensor '", display_name, "' has a bad shape");
+  uint64_t file_size = 0;
+  ASSIGN_OR_RETURN(const RandomAccessFile* file, DataFile(entry.shard_id(), &file_size));
+  auto loss = [&](const auto&... args) {
+    return errors::DataLoss("Checkpoint data file ", file->path(), ", tensor '", display_name, "': ", args...);
+  };
+  const uint64_t offset = static_cast<uint64_t>(entry.offset()), size = static_cast<uint64_t>(entry.size());
+  if (offset > file_size || size > file_size - offset) {
+    return loss("bytes [", offset, ", ", offset + size, ") lie beyond the end of the file (", file_size,
+                " bytes): the file is truncated");
+  }
+  const int64_t n = shape->num_elements();
+  const DType dtype = static_cast<DType>(entry.dtype());
+  if (dtype != DT_STRING) {
+    const uint64_t want = static_cast<uint64_t>(n) * DTypeSize(dtype);
+    if (size != want) {
+      return loss("size ", size, " in the index does not match ", want, " bytes of shape ", shape->DebugString());
+    }
+  } else if (n > 0 && (size < 4 || static_cast<uint64_t>(n) > size - 4)) {
+    return loss("size ", size, " is too small for ", n, " strings");
+  }
+  return absl::OkStatus();
+}
+
 StatusOr<Tensor> BundleReader::ReadEntry(absl::string_view key, absl::string_view display_name,
                                          const proto::BundleEntryProto& entry) const {
   if (!ReadableDType(entry.dtype())) {
@@ -137,6 +165,7 @@ StatusOr<Tensor> BundleReader::ReadEntry(absl::string_view key, absl::string_vie
   const DType dtype = static_cast<DType>(entry.dtype());
   auto shape = ShapeFromProto(entry.shape());
   if (!shape.ok()) return errors::DataLoss("Checkpoint ", prefix_, ": tensor '", display_name, "' has a bad shape");
+  RETURN_IF_ERROR(CheckEntryBounds(display_name, entry));
   uint64_t file_size = 0;
   ASSIGN_OR_RETURN(const RandomAccessFile* file, DataFile(entry.shard_id(), &file_size));
   const std::string& path = file->path();
@@ -144,17 +173,7 @@ StatusOr<Tensor> BundleReader::ReadEntry(absl::string_view key, absl::string_vie
     return errors::DataLoss("Checkpoint data file ", path, ", tensor '", display_name, "': ", args...);
   };
   const uint64_t offset = static_cast<uint64_t>(entry.offset()), size = static_cast<uint64_t>(entry.size());
-  if (offset > file_size || size > file_size - offset) {
-    return loss("bytes [", offset, ", ", offset + size, ") lie beyond the end of the file (", file_size,
-                " bytes): the file is truncated");
-  }
   const int64_t n = shape->num_elements();
-  if (dtype != DT_STRING) {
-    const uint64_t want = static_cast<uint64_t>(n) * DTypeSize(dtype);
-    if (size != want) return loss("size ", size, " in the index does not match ", want, " bytes of shape ", shape->DebugString());
-  } else if (n > 0 && (size < 4 || static_cast<uint64_t>(n) > size - 4)) {
-    return loss("size ", size, " is too small for ", n, " strings");
-  }
   std::string bytes(size, '\0');
   if (size > 0) {
     auto r = file->Read(offset, size, bytes.data());
@@ -238,9 +257,21 @@ StatusOr<Tensor> BundleReader::LookupSlice(absl::string_view name, const TensorS
     return errors::Unimplemented("Checkpoint ", prefix_, ": tensor '", name, "' has dtype ",
                                  static_cast<int>(e.dtype()), ", which dflow cannot hold");
   }
-  ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(dtype, want_shape));
-  int64_t covered = 0;
+  if (e.slices_size() > kMaxSlices) {
+    return errors::DataLoss("Checkpoint ", prefix_, ": tensor '", name, "' lists ", e.slices_size(),
+                            " slices, more than ", kMaxSlices);
+  }
+  // First the metadata: which saved slices overlap the box, that they cover it exactly once,
+  // and that their bytes lie in the data files; only then is the result allocated (the full
+  // shape comes from the file and may be a lie).
+  struct Part {
+    TensorSlice stored, resolved;
+    std::string key, display;
+    proto::BundleEntryProto entry;
+  };
+  std::vector<Part> parts;
   std::vector<TensorSlice> seen;
+  int64_t covered = 0;
   for (const auto& sp : e.slices()) {
     auto stored = TensorSlice::FromProto(sp);
     StatusOr<TensorSlice> resolved = stored.ok() ? stored->Resolve(full) : stored.status();
@@ -258,9 +289,9 @@ StatusOr<Tensor> BundleReader::LookupSlice(absl::string_view name, const TensorS
     seen.push_back(*resolved);
     TensorSlice box;
     if (!resolved->Intersect(want, &box)) continue;
-    const std::string key = EncodeTensorNameSlice(name, *stored);
-    const std::string display = absl::StrCat(name, "[", stored->DebugString(), "]");
-    auto se = GetEntry(key);
+    Part part{*stored, *resolved, EncodeTensorNameSlice(name, *stored),
+              absl::StrCat(name, "[", stored->DebugString(), "]"), {}};
+    auto se = GetEntry(part.key);
     if (!se.ok()) {
       return errors::DataLoss("Checkpoint ", prefix_, ": slice ", stored->DebugString(), " of tensor '", name,
                               "' is listed but not stored");
@@ -268,17 +299,24 @@ StatusOr<Tensor> BundleReader::LookupSlice(absl::string_view name, const TensorS
     ASSIGN_OR_RETURN(TensorShape stored_shape, resolved->SliceShape(full));
     auto se_shape = ShapeFromProto(se->shape());
     if (se->dtype() != e.dtype() || !se_shape.ok() || *se_shape != stored_shape) {
-      return errors::DataLoss("Checkpoint ", prefix_, ": slice ", display, " has a dtype or shape that does not match");
+      return errors::DataLoss("Checkpoint ", prefix_, ": slice ", part.display,
+                              " has a dtype or shape that does not match");
     }
-    ASSIGN_OR_RETURN(Tensor part, ReadEntry(key, display, *se));
-    CopySliceIntersection(part, *resolved, &out, want);
+    RETURN_IF_ERROR(CheckEntryBounds(part.display, *se));
+    part.entry = *std::move(se);
     int64_t volume = 1;
     for (int d = 0; d < box.dims(); ++d) volume *= box.length(d);
     covered += volume;
+    parts.push_back(std::move(part));
   }
   if (covered != want_shape.num_elements()) {
     return errors::NotFound("Checkpoint ", prefix_, ": the saved slices of tensor '", name, "' do not cover slice ",
                             want.DebugString());
+  }
+  ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(dtype, want_shape));
+  for (const Part& part : parts) {
+    ASSIGN_OR_RETURN(Tensor value, ReadEntry(part.key, part.display, part.entry));
+    CopySliceIntersection(value, part.resolved, &out, want);
   }
   return out;
 }

@@ -195,6 +195,21 @@ TEST(BundleTest, UncoveredSliceIsNotFound) {
   ExpectSame(*first, Floats({1, 2}, {2}));
 }
 
+// A full shape that the saved slices could never fill (2^40 floats) is reported as not covered
+// before anything of that size is allocated.
+TEST(BundleTest, HugeDeclaredShapeIsCheckedBeforeAllocating) {
+  TempDir dir;
+  const std::string p = dir.File("m");
+  const int64_t huge = int64_t{1} << 40;
+  BundleWriter w(Env::Default(), p);
+  ASSERT_TRUE(w.AddSlice("v", {huge}, TensorSlice::Parse("0,2").value(), Floats({1, 2}, {2})).ok());
+  ASSERT_TRUE(w.Finish().ok());
+  auto r = BundleReader::Open(Env::Default(), p);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ((*r)->Lookup("v").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE((*r)->LookupSlice("v", TensorSlice::Parse("0,2").value()).ok());
+}
+
 TEST(BundleTest, FlippedDataByteIsDataLossNamingFileAndTensor) {
   TempDir dir;
   const std::string p = dir.File("m");

@@ -253,11 +253,12 @@ TEST(SaverTest, RestoresTensorFlowsCheckpoint) {
 // TensorFlow's own training graph with its Saver nodes, run through a session: save with
 // save/control_dependency, change the variables, restore with save/restore_all.
 TEST(SaverTest, TensorFlowGraphSavesAndRestoresThroughItsOwnOps) {
+  InitDflow();  // registers the ops and the session targets (this test builds no Scope)
   TempDir dir;
   proto::GraphDef def;
   ASSERT_TRUE(ReadGraphDefFile(TestData("rust_regression_checkpoint_train.pb"), &def).ok());
   auto session = NewSession(SessionOptions());
-  ASSERT_TRUE(session.ok());
+  ASSERT_TRUE(session.ok()) << session.status();
   ASSERT_TRUE((*session)->Create(def).ok());
   ASSERT_TRUE((*session)->Run({}, {}, {"init"}, nullptr).ok());
   std::vector<Tensor> out;

@@ -17,6 +17,7 @@
 #include "dflow/partitioned_variables.h"
 #include "dflow/queue_runner.h"
 #include "dflow/replica_device_setter.h"
+#include "dflow/saver.h"
 #include "dflow/scope.h"
 #include "dflow/session.h"
 #include "dflow/session_run_hook.h"

@@ -22,6 +22,7 @@ void RegisterAllOps() {
     RegisterFeatureOps();
     RegisterLoggingOps();
     RegisterAccumulatorOps();
+    RegisterCheckpointOps();
   });
 }
 

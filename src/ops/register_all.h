@@ -22,5 +22,6 @@ void RegisterSummaryOps();   // ScalarSummary, HistogramSummary, TensorSummaryV2
 void RegisterFeatureOps();   // Bucketize, StringToHashBucketFast, VocabularyLookup (feature columns)
 void RegisterLoggingOps();   // Assert
 void RegisterAccumulatorOps();  // ResourceConditionalAccumulator and its apply/take ops (sync replicas)
+void RegisterCheckpointOps();  // SaveV2, RestoreV2, MergeV2Checkpoints, ShardedFilename, StringJoin
 
 }  // namespace dflow

@@ -117,6 +117,7 @@ Operation Optimizer::ApplyGradients(const Scope& scope, const std::vector<std::p
   // Slots made before a failure still get initializers.
   for (const optimizers::CreatedVariable& c : impl_->TakeCreatedVariables()) {
     if (c.initializer != nullptr) scope.collections()->initializers.push_back(Operation(c.initializer));
+    if (c.variable != nullptr) scope.collections()->global_variables.push_back(Output(c.variable, 0));
   }
   if (!r.ok()) {
     scope.UpdateStatus(r.status());
@@ -191,6 +192,7 @@ Output CreateGlobalStep(const Scope& scope) {
   Output assign = ops::Assign(ScopeAccess::WithPrefix(own, name + "/").WithOpName("Assign"), ref, zero);
   if (!assign.valid()) return Output();
   scope.collections()->initializers.push_back(assign.op());
+  scope.collections()->global_variables.push_back(ref);
   return ref;
 }
 

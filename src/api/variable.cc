@@ -137,6 +137,7 @@ Variable VariableAccess::Make(const Scope& scope, const std::string& name, const
   }
   scope.collections()->initializers.push_back(v.initializer_);
   scope.collections()->trainable_variables.push_back(v.ref_);
+  scope.collections()->global_variables.push_back(v.ref_);
   return v;
 }
 

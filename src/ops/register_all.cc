@@ -21,6 +21,8 @@ void RegisterAllOps() {
     RegisterSummaryOps();
     RegisterFeatureOps();
     RegisterLoggingOps();
+    RegisterAccumulatorOps();
+    RegisterCheckpointOps();
   });
 }
 

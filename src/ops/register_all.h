@@ -21,5 +21,7 @@ void RegisterQueueOps();     // FIFOQueueV2, RandomShuffleQueueV2 and their enqu
 void RegisterSummaryOps();   // ScalarSummary, HistogramSummary, TensorSummaryV2, MergeSummary
 void RegisterFeatureOps();   // Bucketize, StringToHashBucketFast, VocabularyLookup (feature columns)
 void RegisterLoggingOps();   // Assert
+void RegisterAccumulatorOps();  // ResourceConditionalAccumulator and its apply/take ops (sync replicas)
+void RegisterCheckpointOps();  // SaveV2, RestoreV2, MergeV2Checkpoints, ShardedFilename, StringJoin
 
 }  // namespace dflow

@@ -98,7 +98,7 @@ std::string ReadLog(const std::string& path) {
 int64_t LatestCheckpointStep(const std::string& dir) {
   std::string state = ReadLog(JoinPath(dir, "checkpoint"));
   std::smatch m;
-  if (!std::regex_search(state, m, std::regex(R"(model_checkpoint_path: "model\.ckpt-(\d+)\")"))) return -1;
+  if (!std::regex_search(state, m, std::regex(R"(model_checkpoint_path: ".*model\.ckpt-(\d+)\")"))) return -1;
   return std::stoll(m[1]);
 }
 
@@ -273,7 +273,10 @@ TEST(FaultToleranceTest, AfterAPsRestartTheChiefResumesWithExactlyTheCheckpointe
   o.master = (*server)->target();
   o.checkpoint_dir = JoinPath(dir.path(), "ckpt");
   o.save_checkpoint_steps = 7;
-  o.scaffold.saver = train::NewVariableSaver(root, /*max_to_keep=*/0);  // keep model.ckpt-28 to compare
+  train::SaverOptions keep_all;
+  keep_all.sharded = true;
+  keep_all.max_to_keep = 0;  // keep model.ckpt-28 to compare
+  o.scaffold.saver = train::NewSaver(train::Saver(root, keep_all));
   o.log_step_count_steps = 0;
   o.recovery.initial_backoff_ms = 50;
   o.recovery.max_recovery_attempts = 4;
@@ -306,7 +309,7 @@ TEST(FaultToleranceTest, AfterAPsRestartTheChiefResumesWithExactlyTheCheckpointe
   Scope check = Scope::NewRootScope();
   train::CreateGlobalStep(check);
   Variable w2 = Variable::Create(check.WithOpName("w"), {64}, DT_FLOAT);
-  auto saver = train::NewVariableSaver(check);
+  auto saver = train::NewSaver(train::Saver(check));
   ClientSession local(check);
   ASSERT_TRUE(saver->Restore(local, JoinPath(o.checkpoint_dir, "model.ckpt-28")).ok());
   auto expected = local.Run({w2.read()});

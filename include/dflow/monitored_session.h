@@ -41,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "dflow/saver.h"
 #include "dflow/session.h"
 #include "dflow/session_run_hook.h"
 
@@ -61,27 +62,24 @@ class SaverInterface {
   virtual StatusOr<std::string> LatestCheckpoint(const std::string& dir) = 0;
 };
 
-// The default saver: every variable of the scope's graph built so far (VariableV2 nodes) but
-// the local ones (Variable::CreateLocal), read
-// and written through the session in one step each, in dflow's variable file: TFRecord framing
-// (CRC32C-checked) of the names and TensorProtos, written under a temporary name, synced and
-// renamed; then the text `checkpoint` state file (TensorFlow's CheckpointState format:
-// model_checkpoint_path and all_model_checkpoint_paths), also atomically. Keeps the newest
-// `max_to_keep` checkpoints (0: all). Errors in building are recorded in the scope.
-std::shared_ptr<SaverInterface> NewVariableSaver(const Scope& scope, int max_to_keep = 5);
+// A SaverInterface over a train::Saver (dflow/saver.h): TensorFlow's V2 checkpoints. Its first
+// Save adopts the checkpoints already listed in the directory (so max_to_keep counts those of an
+// earlier run); LatestCheckpoint is "" when the directory names none.
+std::shared_ptr<SaverInterface> NewSaver(Saver saver);
 
 // The pieces of the graph a training session uses; Finalize fills in what was left unset.
 struct Scaffold {
   // Runs on the chief when there is no checkpoint. Default: GlobalVariablesInitializer.
   Operation init_op;
   // A 1-D string tensor of the variables still uninitialized (empty: the model is ready).
-  // Default: ReportUninitializedVariables over every variable but the local ones (which the
-  // local init op sets once the model is ready).
+  // Default: ReportUninitializedVariables over the global variables (those GlobalVariablesInitializer
+  // and the Saver cover; not the local ones, which the local init op sets once the model is ready).
   Output ready_op;
   // Runs on every task once the model is ready. Default: LocalVariablesInitializer when the
   // graph has local variables (Variable::CreateLocal), else none.
   Operation local_init_op;
-  // Default: NewVariableSaver(scope).
+  // Default: NewSaver of a sharded Saver of every global variable (each ps task writes its own
+  // variables); none when the graph has no global variables.
   std::shared_ptr<SaverInterface> saver;
   // A serialized Summary proto per step for SummarySaverHook. Default: summary::MergeAll (none
   // when the graph has no summaries).

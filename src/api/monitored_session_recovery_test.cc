@@ -215,7 +215,7 @@ TEST(MonitoredSessionRecoveryTest, TheChiefRestoresTheLatestCheckpointExactlyAft
   EXPECT_EQ(restored[1].scalar<int64_t>(), 8);
   Scope check = Scope::NewRootScope();
   Model m2(check);
-  auto saver = NewVariableSaver(check);
+  auto saver = NewSaver(Saver(check));
   ClientSession fresh(check);
   ASSERT_TRUE(saver->Restore(fresh, JoinPath(dir.path(), "model.ckpt-8")).ok());
   auto expected = fresh.Run({m2.w.read(), m2.global_step});

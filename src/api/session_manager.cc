@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/logging.h"
+#include "api/scope_internal.h"
 #include "graph/graph.h"
 #include "dflow/monitored_session.h"
 #include "dflow/summary.h"
@@ -41,21 +42,40 @@ Status RunLocalInit(const ClientSession& session, const Scaffold& scaffold) {
   return session.Run({scaffold.local_init_op});
 }
 
+class SaverAdapter : public SaverInterface {
+ public:
+  explicit SaverAdapter(Saver saver) : saver_(std::move(saver)) {}
+  StatusOr<std::string> Save(const ClientSession& session, const std::string& prefix, int64_t step) override {
+    if (!recovered_) {
+      recovered_ = true;
+      saver_.RecoverLastCheckpoints(DirName(prefix)).IgnoreError();  // NotFound: a first run
+    }
+    return saver_.Save(session, prefix, step);
+  }
+  Status Restore(const ClientSession& session, const std::string& path) override {
+    return saver_.Restore(session, path);
+  }
+  StatusOr<std::string> LatestCheckpoint(const std::string& dir) override {
+    StatusOr<std::string> latest = ::dflow::train::LatestCheckpoint(dir);
+    if (absl::IsNotFound(latest.status())) return std::string();
+    return latest;
+  }
+
+ private:
+  Saver saver_;
+  bool recovered_ = false;
+};
+
 }  // namespace
+
+std::shared_ptr<SaverInterface> NewSaver(Saver saver) { return std::make_shared<SaverAdapter>(std::move(saver)); }
 
 Status Scaffold::Finalize(const Scope& scope) {
   if (finalized_) return absl::OkStatus();
   RETURN_IF_ERROR(scope.status());
   if (!init_op.valid()) init_op = GlobalVariablesInitializer(scope);
-  std::vector<Output> local = LocalVariables(scope);
+  const std::vector<Output> model = scope.collections()->global_variables;
   if (!ready_op.valid()) {
-    // The model: every variable but the local ones, which each task sets itself.
-    std::vector<Output> model;
-    for (Node* n : scope.graph()->nodes()) {
-      if (n->op() != "VariableV2" && n->op() != "Variable" && n->op() != "VarHandleOp") continue;
-      Output v(n, 0);
-      if (std::find(local.begin(), local.end(), v) == local.end()) model.push_back(v);
-    }
     if (model.empty()) {  // (an empty list would mean every variable)
       ready_op = ops::Const(scope.WithOpName("report_uninitialized_variables"),
                             Tensor::FromValues<std::string>({}, TensorShape({0})).value());
@@ -63,8 +83,12 @@ Status Scaffold::Finalize(const Scope& scope) {
       ready_op = ReportUninitializedVariables(scope, model);
     }
   }
-  if (!local_init_op.valid() && !local.empty()) local_init_op = LocalVariablesInitializer(scope);
-  if (saver == nullptr) saver = NewVariableSaver(scope);
+  if (!local_init_op.valid() && !LocalVariables(scope).empty()) local_init_op = LocalVariablesInitializer(scope);
+  if (saver == nullptr && !model.empty()) {
+    SaverOptions o;
+    o.sharded = true;
+    saver = NewSaver(Saver(scope, o));
+  }
   if (!summary_op.valid()) summary_op = summary::MergeAll(scope);
   RETURN_IF_ERROR(scope.status());
   finalized_ = true;

@@ -18,5 +18,6 @@ void RegisterSendRecvOps();  // _Send and _Recv: the ends of an edge cut by grap
 void RegisterNNOps();        // neural-net ops, their gradient kernels and gradients
 void RegisterTrainingOps();  // optimizer update kernels (ApplyGradientDescent, ApplyAdam, ...)
 void RegisterQueueOps();     // FIFOQueueV2, RandomShuffleQueueV2 and their enqueue/dequeue ops
+void RegisterDataOps();      // datasets, iterators and DecodeCSV (input pipelines)
 
 }  // namespace dflow

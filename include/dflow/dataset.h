@@ -37,6 +37,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <vector>
@@ -110,9 +111,15 @@ class Dataset {
   // dimension (InvalidArgument when they do not). The map form names the components (in key
   // order) so that elements come out as named features.
   static Dataset FromTensorSlices(const Scope& scope, const std::vector<Input>& components);
+  static Dataset FromTensorSlices(const Scope& scope, std::initializer_list<Input> components) {
+    return FromTensorSlices(scope, std::vector<Input>(components));
+  }
   static Dataset FromTensorSlices(const Scope& scope, const std::map<std::string, Input>& columns);
   // One element: the components themselves.
   static Dataset FromTensors(const Scope& scope, const std::vector<Input>& components);
+  static Dataset FromTensors(const Scope& scope, std::initializer_list<Input> components) {
+    return FromTensors(scope, std::vector<Input>(components));
+  }
   static Dataset FromTensors(const Scope& scope, const std::map<std::string, Input>& columns);
   // int64 scalars start, start+step, ... below stop (above it for a negative step).
   static Dataset Range(const Scope& scope, Input start, Input stop, Input step = int64_t{1});

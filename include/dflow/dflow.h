@@ -4,6 +4,7 @@
 #include "dflow/array_ops.h"
 #include "dflow/control_flow.h"
 #include "dflow/core.h"
+#include "dflow/dataset.h"
 #include "dflow/gradients.h"
 #include "dflow/math_ops.h"
 #include "dflow/nn_ops.h"

@@ -47,25 +47,6 @@ StatusOr<std::vector<std::pair<std::string, int>>> OutputArgs(const OpDef& op, c
 std::string ArgName(int i) { return absl::StrCat("arg", i); }
 std::string RetName(int i) { return absl::StrCat("output", i); }
 
-// Indices of the _Arg or _Retval nodes of `body`, checked to be 0..n-1, each once.
-StatusOr<std::vector<const Node*>> IndexedNodes(const Graph& body, const std::string& op, const std::string& fn) {
-  std::vector<const Node*> out;
-  for (const Node* n : body.nodes()) {
-    if (n->op() != op) continue;
-    int64_t index = -1;
-    RETURN_IF_ERROR(GetAttr(n->attrs(), "index", &index));
-    if (index < 0 || index >= body.num_node_ids()) {
-      return errors::InvalidArgument("Function ", fn, ": ", op, " '", n->name(), "' has index ", index);
-    }
-    if (out.size() <= static_cast<size_t>(index)) out.resize(index + 1, nullptr);
-    if (out[index] != nullptr) return errors::InvalidArgument("Function ", fn, ": two ", op, " nodes have index ", index);
-    out[index] = n;
-  }
-  for (size_t i = 0; i < out.size(); ++i)
-    if (out[i] == nullptr) return errors::InvalidArgument("Function ", fn, ": no ", op, " node has index ", i);
-  return out;
-}
-
 }  // namespace
 
 Status FunctionLibraryDefinition::Add(const proto::FunctionDef& fdef) {
@@ -124,45 +105,51 @@ void FunctionLibraryDefinition::ToProto(proto::FunctionDefLibrary* library) cons
   for (const auto& [name, f] : functions_) *library->add_function() = *f;
 }
 
-Status GraphToFunctionDef(const Graph& body, const std::string& name, proto::FunctionDef* fdef) {
+Status GraphToFunctionDef(const Graph& body, const std::string& name, const std::vector<const Node*>& args,
+                          const std::vector<NodeOut>& rets, proto::FunctionDef* fdef, const std::vector<bool>* keep) {
   fdef->Clear();
-  ASSIGN_OR_RETURN(std::vector<const Node*> args, IndexedNodes(body, "_Arg", name));
-  ASSIGN_OR_RETURN(std::vector<const Node*> rets, IndexedNodes(body, "_Retval", name));
   proto::OpDef* sig = fdef->mutable_signature();
   sig->set_name(name);
   std::map<const Node*, std::string> arg_names;
   for (size_t i = 0; i < args.size(); ++i) {
     auto* a = sig->add_input_arg();
     a->set_name(ArgName(static_cast<int>(i)));
-    a->set_type(static_cast<proto::DataType>(args[i]->output_type(0)));
+    a->set_type(static_cast<proto::DataType>(BaseType(args[i]->output_type(0))));
     arg_names[args[i]] = a->name();
   }
-  auto source = [&](const Edge* e) -> StatusOr<std::string> {
-    auto arg = arg_names.find(e->src);
+  auto kept = [&](const Node* n) { return keep == nullptr || (n->id() < static_cast<int>(keep->size()) && (*keep)[n->id()]); };
+  auto source = [&](const Node* src, int output) -> StatusOr<std::string> {
+    auto arg = arg_names.find(src);
     if (arg != arg_names.end()) return arg->second;
-    const Node* src = e->src;
+    if (!kept(src)) {
+      return errors::InvalidArgument("Function ", name, " reads '", src->name(), "', which is not part of it");
+    }
     ASSIGN_OR_RETURN(auto outs, OutputArgs(src->op_def(), [&](const std::string& attr, AttrValue* v) -> Status {
                        auto it = src->attrs().find(attr);
                        if (it != src->attrs().end()) *v = it->second;
                        return absl::OkStatus();
                      }));
-    if (e->src_output < 0 || static_cast<size_t>(e->src_output) >= outs.size()) {
-      return errors::Internal("Output ", e->src_output, " of '", src->name(), "' has no output arg");
+    if (output < 0 || static_cast<size_t>(output) >= outs.size()) {
+      return errors::Internal("Output ", output, " of '", src->name(), "' has no output arg");
     }
-    return absl::StrCat(src->name(), ":", outs[e->src_output].first, ":", outs[e->src_output].second);
+    return absl::StrCat(src->name(), ":", outs[output].first, ":", outs[output].second);
   };
   for (const Node* n : body.nodes()) {
-    if (n->op() == "_Arg" || n->op() == "_Retval") continue;
+    if (arg_names.count(n) || !kept(n)) continue;
     proto::NodeDef* nd = fdef->add_node_def();
     nd->set_name(n->name());
     nd->set_op(n->op());
     for (const Edge* e : n->data_inputs()) {
       if (e == nullptr) return errors::InvalidArgument("Function ", name, ": node '", n->name(), "' misses an input");
-      ASSIGN_OR_RETURN(std::string in, source(e));
+      ASSIGN_OR_RETURN(std::string in, source(e->src, e->src_output));
       nd->add_input(std::move(in));
     }
     for (const Edge* e : n->control_inputs()) {
-      if (e->src->op() == "_Arg") continue;  // an argument is there before anything runs
+      if (arg_names.count(e->src)) continue;  // an argument is there before anything runs
+      if (!kept(e->src)) {
+        return errors::InvalidArgument("Function ", name, ": '", n->name(), "' depends on '", e->src->name(),
+                                       "', which is not part of it");
+      }
       nd->add_input(absl::StrCat("^", e->src->name()));
     }
     for (const auto& [k, v] : n->attrs()) AttrValueToProto(v, &(*nd->mutable_attr())[k]);
@@ -170,10 +157,8 @@ Status GraphToFunctionDef(const Graph& body, const std::string& name, proto::Fun
   for (size_t i = 0; i < rets.size(); ++i) {
     auto* r = sig->add_output_arg();
     r->set_name(RetName(static_cast<int>(i)));
-    r->set_type(static_cast<proto::DataType>(rets[i]->input_type(0)));
-    const Edge* e = rets[i]->data_inputs()[0];
-    if (e == nullptr) return errors::InvalidArgument("Function ", name, ": result ", i, " has no input");
-    ASSIGN_OR_RETURN(std::string in, source(e));
+    r->set_type(static_cast<proto::DataType>(BaseType(rets[i].node->output_type(rets[i].index))));
+    ASSIGN_OR_RETURN(std::string in, source(rets[i].node, rets[i].index));
     (*fdef->mutable_ret())[r->name()] = std::move(in);
   }
   return absl::OkStatus();

@@ -2,9 +2,8 @@
 // GraphDef.library sends), and the conversions between a function body built as a Graph and
 // TensorFlow's FunctionDef format.
 //
-// A function body as a Graph has one `_Arg` node per argument (attr `index`) and one `_Retval`
-// node per result; the FunctionDef names its arguments "arg<i>" and its results "output<i>".
-// Functions are monomorphic: every type is fixed in the signature.
+// Functions are monomorphic: every type is fixed in the signature. At run time a function is a
+// graph with an `_Arg` node per argument and a `_Retval` node per result.
 //
 // Thread-safety: a FunctionLibraryDefinition is built by one thread; copies share the immutable
 // FunctionDefs, so a copy taken for a session may be read by many threads.
@@ -26,6 +25,8 @@ class GraphDef;
 }  // namespace proto
 
 class Graph;
+class Node;
+struct NodeOut;
 
 class FunctionLibraryDefinition {
  public:
@@ -46,9 +47,14 @@ class FunctionLibraryDefinition {
   std::map<std::string, std::shared_ptr<const proto::FunctionDef>, std::less<>> functions_;
 };
 
-// Converts a body graph into a FunctionDef named `name`. _Arg indices must be 0..n-1 and _Retval
-// indices 0..m-1, each once (InvalidArgument otherwise).
-Status GraphToFunctionDef(const Graph& body, const std::string& name, proto::FunctionDef* fdef);
+// Converts nodes of `body` into a FunctionDef named `name`: the outputs of the `args` nodes (one
+// output each; their ops do not matter, typically Placeholders that gave the body its shapes)
+// become the arguments "arg<i>", the tensors `rets` the results "output<i>", and every other
+// node with keep[id] (all when `keep` is null) a node of the body. InvalidArgument when a kept
+// node reads a node that is neither kept nor an argument.
+Status GraphToFunctionDef(const Graph& body, const std::string& name, const std::vector<const Node*>& args,
+                          const std::vector<NodeOut>& rets, proto::FunctionDef* fdef,
+                          const std::vector<bool>* keep = nullptr);
 
 // The GraphDef that runs `fdef`: an `_Arg` node named after each argument, the body nodes, and
 // a `_Retval` node per result. InvalidArgument names the function and any reference to an

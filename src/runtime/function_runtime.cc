@@ -76,7 +76,7 @@ class FunctionLibraryRuntimeImpl : public FunctionLibraryRuntime,
 struct Call {
   Call(std::vector<Tensor> args, size_t num_rets) : frame(std::move(args), num_rets) {}
   CallFrame frame;
-  CancellationManager own_cancellation;
+  CancellationManager cancellation;
 };
 
 void Function::RunAsync(const Options& options, std::vector<Tensor> args, DoneCallback done) const {
@@ -94,13 +94,26 @@ void Function::RunAsync(const Options& options, std::vector<Tensor> args, DoneCa
     }
   }
   auto call = std::make_shared<Call>(std::move(args), rets_.size());
+  // The call has a cancellation of its own, cancelled with the caller's: a failing node cancels
+  // its own call, never the caller's step.
+  CancellationManager* parent = options.cancellation;
+  CancellationManager::Token token = 0;
+  if (parent != nullptr) {
+    token = parent->NewToken();
+    if (!parent->RegisterCallback(token, [call] { call->cancellation.StartCancel(); })) {
+      call->cancellation.StartCancel();
+      parent = nullptr;
+    }
+  }
   Executor::Args a;
   a.step.step_id = options.step_id;
   a.step.device = runtime_->device();
   a.step.call_frame = &call->frame;
-  a.step.cancellation = options.cancellation != nullptr ? options.cancellation : &call->own_cancellation;
+  a.step.cancellation = &call->cancellation;
   a.step.function_library = runtime_.get();
-  executor_->RunAsync(a, [call, done = std::move(done), name = name_](const Status& s, std::vector<NodeExecStats>) {
+  executor_->RunAsync(a, [call, parent, token, done = std::move(done), name = name_](const Status& s,
+                                                                                     std::vector<NodeExecStats>) {
+    if (parent != nullptr) parent->DeregisterCallback(token);
     if (!s.ok()) {
       done(errors::Annotate(s, absl::StrCat("In function '", name, "': ")), {});
       return;

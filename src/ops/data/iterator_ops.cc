@@ -6,6 +6,7 @@
 // node's name). GetNext calls are serialized per iterator. The session whose step initialized
 // it (StepParams::session_cancellation) stops it when it closes: its background work ends and
 // later GetNext calls fail with Cancelled.
+#include "base/threadpool.h"
 #include "framework/function.h"
 #include "framework/resource_mgr.h"
 #include "framework/shape_inference.h"
@@ -212,12 +213,26 @@ class OneShotIteratorOp : public OpKernel {
   std::shared_ptr<const InstantiatedFunction> factory_;
 };
 
-class IteratorGetNextOp : public OpKernel {
+// GetNext may block (reading files, running functions, waiting for a prefetch thread), so it
+// runs on a pool of its own: the step's thread stays free to notice the step's deadline, and a
+// blocked GetNext cannot starve the executor's pool. Its waits end when the step is cancelled.
+ThreadPool* GetNextPool() {
+  static ThreadPool* pool = new ThreadPool("dataset_get_next", std::max(4, NumCores()));
+  return pool;
+}
+
+class IteratorGetNextOp : public AsyncOpKernel {
  public:
-  using OpKernel::OpKernel;
-  // It may read files, run functions or wait for a prefetch thread.
-  bool IsExpensive() const override { return true; }
-  void Compute(OpKernelContext* ctx) override {
+  using AsyncOpKernel::AsyncOpKernel;
+  void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
+    GetNextPool()->Schedule([this, ctx, done = std::move(done)] {
+      GetNext(ctx);
+      done();
+    });
+  }
+
+ private:
+  void GetNext(OpKernelContext* ctx) {
     OP_REQUIRES_ASSIGN(ctx, std::shared_ptr<IteratorResource> it, LookupIterator(ctx, 0));
     IteratorContext ictx;
     ictx.cancellation = ctx->step().cancellation;

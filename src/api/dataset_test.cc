@@ -2,6 +2,7 @@
 // end of input, errors, iterators, and cancellation of a GetNext that waits on a prefetch.
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <numeric>
 #include <set>
 #include <thread>
@@ -488,6 +489,41 @@ TEST(DatasetTest, ClosingTheSessionEndsAWaitingGetNextAndStopsTheIterator) {
   Status s = other.Run(next.components).status();
   EXPECT_TRUE(absl::IsCancelled(s)) << s;
   EXPECT_THAT(Msg(s), HasSubstr("session that initialized this iterator was closed"));
+}
+
+int CountThreads() {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) {
+    (void)e;
+    ++n;
+  }
+  return n;
+}
+
+TEST(DatasetTest, PrefetchThreadsEndWithTheirIterator) {
+  {  // warm up the pools that live for the whole process
+    Scope root = Scope::NewRootScope();
+    RangeValues(Dataset::Range(root, 3).Prefetch(1), root);
+  }
+  const int baseline = CountThreads();
+  {
+    Scope root = Scope::NewRootScope();
+    Output n = ops::Placeholder(root, DT_INT64, PartialTensorShape::Scalar());
+    Iterator it = Dataset::Range(root, n).Prefetch(2).Map([](const Scope& s, const std::vector<Output>& x) {
+                    return std::vector<Output>{ops::Neg(s, x[0])};
+                  }).Prefetch(2).Prefetch(1).MakeInitializableIterator();
+    Element next = it.GetNext();
+    ASSERT_TRUE(root.ok()) << root.status();
+    ClientSession session(root);
+    for (int round = 0; round < 5; ++round) {  // re-initializing replaces the threads
+      ASSERT_TRUE(session.Run({{n, int64_t{1000}}}, {}, {it.initializer()}).ok());
+      auto r = session.Run({next[0]});
+      ASSERT_TRUE(r.ok()) << r.status();
+      EXPECT_EQ((*r)[0].scalar<int64_t>(), 0);
+      EXPECT_EQ(CountThreads(), baseline + 3);
+    }
+  }
+  EXPECT_EQ(CountThreads(), baseline);
 }
 
 TEST(DatasetTest, BuildErrorsAreRecordedInTheScope) {

@@ -201,6 +201,28 @@ TEST(DatasetFilesTest, CsvErrorsNameTheFileAndLine) {
   EXPECT_THAT(Msg(d.end), HasSubstr(path + ":1: Field 1 is required but missing!"));
 }
 
+TEST(DatasetFilesTest, BatchedCsvRowsAndErrors) {
+  TempDir dir;
+  std::string path = JoinPath(dir.path(), "b.csv");
+  std::string text;
+  for (int i = 0; i < 10; ++i) text += std::to_string(i) + "," + std::to_string(i) + ".5\n";
+  WriteFile(path, text);
+  for (bool drop : {false, true}) {
+    Scope root = Scope::NewRootScope();
+    Drained d = Drain(root, Dataset::Csv(root, path, {0, 0.0f}).Batch(4, drop));
+    EXPECT_TRUE(absl::IsOutOfRange(d.end)) << d.end;
+    ASSERT_EQ(d.elements.size(), drop ? 2u : 3u);
+    EXPECT_THAT(d.elements[1][0].flat<int32_t>(), ElementsAre(4, 5, 6, 7));
+    EXPECT_THAT(d.elements[1][1].flat<float>(), ElementsAre(4.5f, 5.5f, 6.5f, 7.5f));
+    if (!drop) EXPECT_THAT(d.elements[2][0].flat<int32_t>(), ElementsAre(8, 9));
+  }
+  WriteFile(path, "1,2\n3,4\n5,x\n");
+  Scope root = Scope::NewRootScope();
+  Drained d = Drain(root, Dataset::Csv(root, path, {0, 0}).Batch(2));
+  ASSERT_EQ(d.elements.size(), 1u);
+  EXPECT_THAT(Msg(d.end), HasSubstr(path + ":3: Field 1 is not a valid int32: x"));
+}
+
 TEST(DatasetFilesTest, CsvDefaultsQuotesNaValueAndSelectedColumns) {
   TempDir dir;
   std::string path = JoinPath(dir.path(), "q.csv");

@@ -40,6 +40,14 @@ class IteratorBase {
   // After the end or an error, later calls may be made and end (or fail) again. Errors: the
   // input's (a malformed file names the file and line or record) and the functions'.
   virtual Status GetNext(IteratorContext* ctx, std::vector<Tensor>* out, bool* end_of_sequence) = 0;
+
+  // A faster path for Batch, for iterators that can write elements straight into batch
+  // tensors: up to `max` elements stacked along a new first dimension into *out, and their
+  // number into *count (0 at the end). Only called when SupportsBatch().
+  virtual bool SupportsBatch() const { return false; }
+  virtual Status GetNextBatch(IteratorContext* ctx, int64_t max, std::vector<Tensor>* out, int64_t* count) {
+    return errors::Unimplemented("GetNextBatch");
+  }
 };
 
 class DatasetBase : public VariantValue, public std::enable_shared_from_this<DatasetBase> {

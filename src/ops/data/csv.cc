@@ -1,5 +1,7 @@
 #include "ops/data/csv.h"
 
+#include <charconv>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 
@@ -73,6 +75,10 @@ Status SplitFields(absl::string_view record, const CsvSpec& spec, absl::string_v
 
 template <typename T>
 bool ParseNumber(absl::string_view s, T* out) {
+  // std::from_chars is the fast path; absl's parsers also take what it refuses (a leading '+',
+  // surrounding spaces), as TensorFlow's decode_csv does.
+  auto r = std::from_chars(s.data(), s.data() + s.size(), *out);
+  if (r.ec == std::errc() && r.ptr == s.data() + s.size()) return true;
   if constexpr (std::is_same_v<T, float>) return absl::SimpleAtof(s, out);
   else if constexpr (std::is_same_v<T, double>) return absl::SimpleAtod(s, out);
   else return absl::SimpleAtoi(s, out);

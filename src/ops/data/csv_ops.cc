@@ -67,13 +67,40 @@ class CsvDataset : public DatasetBase {
      public:
       explicit Iter(std::shared_ptr<const CsvDataset> ds) : ds_(std::move(ds)) {}
       Status GetNext(IteratorContext*, std::vector<Tensor>* out, bool* end) override {
+        out->clear();
+        for (DType t : ds_->output_dtypes()) out->emplace_back(t, TensorShape{});
+        int64_t count = 0;
+        RETURN_IF_ERROR(Parse(1, out, &count));
+        *end = count == 0;
+        if (*end) out->clear();
+        return absl::OkStatus();
+      }
+
+      // Batches parse straight into the batch tensors: no tensor per field.
+      bool SupportsBatch() const override { return true; }
+      Status GetNextBatch(IteratorContext*, int64_t max, std::vector<Tensor>* out, int64_t* count) override {
+        out->clear();
+        for (DType t : ds_->output_dtypes()) {
+          ASSIGN_OR_RETURN(Tensor b, Tensor::Allocate(t, TensorShape{max}));
+          out->push_back(std::move(b));
+        }
+        RETURN_IF_ERROR(Parse(max, out, count));
+        if (*count < max) {
+          for (Tensor& t : *out) {
+            ASSIGN_OR_RETURN(t, t.Slice(0, *count));
+          }
+        }
+        return absl::OkStatus();
+      }
+
+     private:
+      // Parses up to `max` records into rows 0.. of `out`.
+      Status Parse(int64_t max, std::vector<Tensor>* out, int64_t* count) {
         const CsvDataset& d = *ds_;
-        while (true) {
+        *count = 0;
+        while (*count < max) {
           if (reader_ == nullptr) {
-            if (file_ >= d.files_.size()) {
-              *end = true;
-              return absl::OkStatus();
-            }
+            if (file_ >= d.files_.size()) return absl::OkStatus();
             ASSIGN_OR_RETURN(auto f, Env::Default()->NewRandomAccessFile(d.files_[file_]));
             reader_ = std::make_unique<LineReader>(std::move(f), d.buffer_size_);
             if (d.header_) {
@@ -88,20 +115,13 @@ class CsvDataset : public DatasetBase {
             continue;
           }
           if (line_.empty()) continue;  // blank lines (a trailing one, typically) are not records
-          break;
-        }
-        *end = false;
-        out->clear();
-        for (DType t : d.output_dtypes()) out->emplace_back(t, TensorShape{});
-        Status s = ParseCsvRecord(line_, d.spec_, "", out, 0);
-        if (!s.ok()) {
-          out->clear();
-          return errors::InvalidArgument(reader_->path(), ":", reader_->line_number(), ": ", s.message());
+          Status s = ParseCsvRecord(line_, d.spec_, "", out, *count);
+          if (!s.ok()) return errors::InvalidArgument(reader_->path(), ":", reader_->line_number(), ": ", s.message());
+          ++*count;
         }
         return absl::OkStatus();
       }
 
-     private:
       std::shared_ptr<const CsvDataset> ds_;
       size_t file_ = 0;
       std::unique_ptr<LineReader> reader_;

@@ -185,6 +185,14 @@ class BatchDataset : public UnaryDataset {
       Iter(std::shared_ptr<const BatchDataset> ds, std::unique_ptr<IteratorBase> in)
           : ds_(std::move(ds)), input_(std::move(in)) {}
       Status GetNext(IteratorContext* ctx, std::vector<Tensor>* out, bool* end) override {
+        if (input_->SupportsBatch()) {
+          int64_t count = 0;
+          if (!input_done_) RETURN_IF_ERROR(input_->GetNextBatch(ctx, ds_->batch_, out, &count));
+          if (count < ds_->batch_) input_done_ = true;
+          *end = count == 0 || (ds_->drop_ && count < ds_->batch_);
+          if (*end) out->clear();
+          return absl::OkStatus();
+        }
         std::vector<std::vector<Tensor>> elems;
         while (!input_done_ && static_cast<int64_t>(elems.size()) < ds_->batch_) {
           std::vector<Tensor> e;

@@ -256,6 +256,16 @@ TEST(DatasetTest, ShuffleWindowBoundsHowFarAnElementMoves) {
   for (size_t pos = 0; pos < v.size(); ++pos) EXPECT_LE(v[pos], static_cast<int64_t>(pos) + 2);
 }
 
+TEST(DatasetTest, BadBufferSizesAreErrors) {
+  Scope root = Scope::NewRootScope();
+  Element a = Dataset::Range(root, 3).Shuffle(int64_t{0}, 1).MakeOneShotIterator().GetNext();
+  Element b = Dataset::Range(root, 3).Prefetch(int64_t{-2}).MakeOneShotIterator().GetNext();
+  ASSERT_TRUE(root.ok()) << root.status();
+  ClientSession session(root);
+  EXPECT_THAT(Msg(session.Run(a.components).status()), HasSubstr("buffer_size must be greater than zero"));
+  EXPECT_THAT(Msg(session.Run(b.components).status()), HasSubstr("buffer_size must be >= 0 or -1"));
+}
+
 TEST(DatasetTest, ReshuffleEachIterationGivesEachEpochItsOwnOrder) {
   std::vector<int64_t> r = ShuffledRange(20, 20, 5, 3, true);
   ASSERT_EQ(r.size(), 60u);
@@ -447,14 +457,16 @@ TEST(DatasetTest, FunctionsTravelInTheGraphDef) {
 }
 
 // A map function that waits on an empty queue: the pipeline below it never produces.
-Dataset BlockedPipeline(const Scope& root, const std::string& queue) {
+Dataset BlockedPipeline(const Scope& root, const std::string& queue, int parallel_calls = 0) {
   return Dataset::Range(root, 5)
-      .Map([queue](const Scope& s, const std::vector<Output>& x) {
-        ops::QueueAttrs qa;
-        qa.shared_name = queue;
-        Output q = ops::FIFOQueue(s, {DT_INT64}, qa);
-        return std::vector<Output>{ops::Add(s, x[0], ops::QueueDequeue(s, q, {DT_INT64})[0])};
-      })
+      .Map(
+          [queue](const Scope& s, const std::vector<Output>& x) {
+            ops::QueueAttrs qa;
+            qa.shared_name = queue;
+            Output q = ops::FIFOQueue(s, {DT_INT64}, qa);
+            return std::vector<Output>{ops::Add(s, x[0], ops::QueueDequeue(s, q, {DT_INT64})[0])};
+          },
+          parallel_calls)
       .Prefetch(2);
 }
 
@@ -470,6 +482,25 @@ TEST(DatasetTest, AGetNextWaitingOnAPrefetchEndsAtTheDeadline) {
   EXPECT_TRUE(absl::IsDeadlineExceeded(r.status()) || absl::IsCancelled(r.status())) << r.status();
   // The session and then the graph go away with the producer thread still waiting inside the
   // queue: closing stops it (the test would hang otherwise).
+}
+
+TEST(DatasetTest, ParallelCallsWaitingInsideTheirFunctionsEndWithTheIterator) {
+  Scope root = Scope::NewRootScope();
+  Element next = BlockedPipeline(root, "dataset_test_blocked_3", 3).MakeOneShotIterator().GetNext();
+  ASSERT_TRUE(root.ok()) << root.status();
+  {
+    ClientSession session(root);
+    RunOptions ro;
+    ro.timeout_in_ms = 200;
+    Status s = session.Run({}, next.components, {}, nullptr, ro).status();
+    EXPECT_TRUE(absl::IsDeadlineExceeded(s) || absl::IsCancelled(s)) << s;
+  }
+  // The calls waited without holding pool threads: the executor still runs other work.
+  Scope other = Scope::NewRootScope();
+  std::vector<int64_t> v = RangeValues(Dataset::Range(other, 4).Map([](const Scope& s, const std::vector<Output>& x) {
+    return std::vector<Output>{ops::Neg(s, x[0])};
+  }, 2), other);
+  EXPECT_THAT(v, ElementsAre(0, -1, -2, -3));
 }
 
 TEST(DatasetTest, ClosingTheSessionEndsAWaitingGetNextAndStopsTheIterator) {

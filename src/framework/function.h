@@ -38,7 +38,7 @@ class InstantiatedFunction {
   using DoneCallback = std::function<void(const Status&, std::vector<Tensor> rets)>;
   // Runs the function on `args` (InvalidArgument naming the function when their number or
   // dtypes do not match the signature). `done` is called exactly once, possibly on this thread
-  // before RunAsync returns.
+  // before RunAsync returns. The function must stay alive until then.
   virtual void RunAsync(const Options& options, std::vector<Tensor> args, DoneCallback done) const = 0;
   // Runs and waits. The wait ends when the call ends; a call whose kernels wait (none of the
   // dataset functions do) ends through options.cancellation.

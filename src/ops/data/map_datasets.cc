@@ -119,7 +119,8 @@ class ParallelMapIterator : public IteratorBase {
  public:
   ParallelMapIterator(std::shared_ptr<const MapDataset> ds, std::unique_ptr<IteratorBase> in)
       : ds_(std::move(ds)), input_(std::move(in)), shared_(std::make_shared<Shared>()) {}
-  // Calls in flight are cancelled; they hold what they use, so nothing waits for them here.
+  // Calls in flight are cancelled; they hold what they use (the shared state, their slot and
+  // the function), so nothing waits for them here.
   ~ParallelMapIterator() override { shared_->cancel.StartCancel(); }
 
   Status GetNext(IteratorContext* ctx, std::vector<Tensor>* out, bool* end) override {
@@ -138,7 +139,7 @@ class ParallelMapIterator : public IteratorBase {
       if (slots_.size() > 1) {
         auto shared = shared_;
         auto fn = ds_->fn_.fn;
-        ThreadPool::Default()->Schedule([shared, slot, fn] { Run(*shared, slot.get(), *fn); });
+        ThreadPool::Default()->Schedule([shared, slot, fn] { Run(shared, slot, fn); });
       }
     }
     if (slots_.empty()) {
@@ -146,7 +147,7 @@ class ParallelMapIterator : public IteratorBase {
       return absl::OkStatus();
     }
     std::shared_ptr<Slot> front = slots_.front();
-    Run(*shared_, front.get(), *ds_->fn_.fn);  // a no-op when a pool thread took it
+    Run(shared_, front, ds_->fn_.fn);  // a no-op when a pool thread took it
     {
       std::unique_lock<std::mutex> l(shared_->mu);
       RETURN_IF_ERROR(WaitWithCancellation(ctx, &shared_->cv, &l, [&] { return front->done; },
@@ -172,17 +173,20 @@ class ParallelMapIterator : public IteratorBase {
     std::condition_variable cv;
     CancellationManager cancel;
   };
-  static void Run(Shared& shared, Slot* slot, const InstantiatedFunction& fn) {
+  // Starts the slot's call unless someone did. The call completes through a callback, so no
+  // thread waits for it here (a function whose kernels wait holds no pool thread).
+  static void Run(const std::shared_ptr<Shared>& shared, const std::shared_ptr<Slot>& slot,
+                  const std::shared_ptr<const InstantiatedFunction>& fn) {
     if (slot->claimed.exchange(true)) return;
     InstantiatedFunction::Options opts;
-    opts.cancellation = &shared.cancel;
-    std::vector<Tensor> result;
-    Status s = fn.Run(opts, std::move(slot->args), &result);
-    std::lock_guard<std::mutex> l(shared.mu);
-    slot->status = s;
-    slot->result = std::move(result);
-    slot->done = true;
-    shared.cv.notify_all();
+    opts.cancellation = &shared->cancel;
+    fn->RunAsync(opts, std::move(slot->args), [shared, slot, fn](const Status& s, std::vector<Tensor> result) {
+      std::lock_guard<std::mutex> l(shared->mu);
+      slot->status = s;
+      slot->result = std::move(result);
+      slot->done = true;
+      shared->cv.notify_all();
+    });
   }
 
   std::shared_ptr<const MapDataset> ds_;

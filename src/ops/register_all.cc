@@ -23,6 +23,7 @@ void RegisterAllOps() {
     RegisterLoggingOps();
     RegisterAccumulatorOps();
     RegisterCheckpointOps();
+    RegisterDataOps();
   });
 }
 

@@ -23,5 +23,6 @@ void RegisterFeatureOps();   // Bucketize, StringToHashBucketFast, VocabularyLoo
 void RegisterLoggingOps();   // Assert
 void RegisterAccumulatorOps();  // ResourceConditionalAccumulator and its apply/take ops (sync replicas)
 void RegisterCheckpointOps();  // SaveV2, RestoreV2, MergeV2Checkpoints, ShardedFilename, StringJoin
+void RegisterDataOps();      // datasets, iterators and DecodeCSV (input pipelines)
 
 }  // namespace dflow

@@ -16,8 +16,10 @@ $(BUILD)/build.ninja:
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
+# The Iris job on a local cluster: one parameter server and two workers, each task's output
+# prefixed with its name. `$(BUILD)/bin/iris` alone trains in one process.
 run: build
-	$(BUILD)/bin/graph_basics
+	$(BUILD)/bin/dflow launch --ps 1 --workers 2 -- $(BUILD)/bin/iris
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "base/status.h"
 #include "tensor/tensor.h"
 
@@ -59,6 +60,19 @@ class DatasetBase : public VariantValue, public std::enable_shared_from_this<Dat
   // An iterator at the first element.
   virtual StatusOr<std::unique_ptr<IteratorBase>> MakeIterator() const = 0;
   std::string TypeName() const override { return "Dataset"; }
+
+  // True when GetNext of its iterators may wait (on files, functions or other threads):
+  // IteratorGetNext then runs it off the step's thread. Datasets held in memory answer false and
+  // are read on the step's thread, without a hand-off.
+  virtual bool MayBlock() const { return true; }
+  // Random access, for datasets held in memory (slices of tensors and zips of them): the number
+  // of elements, or -1 for none. With it, Gather stacks the elements at `indices` (each in
+  // [0, Cardinality())) along a new first dimension into *out, as Batch would: Shuffle and Batch
+  // then move indices instead of elements.
+  virtual int64_t Cardinality() const { return -1; }
+  virtual Status Gather(absl::Span<const int64_t> indices, std::vector<Tensor>* out) const {
+    return errors::Unimplemented(Name(), " has no random access");
+  }
   // "TensorSliceDataset", ... for error messages.
   virtual std::string Name() const = 0;
   std::string DebugString() const override { return "<" + Name() + ">"; }

@@ -1,5 +1,7 @@
 #include "ops/data/dataset_kernel.h"
 
+#include <cstring>
+
 #include "ops/register_all.h"
 
 namespace dflow {
@@ -97,6 +99,81 @@ void RegisterDataOps() {
   RegisterTransformDatasetOps();
   RegisterMapDatasetOps();
   RegisterIteratorOps();
+}
+
+namespace {
+
+// Copies rows [src_row, src_row + n) of `src` to rows [dst_row, ...) of `dst` (same row shape).
+void CopyRows(const Tensor& src, int64_t src_row, Tensor* dst, int64_t dst_row, int64_t n) {
+  const int64_t per_row = src.dim_size(0) == 0 ? 0 : src.NumElements() / src.dim_size(0);
+  if (src.dtype() == DT_STRING) {
+    const std::string* from = src.data<std::string>() + src_row * per_row;
+    std::string* to = dst->data<std::string>() + dst_row * per_row;
+    for (int64_t k = 0; k < n * per_row; ++k) to[k] = from[k];
+    return;
+  }
+  const size_t row_bytes = static_cast<size_t>(per_row) * DTypeSize(src.dtype());
+  if (row_bytes * n == 0) return;
+  std::memcpy(static_cast<char*>(dst->raw_data()) + dst_row * row_bytes,
+              static_cast<const char*>(src.raw_data()) + src_row * row_bytes, row_bytes * n);
+}
+
+Status CheckCopyable(DType dtype) {
+  if (dtype != DT_STRING && DTypeSize(dtype) <= 0) {
+    return errors::InvalidArgument("Cannot batch tensors of type ", DTypeString(dtype));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+StatusOr<Tensor> GatherRows(const Tensor& t, absl::Span<const int64_t> indices) {
+  RETURN_IF_ERROR(CheckCopyable(t.dtype()));
+  TensorShape shape;
+  RETURN_IF_ERROR(shape.AddDim(static_cast<int64_t>(indices.size())));
+  for (int d = 1; d < t.dims(); ++d) RETURN_IF_ERROR(shape.AddDim(t.dim_size(d)));
+  ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(t.dtype(), shape));
+  // Runs of consecutive indices are copied at once.
+  for (size_t i = 0; i < indices.size();) {
+    size_t j = i + 1;
+    while (j < indices.size() && indices[j] == indices[j - 1] + 1) ++j;
+    CopyRows(t, indices[i], &out, static_cast<int64_t>(i), static_cast<int64_t>(j - i));
+    i = j;
+  }
+  return out;
+}
+
+StatusOr<Tensor> ConcatRows(const std::vector<Tensor>& parts, absl::string_view what) {
+  if (parts.size() == 1) return parts[0];
+  const Tensor& first = parts[0];
+  RETURN_IF_ERROR(CheckCopyable(first.dtype()));
+  int64_t rows = 0;
+  for (const Tensor& p : parts) {
+    bool same = p.dims() == first.dims() && p.dims() >= 1;
+    for (int d = 1; same && d < p.dims(); ++d) same = p.dim_size(d) == first.dim_size(d);
+    if (!same) {
+      return errors::InvalidArgument("Cannot batch tensors with different shapes in ", what, ": ",
+                                     first.shape().DebugString(), " and ", p.shape().DebugString());
+    }
+    rows += p.dim_size(0);
+  }
+  TensorShape shape;
+  RETURN_IF_ERROR(shape.AddDim(rows));
+  for (int d = 1; d < first.dims(); ++d) RETURN_IF_ERROR(shape.AddDim(first.dim_size(d)));
+  ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(first.dtype(), shape));
+  int64_t at = 0;
+  for (const Tensor& p : parts) {
+    CopyRows(p, 0, &out, at, p.dim_size(0));
+    at += p.dim_size(0);
+  }
+  return out;
+}
+
+StatusOr<Tensor> FirstRow(const Tensor& batch) {
+  TensorShape row;
+  for (int d = 1; d < batch.dims(); ++d) row.AddDimUnchecked(batch.dim_size(d));
+  ASSIGN_OR_RETURN(Tensor one, batch.Slice(0, 1));
+  return one.Reshaped(row);
 }
 
 }  // namespace dflow

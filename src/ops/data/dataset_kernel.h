@@ -46,6 +46,15 @@ Status WaitWithCancellation(IteratorContext* ctx, std::condition_variable* cv, s
 Status CheckElement(const std::vector<Tensor>& element, const std::vector<DType>& types,
                     const std::vector<PartialTensorShape>& shapes, absl::string_view what);
 
+// Rows `indices` of `t` (each in [0, t.dim_size(0)), checked by the caller) stacked into a new
+// tensor [indices.size(), t.dims()[1:]...].
+StatusOr<Tensor> GatherRows(const Tensor& t, absl::Span<const int64_t> indices);
+// Batches of one component (of `what`, for errors) joined along dimension 0; InvalidArgument
+// when their other dimensions differ.
+StatusOr<Tensor> ConcatRows(const std::vector<Tensor>& parts, absl::string_view what);
+// Row 0 of a one-row batch, without the batch dimension.
+StatusOr<Tensor> FirstRow(const Tensor& batch);
+
 // The status OutOfRange("End of sequence") that IteratorGetNext returns at the end.
 Status EndOfSequence();
 

@@ -1,5 +1,7 @@
 // Datasets that read from tensors, counters and files: TensorSliceDataset, TensorDataset,
 // RangeDataset, TextLineDataset and TFRecordDataset, with TensorFlow's op names and attrs.
+#include <algorithm>
+
 #include "base/record_io.h"
 #include "framework/shape_inference.h"
 #include "ops/data/dataset_kernel.h"
@@ -16,11 +18,35 @@ class TensorSliceDataset : public DatasetBase {
   TensorSliceDataset(std::vector<Tensor> components, std::vector<DType> types, std::vector<PartialTensorShape> shapes)
       : DatasetBase(std::move(types), std::move(shapes)), components_(std::move(components)) {}
   std::string Name() const override { return "TensorSliceDataset"; }
+  bool MayBlock() const override { return false; }
+  int64_t Cardinality() const override { return components_[0].dim_size(0); }
+  Status Gather(absl::Span<const int64_t> indices, std::vector<Tensor>* out) const override {
+    out->clear();
+    for (const Tensor& t : components_) {
+      ASSIGN_OR_RETURN(Tensor rows, GatherRows(t, indices));
+      out->push_back(std::move(rows));
+    }
+    return absl::OkStatus();
+  }
 
   StatusOr<std::unique_ptr<IteratorBase>> MakeIterator() const override {
     class Iter : public IteratorBase {
      public:
       explicit Iter(std::shared_ptr<const TensorSliceDataset> ds) : ds_(std::move(ds)) {}
+      // Consecutive rows are a slice of each component: no copy.
+      bool SupportsBatch() const override { return true; }
+      Status GetNextBatch(IteratorContext*, int64_t max, std::vector<Tensor>* out, int64_t* count) override {
+        const int64_t n = std::min(max, ds_->Cardinality() - next_);
+        out->clear();
+        *count = std::max<int64_t>(n, 0);
+        if (n <= 0) return absl::OkStatus();
+        for (const Tensor& t : ds_->components_) {
+          ASSIGN_OR_RETURN(Tensor rows, t.Slice(next_, next_ + n));
+          out->push_back(std::move(rows));
+        }
+        next_ += n;
+        return absl::OkStatus();
+      }
       Status GetNext(IteratorContext*, std::vector<Tensor>* out, bool* end) override {
         const auto& c = ds_->components_;
         if (next_ >= c[0].dim_size(0)) {
@@ -57,6 +83,7 @@ class TensorDataset : public DatasetBase {
   TensorDataset(std::vector<Tensor> components, std::vector<DType> types, std::vector<PartialTensorShape> shapes)
       : DatasetBase(std::move(types), std::move(shapes)), components_(std::move(components)) {}
   std::string Name() const override { return "TensorDataset"; }
+  bool MayBlock() const override { return false; }
   StatusOr<std::unique_ptr<IteratorBase>> MakeIterator() const override {
     class Iter : public IteratorBase {
      public:
@@ -130,6 +157,7 @@ class RangeDataset : public DatasetBase {
   RangeDataset(int64_t start, int64_t stop, int64_t step)
       : DatasetBase({DT_INT64}, {PartialTensorShape::Scalar()}), start_(start), stop_(stop), step_(step) {}
   std::string Name() const override { return "RangeDataset"; }
+  bool MayBlock() const override { return false; }
   StatusOr<std::unique_ptr<IteratorBase>> MakeIterator() const override {
     class Iter : public IteratorBase {
      public:

@@ -1,8 +1,10 @@
 // Transformations without functions: ShuffleDataset, BatchDatasetV2, RepeatDataset,
 // TakeDataset, SkipDataset, ZipDataset and ShardDataset, with TensorFlow's names and attrs.
+#include <algorithm>
 #include <mutex>
 #include <random>
 
+#include "absl/strings/str_cat.h"
 #include "framework/shape_inference.h"
 #include "ops/data/dataset_kernel.h"
 #include "ops/random/philox.h"
@@ -24,6 +26,8 @@ class UnaryDataset : public DatasetBase {
   UnaryDataset(std::shared_ptr<const DatasetBase> input, std::vector<PartialTensorShape> shapes)
       : DatasetBase(input->output_dtypes(), std::move(shapes)), input_(std::move(input)) {}
   const std::shared_ptr<const DatasetBase>& input() const { return input_; }
+  // These transformations wait for nothing but their input.
+  bool MayBlock() const override { return input_->MayBlock(); }
 
  private:
   std::shared_ptr<const DatasetBase> input_;
@@ -49,11 +53,62 @@ class ShuffleDataset : public UnaryDataset {
       s = uint64_t{b[0]} << 32 | b[1];
       s2 = uint64_t{b[2]} << 32 | b[3];
     }
+    if (input()->Cardinality() >= 0) {
+      return std::unique_ptr<IteratorBase>(std::make_unique<IndexIter>(Self(this), s, s2));
+    }
     ASSIGN_OR_RETURN(std::unique_ptr<IteratorBase> in, input()->MakeIterator());
     return std::unique_ptr<IteratorBase>(std::make_unique<Iter>(Self(this), std::move(in), s, s2));
   }
 
  private:
+  // The element at random from a buffer of n: the draw both iterators make.
+  static size_t Draw(Philox4x32* rng, size_t n) {
+    Philox4x32::Block b = rng->Next();
+    uint64_t r = uint64_t{b[0]} << 32 | b[1];
+    return static_cast<size_t>(r % n);
+  }
+
+  // Over an input with random access, the buffer holds the input's indices instead of its
+  // elements (element i of such an input is index i): the same order as Iter gives, and a batch
+  // of them is one Gather.
+  class IndexIter : public IteratorBase {
+   public:
+    IndexIter(std::shared_ptr<const ShuffleDataset> ds, uint64_t s, uint64_t s2)
+        : ds_(std::move(ds)), rng_(s, s2), size_(ds_->input()->Cardinality()) {}
+    Status GetNext(IteratorContext* ctx, std::vector<Tensor>* out, bool* end) override {
+      int64_t count = 0;
+      RETURN_IF_ERROR(GetNextBatch(ctx, 1, out, &count));
+      *end = count == 0;
+      for (Tensor& t : *out) {
+        ASSIGN_OR_RETURN(t, FirstRow(t));
+      }
+      return absl::OkStatus();
+    }
+    bool SupportsBatch() const override { return true; }
+    Status GetNextBatch(IteratorContext*, int64_t max, std::vector<Tensor>* out, int64_t* count) override {
+      picked_.clear();
+      while (static_cast<int64_t>(picked_.size()) < max) {
+        while (next_ < size_ && static_cast<int64_t>(buffer_.size()) < ds_->buffer_size_) buffer_.push_back(next_++);
+        if (buffer_.empty()) break;
+        size_t i = Draw(&rng_, buffer_.size());
+        picked_.push_back(buffer_[i]);
+        buffer_[i] = buffer_.back();
+        buffer_.pop_back();
+      }
+      *count = static_cast<int64_t>(picked_.size());
+      out->clear();
+      if (picked_.empty()) return absl::OkStatus();
+      return ds_->input()->Gather(picked_, out);
+    }
+
+   private:
+    std::shared_ptr<const ShuffleDataset> ds_;
+    Philox4x32 rng_;
+    const int64_t size_;
+    int64_t next_ = 0;
+    std::vector<int64_t> buffer_, picked_;
+  };
+
   class Iter : public IteratorBase {
    public:
     Iter(std::shared_ptr<const ShuffleDataset> ds, std::unique_ptr<IteratorBase> in, uint64_t s, uint64_t s2)
@@ -73,9 +128,7 @@ class ShuffleDataset : public UnaryDataset {
         *end = true;
         return absl::OkStatus();
       }
-      Philox4x32::Block b = rng_.Next();
-      uint64_t r = uint64_t{b[0]} << 32 | b[1];
-      size_t i = static_cast<size_t>(r % buffer_.size());
+      size_t i = Draw(&rng_, buffer_.size());
       *out = std::move(buffer_[i]);
       buffer_[i] = std::move(buffer_.back());
       buffer_.pop_back();
@@ -252,7 +305,44 @@ class RepeatDataset : public UnaryDataset {
   StatusOr<std::unique_ptr<IteratorBase>> MakeIterator() const override {
     class Iter : public IteratorBase {
      public:
-      explicit Iter(std::shared_ptr<const RepeatDataset> ds) : ds_(std::move(ds)) {}
+      Iter(std::shared_ptr<const RepeatDataset> ds, std::unique_ptr<IteratorBase> first)
+          : ds_(std::move(ds)), input_(std::move(first)), batchable_(input_ != nullptr && input_->SupportsBatch()) {}
+      // Batches of the input, joined across the end of an epoch.
+      bool SupportsBatch() const override { return batchable_; }
+      Status GetNextBatch(IteratorContext* ctx, int64_t max, std::vector<Tensor>* out, int64_t* count) override {
+        std::vector<std::vector<Tensor>> parts;
+        int64_t got = 0;
+        while (got < max && (ds_->count_ < 0 || epoch_ < ds_->count_)) {
+          if (input_ == nullptr) {
+            ASSIGN_OR_RETURN(input_, ds_->input()->MakeIterator());
+          }
+          std::vector<Tensor> part;
+          int64_t n = 0;
+          const int64_t want = max - got;
+          RETURN_IF_ERROR(input_->GetNextBatch(ctx, want, &part, &n));
+          if (n > 0) {
+            produced_in_epoch_ = true;
+            got += n;
+            parts.push_back(std::move(part));
+          }
+          if (n < want) {  // the epoch ended
+            input_.reset();
+            ++epoch_;
+            if (!produced_in_epoch_) break;  // an empty input: the end, as in GetNext
+            produced_in_epoch_ = false;
+          }
+        }
+        *count = got;
+        out->clear();
+        if (parts.size() == 1) *out = std::move(parts[0]);
+        for (size_t c = 0; parts.size() > 1 && c < parts[0].size(); ++c) {
+          std::vector<Tensor> pieces;
+          for (auto& p : parts) pieces.push_back(std::move(p[c]));
+          ASSIGN_OR_RETURN(Tensor joined, ConcatRows(pieces, absl::StrCat("component ", c)));
+          out->push_back(std::move(joined));
+        }
+        return absl::OkStatus();
+      }
       Status GetNext(IteratorContext* ctx, std::vector<Tensor>* out, bool* end) override {
         while (ds_->count_ < 0 || epoch_ < ds_->count_) {
           if (input_ == nullptr) {
@@ -276,10 +366,16 @@ class RepeatDataset : public UnaryDataset {
      private:
       std::shared_ptr<const RepeatDataset> ds_;
       std::unique_ptr<IteratorBase> input_;
+      const bool batchable_;
       int64_t epoch_ = 0;
       bool produced_in_epoch_ = false;
     };
-    return std::unique_ptr<IteratorBase>(std::make_unique<Iter>(Self(this)));
+    // The first epoch's iterator is made now, so that Batch knows whether it can ask for batches.
+    std::unique_ptr<IteratorBase> first;
+    if (count_ != 0) {
+      ASSIGN_OR_RETURN(first, input()->MakeIterator());
+    }
+    return std::unique_ptr<IteratorBase>(std::make_unique<Iter>(Self(this), std::move(first)));
   }
 
  private:
@@ -367,11 +463,61 @@ class ZipDataset : public DatasetBase {
              std::vector<PartialTensorShape> shapes)
       : DatasetBase(std::move(types), std::move(shapes)), inputs_(std::move(inputs)) {}
   std::string Name() const override { return "ZipDataset"; }
+  bool MayBlock() const override {
+    for (const auto& in : inputs_) {
+      if (in->MayBlock()) return true;
+    }
+    return false;
+  }
+  int64_t Cardinality() const override {
+    int64_t n = -1;
+    for (const auto& in : inputs_) {
+      const int64_t c = in->Cardinality();
+      if (c < 0) return -1;
+      n = n < 0 ? c : std::min(n, c);
+    }
+    return n;
+  }
+  Status Gather(absl::Span<const int64_t> indices, std::vector<Tensor>* out) const override {
+    out->clear();
+    for (const auto& in : inputs_) {
+      std::vector<Tensor> part;
+      RETURN_IF_ERROR(in->Gather(indices, &part));
+      for (Tensor& t : part) out->push_back(std::move(t));
+    }
+    return absl::OkStatus();
+  }
   StatusOr<std::unique_ptr<IteratorBase>> MakeIterator() const override {
     class Iter : public IteratorBase {
      public:
       Iter(std::shared_ptr<const ZipDataset> ds, std::vector<std::unique_ptr<IteratorBase>> in)
-          : ds_(std::move(ds)), inputs_(std::move(in)) {}
+          : ds_(std::move(ds)), inputs_(std::move(in)) {
+        batchable_ = true;
+        for (const auto& it : inputs_) batchable_ = batchable_ && it->SupportsBatch();
+      }
+      bool SupportsBatch() const override { return batchable_; }
+      // Each input's batch; a longer one is cut to the shortest (the zip ends there).
+      Status GetNextBatch(IteratorContext* ctx, int64_t max, std::vector<Tensor>* out, int64_t* count) override {
+        std::vector<std::vector<Tensor>> parts(inputs_.size());
+        int64_t n = max;
+        for (size_t i = 0; i < inputs_.size(); ++i) {
+          int64_t got = 0;
+          RETURN_IF_ERROR(inputs_[i]->GetNextBatch(ctx, max, &parts[i], &got));
+          n = std::min(n, got);
+        }
+        *count = n;
+        out->clear();
+        if (n == 0) return absl::OkStatus();
+        for (auto& part : parts) {
+          for (Tensor& t : part) {
+            if (t.dim_size(0) != n) {
+              ASSIGN_OR_RETURN(t, t.Slice(0, n));
+            }
+            out->push_back(std::move(t));
+          }
+        }
+        return absl::OkStatus();
+      }
       Status GetNext(IteratorContext* ctx, std::vector<Tensor>* out, bool* end) override {
         out->clear();
         for (auto& in : inputs_) {
@@ -389,6 +535,7 @@ class ZipDataset : public DatasetBase {
      private:
       std::shared_ptr<const ZipDataset> ds_;
       std::vector<std::unique_ptr<IteratorBase>> inputs_;
+      bool batchable_;
     };
     std::vector<std::unique_ptr<IteratorBase>> its;
     for (const auto& in : inputs_) {

@@ -66,6 +66,8 @@ class Server;
 
 namespace dflow::estimator {
 
+struct EstimatorAccess;
+
 // Where and how an estimator runs (TensorFlow's tf.estimator.RunConfig).
 struct RunConfig {
   // Checkpoints and summaries. Empty: a fresh temporary directory per estimator, removed with it.
@@ -185,6 +187,7 @@ class Estimator {
   Status NotifyJobComplete();
 
  private:
+  friend struct EstimatorAccess;
   Status StartServer();
   Status status_;  // a failure of the constructor (the temporary model_dir)
   ModelFn model_fn_;

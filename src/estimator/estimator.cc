@@ -186,48 +186,54 @@ Status Estimator::NotifyJobComplete() {
   return server_->NotifyJobComplete();
 }
 
-Status Estimator::Train(const InputFn& input_fn, const TrainOptions& options) {
-  RETURN_IF_ERROR(status_);
+StatusOr<std::unique_ptr<TrainingRun>> EstimatorAccess::StartTraining(Estimator& e, const InputFn& input_fn,
+                                                                       const TrainOptions& options) {
+  RETURN_IF_ERROR(e.status_);
+  const RunConfig& config = e.config_;
   if (options.steps > 0 && options.max_steps > 0) {
     return errors::InvalidArgument("Can not provide both steps and max_steps.");
   }
   if (options.steps < 0) return errors::InvalidArgument("Must specify steps > 0, given: ", options.steps);
   if (options.max_steps < 0) return errors::InvalidArgument("Must specify max_steps > 0, given: ", options.max_steps);
-  const std::string type = config_.task_type();
+  const std::string type = config.task_type();
   if (type == "ps" || type == "evaluator") {
     return errors::InvalidArgument("Train on a '", type, "' task: only chief and worker tasks train");
   }
-  if (options.max_steps > 0 && config_.is_chief()) {
-    ASSIGN_OR_RETURN(std::optional<int64_t> at, CheckpointGlobalStep(model_dir_));
+  auto run = std::make_unique<TrainingRun>();
+  if (options.max_steps > 0 && config.is_chief()) {
+    ASSIGN_OR_RETURN(std::optional<int64_t> at, CheckpointGlobalStep(e.model_dir_));
     if (at.has_value() && *at >= options.max_steps) {
       LOG(INFO) << "Skipping training since max_steps has already saved (global step " << *at << ").";
-      global_step_ = *at;
-      return absl::OkStatus();
+      run->skipped_at = *at;
+      return run;
     }
   }
-  RETURN_IF_ERROR(Env::Default()->CreateDirs(model_dir_));
-  if (config_.distributed()) RETURN_IF_ERROR(StartServer());
+  RETURN_IF_ERROR(Env::Default()->CreateDirs(e.model_dir_));
+  if (config.distributed()) RETURN_IF_ERROR(e.StartServer());
 
-  Scope root = Scope::NewRootScope();
-  if (config_.tf_random_seed != 0) root.SetRandomSeed(config_.tf_random_seed);
+  Scope root = run->root;
+  if (config.tf_random_seed != 0) root.SetRandomSeed(config.tf_random_seed);
   Scope scope = root;
-  if (config_.distributed()) {
-    scope = config_.num_ps_replicas() > 0
-                ? root.WithDeviceFunction(train::ReplicaDeviceSetter(config_.num_ps_replicas(), WorkerDevice(config_)))
-                : root.WithDevice(WorkerDevice(config_));
+  if (config.distributed()) {
+    scope = config.num_ps_replicas() > 0
+                ? root.WithDeviceFunction(train::ReplicaDeviceSetter(config.num_ps_replicas(), WorkerDevice(config)))
+                : root.WithDevice(WorkerDevice(config));
   }
   Output global_step = GetOrCreateGlobalStep(scope);
   RETURN_IF_ERROR(root.status());
-  ASSIGN_OR_RETURN(BuiltInput in, BuildInput(scope, input_fn, absl::StrCat("train_input_", ++calls_)));
+  ASSIGN_OR_RETURN(BuiltInput in, BuildInput(scope, input_fn, absl::StrCat("train_input_", ++e.calls_)));
   if (!in.initializer.valid() && options.steps == 0 && options.max_steps == 0) {
     return errors::InvalidArgument(
         "Estimator: training on an input_fn that returns tensors (not a dataset) never ends by itself; give steps "
         "or max_steps");
   }
-  ASSIGN_OR_RETURN(EstimatorSpec spec, model_fn_(scope, in.features, in.labels, ModeKeys::kTrain, params_));
+  ASSIGN_OR_RETURN(EstimatorSpec spec, e.model_fn_(scope, in.features, in.labels, ModeKeys::kTrain, e.params_));
   if (!spec.train_op.valid() || !spec.loss.valid()) {
     return errors::InvalidArgument("Estimator: the model_fn's TRAIN spec needs a train_op and a loss");
   }
+  run->train_op = spec.train_op;
+  run->loss = spec.loss;
+  run->global_step = global_step;
 
   train::MonitoredTrainingSessionOptions mts;
   std::vector<Operation> local_init;
@@ -235,23 +241,23 @@ Status Estimator::Train(const InputFn& input_fn, const TrainOptions& options) {
   if (!LocalVariables(root).empty()) local_init.push_back(LocalVariablesInitializer(root));
   if (!local_init.empty()) mts.scaffold.local_init_op = ops::Group(root.WithOpName("local_init"), local_init);
   train::SaverOptions so;
-  so.sharded = config_.distributed();
-  so.max_to_keep = config_.keep_checkpoint_max;
+  so.sharded = config.distributed();
+  so.max_to_keep = config.keep_checkpoint_max;
   mts.scaffold.saver = train::NewSaver(train::Saver(root, so));
   RETURN_IF_ERROR(root.status());
 
-  mts.is_chief = config_.is_chief();
-  mts.checkpoint_dir = model_dir_;
-  mts.save_checkpoint_steps = config_.save_checkpoints_steps;
-  mts.save_checkpoint_secs = config_.save_checkpoints_steps > 0 ? 0 : config_.save_checkpoints_secs;
-  mts.save_summaries_steps = config_.save_summary_steps;
-  mts.log_step_count_steps = config_.log_step_count_steps;
+  mts.is_chief = config.is_chief();
+  mts.checkpoint_dir = e.model_dir_;
+  mts.save_checkpoint_steps = config.save_checkpoints_steps;
+  mts.save_checkpoint_secs = config.save_checkpoints_steps > 0 ? 0 : config.save_checkpoints_secs;
+  mts.save_summaries_steps = config.save_summary_steps;
+  mts.log_step_count_steps = config.log_step_count_steps;
   mts.global_step = global_step;
-  mts.max_wait_secs = config_.max_wait_secs;
-  if (config_.distributed()) {
-    mts.master = server_->target();
+  mts.max_wait_secs = config.max_wait_secs;
+  if (config.distributed()) {
+    mts.master = e.server_->target();
     // This worker's session involves the ps tasks and itself only.
-    mts.config.device_filters = {"/job:ps", WorkerDevice(config_)};
+    mts.config.device_filters = {"/job:ps", WorkerDevice(config)};
   }
   // Read where the global step lives: a read elsewhere would receive the value the step started
   // with, whatever its control dependencies.
@@ -260,35 +266,46 @@ Status Estimator::Train(const InputFn& input_fn, const TrainOptions& options) {
                                         .WithOpName("global_step_after_train"),
                                     global_step);
   RETURN_IF_ERROR(root.status());
-  auto progress = std::make_shared<ProgressHook>(spec.loss, step_after, config_.log_step_count_steps, config_.log);
+  run->progress = std::make_shared<ProgressHook>(spec.loss, step_after, config.log_step_count_steps, config.log);
   if (options.steps > 0 || options.max_steps > 0) {
     mts.hooks.push_back(std::make_shared<train::StopAtStepHook>(global_step, options.steps, options.max_steps));
   }
   mts.hooks.push_back(std::make_shared<train::NanTensorHook>(spec.loss));
-  mts.hooks.push_back(progress);
+  mts.hooks.push_back(run->progress);
   for (const auto& h : options.hooks) mts.hooks.push_back(h);
   mts.chief_only_hooks = options.chief_only_hooks;
 
   StatusOr<std::unique_ptr<train::MonitoredSession>> session = train::MonitoredTrainingSession(root, mts);
   if (!session.ok()) {
     // A worker that comes up after the chief ended the job has nothing left to do.
-    if (absl::IsOutOfRange(session.status()) && !config_.is_chief()) {
+    if (absl::IsOutOfRange(session.status()) && !config.is_chief()) {
       LOG(INFO) << "Training ended before this worker joined: " << session.status().message();
-      return absl::OkStatus();
+      run->skipped_at = 0;
+      return run;
     }
     return session.status();
   }
-  train::MonitoredSession& sess = **session;
+  run->session = *std::move(session);
+  return run;
+}
+
+Status Estimator::Train(const InputFn& input_fn, const TrainOptions& options) {
+  ASSIGN_OR_RETURN(std::unique_ptr<TrainingRun> run, EstimatorAccess::StartTraining(*this, input_fn, options));
+  if (run->session == nullptr) {  // nothing to train
+    global_step_ = std::max(global_step_, run->skipped_at);
+    return absl::OkStatus();
+  }
+  train::MonitoredSession& sess = *run->session;
   while (!sess.ShouldStop()) {
-    StatusOr<std::vector<Tensor>> r = sess.Run({}, {}, {spec.train_op});
+    StatusOr<std::vector<Tensor>> r = sess.Run({}, {}, {run->train_op});
     if (!r.ok()) {
       if (absl::IsOutOfRange(r.status())) break;  // the input ended, or the job is complete
       return r.status();
     }
   }
-  global_step_ = progress->last_global_step();
+  global_step_ = run->progress->last_global_step();
   if (config_.log_step_count_steps > 0 && global_step_ > 0) {
-    progress->Log(absl::StrFormat("Loss for final step: %.6g.", progress->last_loss()));
+    run->progress->Log(absl::StrFormat("Loss for final step: %.6g.", run->progress->last_loss()));
   }
   Status closed = sess.Close();
   if (absl::IsOutOfRange(closed)) return absl::OkStatus();

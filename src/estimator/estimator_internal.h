@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dflow/estimator.h"
+#include "dflow/monitored_session.h"
 
 namespace dflow::estimator {
 
@@ -47,6 +48,26 @@ class ProgressHook : public train::SessionRunHook {
   float last_loss_ = 0;
   std::optional<int64_t> printed_step_;
   std::chrono::steady_clock::time_point printed_time_;
+};
+
+// The training session of one Train call, ready for its steps (the Estimator's loop, and the
+// benchmark of a training step, run it).
+struct TrainingRun {
+  Scope root = Scope::NewRootScope();
+  Output global_step, loss;
+  Operation train_op;
+  std::shared_ptr<ProgressHook> progress;
+  // Null when there is nothing to train (max_steps reached, or the job ended before this worker
+  // joined); skipped_at is then the global step found.
+  std::unique_ptr<train::MonitoredSession> session;
+  int64_t skipped_at = 0;
+};
+
+struct EstimatorAccess {
+  // Everything Train does before its loop: checks the options, builds the TRAIN graph and creates
+  // the MonitoredTrainingSession (restoring model_dir's latest checkpoint).
+  static StatusOr<std::unique_ptr<TrainingRun>> StartTraining(Estimator& e, const InputFn& input_fn,
+                                                              const TrainOptions& options);
 };
 
 // The global step saved in the latest checkpoint of `dir`; nothing when there is no checkpoint

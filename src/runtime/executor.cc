@@ -33,6 +33,8 @@ Status ExecutorImpl::Init() {
   std::vector<int> index(graph_->num_node_ids(), -1);
   for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i]->id()] = static_cast<int>(i);
   items_.resize(nodes.size());
+  cost_ns_ = std::make_unique<std::atomic<int64_t>[]>(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) cost_ns_[i].store(kUnmeasured, std::memory_order_relaxed);
 
   // Dependency order without back edges; anything left over is on a real cycle.
   std::vector<int> pending(nodes.size(), 0), order;

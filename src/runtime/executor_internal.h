@@ -9,6 +9,9 @@
 // array sized for that frame only.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -64,9 +67,26 @@ class ExecutorImpl : public Executor {
   void RunAsync(const Args& args, DoneCallback done) const override;
   const Graph& graph() const override { return *graph_; }
 
+  // Whether a ready node goes to another thread: only kernels that say they are expensive, and
+  // only while they are measured to take at least kExpensiveNanos (a thread hand-off costs
+  // tens of microseconds on a virtual machine; a small MatMul takes one).
+  bool IsExpensive(int item) const {
+    return items_[item].expensive && cost_ns_[item].load(std::memory_order_relaxed) >= kExpensiveNanos;
+  }
+  // Records how long an expensive kernel's Compute took: the first measurement replaces the
+  // initial guess (expensive), later ones move a running average.
+  void RecordCost(int item, int64_t nanos) const {
+    std::atomic<int64_t>& c = cost_ns_[item];
+    const int64_t old = c.load(std::memory_order_relaxed);
+    c.store(old == kUnmeasured ? nanos : old + (nanos - old) / 8, std::memory_order_relaxed);
+  }
+  static constexpr int64_t kExpensiveNanos = 10000;
+  static constexpr int64_t kUnmeasured = INT64_MAX;
+
   std::unique_ptr<Graph> graph_;
   ExecutorParams params_;
   std::vector<NodeItem> items_;
+  std::unique_ptr<std::atomic<int64_t>[]> cost_ns_;  // per item; kUnmeasured until it ran
   std::vector<FrameInfo> frames_;  // frames_[0] is the root
   std::vector<int> roots_;         // root-frame items with nothing to wait for
   bool has_loops_ = false;

@@ -1,6 +1,7 @@
 // One step of an Executor: per-(frame, iteration) pending counts and input slots, inline and
 // pooled scheduling, dead-value propagation, loops, errors and cancellation.
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -202,18 +203,44 @@ class ExecutorState : public std::enable_shared_from_this<ExecutorState> {
     }
     int64_t start = args_.collect_stats ? Env::Default()->NowMicros() : 0;
     if (item.is_async) {
-      auto* ctx = new OpKernelContext(&args_.step, item.kernel.get(), in, item.num_inputs);
-      item.kernel->AsAsync()->ComputeAsync(ctx, [this, task, ctx, in, start] {
+      // A kernel that finishes within ComputeAsync (an iterator over data in memory) hands its
+      // successors to this thread's queue, as a synchronous kernel does; a later completion
+      // runs them from the completing thread. `phase` tells which happened: the first of the
+      // callback (kDoneInCall) and this thread (kReturned) to get past kInCall decides.
+      struct AsyncCall {
+        AsyncCall(const StepParams* step, OpKernel* k, TensorValue* in, int n) : ctx(step, k, in, n) {}
+        OpKernelContext ctx;
+        std::atomic<int> phase{0};
+        std::vector<Task> ready;
+      };
+      enum { kInCall = 0, kDoneInCall = 1, kReturned = 2 };
+      auto* call = new AsyncCall(&args_.step, item.kernel.get(), in, item.num_inputs);
+      item.kernel->AsAsync()->ComputeAsync(&call->ctx, [this, task, call, in, start] {
         const NodeItem& it = impl_->items_[task.item];
-        std::vector<Task> r;
-        Complete(it, task, ctx, in, start, &r);
-        delete ctx;
+        Complete(it, task, &call->ctx, in, start, &call->ready);
+        int expected = kInCall;
+        if (call->phase.compare_exchange_strong(expected, kDoneInCall, std::memory_order_acq_rel)) return;
+        std::vector<Task> r = std::move(call->ready);
+        delete call;
         NodeDone(task, r, nullptr);
       });
+      int expected = kInCall;
+      if (call->phase.compare_exchange_strong(expected, kReturned, std::memory_order_acq_rel)) return;
+      ready = std::move(call->ready);
+      delete call;
+      NodeDone(task, ready, inline_ready);
       return;
     }
     OpKernelContext ctx(&args_.step, item.kernel.get(), in, item.num_inputs);
-    item.kernel->Compute(&ctx);
+    if (item.expensive) {
+      const auto t0 = std::chrono::steady_clock::now();
+      item.kernel->Compute(&ctx);
+      impl_->RecordCost(task.item, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                       std::chrono::steady_clock::now() - t0)
+                                       .count());
+    } else {
+      item.kernel->Compute(&ctx);
+    }
     Complete(item, task, &ctx, in, start, &ready);
     NodeDone(task, ready, inline_ready);
   }
@@ -477,7 +504,7 @@ class ExecutorState : public std::enable_shared_from_this<ExecutorState> {
     const bool had_work = inline_ready->HasPending();
     const Task* deferred = nullptr;
     for (const Task& t : ready) {
-      if (!impl_->items_[t.item].expensive) {
+      if (!impl_->IsExpensive(t.item)) {
         inline_ready->tasks.push_back(t);
       } else {
         if (deferred != nullptr) SchedulePool(*deferred);

@@ -22,6 +22,19 @@ namespace internal {
 Output BatchSize(const Scope& s, const Output& x) { return ops::Slice(s, ops::Shape(s, x), {0}, {1}); }
 
 Output ToBatchMatrix(const Scope& s, const Output& x, int64_t width) {
+  // When every dimension but the batch is known and they make `width`, the batch is whatever
+  // is left: [-1, width], one constant instead of reading the shape each step.
+  const PartialTensorShape& shape = x.shape();
+  bool known = !shape.unknown_rank() && shape.dims() >= 1 && width >= 1;
+  int64_t rest = 1;
+  for (int d = 1; known && d < shape.dims(); ++d) {
+    known = shape.dim_size(d) >= 0;
+    rest *= known ? shape.dim_size(d) : 1;
+  }
+  if (known && rest == width) {
+    if (shape.dims() == 2) return x;
+    return ops::Reshape(s, x, ops::Const(s, Input::Initializer(std::vector<int32_t>{-1, static_cast<int32_t>(width)})));
+  }
   Output w = ops::Const(s, Input::Initializer(std::vector<int32_t>{static_cast<int32_t>(width)}));
   return ops::Reshape(s, x, ops::Concat(s, {BatchSize(s, x), w}, 0));
 }

@@ -86,13 +86,17 @@ bool SpinUntil(const std::function<bool()>& done, std::chrono::steady_clock::tim
 }
 
 int NumCores() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-    int n = CPU_COUNT(&set);
-    if (n > 0) return n;
-  }
-  unsigned n = std::thread::hardware_concurrency();
-  return n > 0 ? static_cast<int>(n) : 1;
+  // Asked by every MatMul: the system call is made once.
+  static const int cores = [] {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+      int n = CPU_COUNT(&set);
+      if (n > 0) return n;
+    }
+    unsigned n = std::thread::hardware_concurrency();
+    return n > 0 ? static_cast<int>(n) : 1;
+  }();
+  return cores;
 }
 
 ThreadPool::ThreadPool(std::string name, int num_threads) : name_(std::move(name)) {

@@ -52,7 +52,7 @@ class ThreadPool {
   std::vector<std::thread> threads_;
 };
 
-// Number of hardware threads this process may use (sched affinity), at least 1.
+// Number of hardware threads this process may use (sched affinity when first asked), at least 1.
 int NumCores();
 
 // How long an idle worker, or a RunShards caller waiting for its helpers, spins before it sleeps.

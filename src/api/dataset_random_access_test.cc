@@ -62,7 +62,7 @@ Dataset Identity(const Dataset& ds) {
 }
 
 struct Columns {
-  Tensor ints, floats, strings;
+  Tensor ints, floats, strings, singles;  // rows of 8, 8, a string, 4 bytes
   explicit Columns(int n) {
     std::vector<int64_t> i(n);
     std::iota(i.begin(), i.end(), 0);
@@ -73,6 +73,9 @@ struct Columns {
     ints = Tensor::FromValues<int64_t>(i, TensorShape({n})).value();
     floats = Tensor::FromValues<float>(f, TensorShape({n, 2})).value();
     strings = Tensor::FromValues<std::string>(s, TensorShape({n})).value();
+    std::vector<float> one(n);
+    for (int k = 0; k < n; ++k) one[k] = 100.0f + static_cast<float>(k);
+    singles = Tensor::FromValues<float>(one, TensorShape({n})).value();
   }
 };
 
@@ -80,11 +83,11 @@ struct Columns {
 void ExpectSameAsElementPath(const std::function<Dataset(const Dataset&)>& make, int n = 10) {
   Columns c(n);
   Scope fast_root = Scope::NewRootScope();
-  Dataset fast_src = Dataset::Zip({Dataset::FromTensorSlices(fast_root, {c.ints, c.floats}),
+  Dataset fast_src = Dataset::Zip({Dataset::FromTensorSlices(fast_root, {c.ints, c.floats, c.singles}),
                                    Dataset::FromTensorSlices(fast_root, {c.strings})});
   auto fast = Drain(make(fast_src), fast_root);
   Scope slow_root = Scope::NewRootScope();
-  Dataset slow_src = Identity(Dataset::Zip({Dataset::FromTensorSlices(slow_root, {c.ints, c.floats}),
+  Dataset slow_src = Identity(Dataset::Zip({Dataset::FromTensorSlices(slow_root, {c.ints, c.floats, c.singles}),
                                             Dataset::FromTensorSlices(slow_root, {c.strings})}));
   auto slow = Drain(make(slow_src), slow_root);
   ASSERT_FALSE(slow.empty());

@@ -133,12 +133,18 @@ StatusOr<Tensor> GatherRows(const Tensor& t, absl::Span<const int64_t> indices) 
   RETURN_IF_ERROR(shape.AddDim(static_cast<int64_t>(indices.size())));
   for (int d = 1; d < t.dims(); ++d) RETURN_IF_ERROR(shape.AddDim(t.dim_size(d)));
   ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(t.dtype(), shape));
-  // Runs of consecutive indices are copied at once.
-  for (size_t i = 0; i < indices.size();) {
-    size_t j = i + 1;
-    while (j < indices.size() && indices[j] == indices[j - 1] + 1) ++j;
-    CopyRows(t, indices[i], &out, static_cast<int64_t>(i), static_cast<int64_t>(j - i));
-    i = j;
+  const size_t row_bytes = t.dtype() == DT_STRING || t.dim_size(0) == 0
+                               ? 0
+                               : static_cast<size_t>(t.NumElements() / t.dim_size(0)) * DTypeSize(t.dtype());
+  const char* src = static_cast<const char*>(t.raw_data());
+  char* dst = static_cast<char*>(out.raw_data());
+  // Rows of one number (a shuffled column) are the common case: a plain load and store each.
+  if (row_bytes == 4) {
+    for (size_t i = 0; i < indices.size(); ++i) std::memcpy(dst + 4 * i, src + 4 * indices[i], 4);
+  } else if (row_bytes == 8) {
+    for (size_t i = 0; i < indices.size(); ++i) std::memcpy(dst + 8 * i, src + 8 * indices[i], 8);
+  } else {
+    for (size_t i = 0; i < indices.size(); ++i) CopyRows(t, indices[i], &out, static_cast<int64_t>(i), 1);
   }
   return out;
 }

@@ -1,6 +1,7 @@
 """Prints dflow's benchmark figures beside their peers and targets, from one run.
 
 Usage: compare.py CORE_JSON PEERS_JSONL [TRAIN_JSON...] [--cluster CLUSTER_JSON CLUSTER_TRAINING_JSONL]
+                  [--iris IRIS_JSON]
 """
 import json
 import sys
@@ -43,7 +44,30 @@ def cluster_rows(bench_path, training_path):
     return rows
 
 
+def iris_rows(path, peers):
+    b = medians(path)
+    step, get_next = b.get("BM_IrisTrainStep/real_time"), b.get("BM_IrisInputGetNext/real_time")
+    if not step:
+        return []
+    row = ["Iris DNNClassifier training step (estimator session: GetNext + forward + backward + Adagrad)",
+           f"{step['real_time']:.1f} us", ">= 5x faster than PyTorch"]
+    torch = peers.get("torch_iris")
+    if torch:
+        row.append(f"PyTorch ({torch['threads']} thread{'s' if torch['threads'] > 1 else ''}) "
+                   f"{torch['us_per_step']:.0f} us: dflow {torch['us_per_step'] / step['real_time']:.1f}x faster")
+    rows = [row]
+    if get_next:
+        rows.append(["  of which the input pipeline (a session run of GetNext alone)", f"{get_next['real_time']:.1f} us",
+                     "recorded", ""])
+    return rows
+
+
 def main():
+    iris = None
+    if "--iris" in sys.argv:
+        i = sys.argv.index("--iris")
+        iris = sys.argv[i + 1]
+        del sys.argv[i:i + 2]
     cluster = None
     if "--cluster" in sys.argv:
         i = sys.argv.index("--cluster")
@@ -86,6 +110,8 @@ def main():
             rows.append(row)
     if cluster:
         rows += cluster_rows(*cluster)
+    if iris:
+        rows += iris_rows(iris, peers)
     for r in rows:
         print(" | ".join(r))
 

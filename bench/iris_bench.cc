@@ -4,7 +4,8 @@
 // StepCounterHook), each step being GetNext of the shuffled, repeated, batched dataset (100 rows)
 // + forward + backward + Adagrad on 6 variables + the global step. No checkpoint is written in
 // the timed loop (save_checkpoints_secs is far away), as in a run between two checkpoints.
-// The peer is bench/peers/torch_iris.py (the same model and batch in PyTorch), run by
+// BM_IrisInputGetNext is the input pipeline's share alone: a session run of GetNext of the same
+// dataset. The peer is bench/peers/torch_iris.py (the same model and batch in PyTorch), run by
 // bench/run_all.sh in the same run.
 #include <benchmark/benchmark.h>
 
@@ -61,6 +62,27 @@ void BM_IrisTrainStep(benchmark::State& state) {
   (void)session.Close();
 }
 BENCHMARK(BM_IrisTrainStep)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_IrisInputGetNext(benchmark::State& state) {
+  auto train = examples::LoadIris(DFLOW_SOURCE_DIR "/data/iris/iris_training.csv");
+  if (!train.ok()) {
+    state.SkipWithError(train.status().ToString().c_str());
+    return;
+  }
+  Scope root = Scope::NewRootScope();
+  root.SetRandomSeed(1);
+  data::Iterator it = examples::IrisDataset(root, *train).Shuffle(1000).Repeat().Batch(100).MakeInitializableIterator();
+  data::Element next = it.GetNext();
+  ClientSession session(root);
+  if (!session.Run({it.initializer()}).ok()) state.SkipWithError("initializer failed");
+  for (auto _ : state) {
+    if (!session.Run(next.components).ok()) {
+      state.SkipWithError("GetNext failed");
+      break;
+    }
+  }
+}
+BENCHMARK(BM_IrisInputGetNext)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 }  // namespace
 }  // namespace dflow

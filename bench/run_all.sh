@@ -18,6 +18,9 @@ done
 "$build/bin/cluster_bench" --benchmark_min_time=2 --benchmark_repetitions=3 \
   --benchmark_report_aggregates_only=true --benchmark_out="$out/cluster.json" --benchmark_out_format=json >&2
 "$here/cluster_training.sh" "$build" 3000 > "$out/cluster_training.jsonl"
+# One Iris training step through the estimator's session (its peer: peers/torch_iris.py).
+"$build/bin/iris_bench" --benchmark_min_time=2 --benchmark_repetitions=3 \
+  --benchmark_report_aggregates_only=true --benchmark_out="$out/iris.json" --benchmark_out_format=json >&2
 peers="$out/peers.jsonl"
 : > "$peers"
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
@@ -26,4 +29,4 @@ else
   echo "python3-torch is not installed: peers skipped (scripts/install-deps.sh --bench)" >&2
 fi
 /usr/bin/python3 "$here/compare.py" "$out/core.json" "$peers" "$out"/train_*.json \
-  --cluster "$out/cluster.json" "$out/cluster_training.jsonl"
+  --cluster "$out/cluster.json" "$out/cluster_training.jsonl" --iris "$out/iris.json"

@@ -10,7 +10,9 @@
 #include "graph/graph_def.h"
 #include "graph/subgraph.h"
 #include "proto/graph.pb.h"
+#include "tools/events_cmd.h"
 #include "tools/feed_value.h"
+#include "tools/inspect_checkpoint.h"
 #include "tools/launch.h"
 #include "tools/server_cmd.h"
 
@@ -22,6 +24,9 @@ constexpr char kUsage[] =
     "commands:\n"
     "  ops                          list the registered ops with their signatures\n"
     "  inspect GRAPH.pb             list the nodes of a GraphDef: op, inputs, device\n"
+    "  events FILE                  print \"tag step value\" for every scalar of an event file\n"
+    "  inspect CHECKPOINT           list the tensors of a checkpoint (a prefix, or a directory\n"
+    "                               with a `checkpoint` file): dtype, shape, small values\n"
     "  run GRAPH.pb [--feed NAME=VALUE]... --fetch NAME [--fetch NAME]... [--target NODE]...\n"
     "                               run a GraphDef; VALUE is a number, a nested list\n"
     "                               ([[1,2],[3,4]]) or @file.npy\n"
@@ -43,9 +48,10 @@ int Ops(std::ostream& out) {
 
 int Inspect(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   if (args.size() != 1) {
-    err << "usage: dflow inspect GRAPH.pb\n";
+    err << "usage: dflow inspect GRAPH.pb | CHECKPOINT\n";
     return 2;
   }
+  if (LooksLikeCheckpoint(args[0])) return InspectCheckpoint(args[0], out, err);
   proto::GraphDef def;
   if (Status s = ReadGraphDefFile(args[0], &def); !s.ok()) {
     err << "error: " << s << "\n";
@@ -152,6 +158,7 @@ int RunDflowCommand(const std::vector<std::string>& args, std::ostream& out, std
   std::vector<std::string> rest(args.begin() + 1, args.end());
   if (args[0] == "ops") return Ops(out);
   if (args[0] == "inspect") return Inspect(rest, out, err);
+  if (args[0] == "events") return RunEventsCommand(rest, out, err);
   if (args[0] == "run") return Run(rest, out, err);
   if (args[0] == "launch") return RunLaunchCommand(rest, out, err);
   if (args[0] == "server") return RunServerCommand(rest, out, err);

@@ -2,6 +2,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/temp_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tensor/npy.h"
@@ -59,6 +60,33 @@ TEST(DflowCommandTest, InspectListsNodes) {
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("3 nodes"));
   EXPECT_THAT(r.out, HasSubstr("z  AddV2 -> int32[]  inputs: x, y"));
+}
+
+TEST(DflowCommandTest, InspectListsCheckpointTensors) {
+  for (const std::string& path : {Data("checkpoint_v2_regression/model"), Data("checkpoint_v2_regression/model.index"),
+                                  Data("checkpoint_v2_regression")}) {
+    Result r = Cmd({"inspect", path});
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_THAT(r.out, HasSubstr(": 2 tensors in 1 data file\n"));
+    EXPECT_THAT(r.out, HasSubstr("W  float32 []  = 0.21396178\n"));
+    EXPECT_THAT(r.out, HasSubstr("b  float32 []  = 1.0495254\n"));
+  }
+}
+
+TEST(DflowCommandTest, InspectReportsADamagedCheckpoint) {
+  TempDir dir;
+  for (const char* suffix : {".index", ".data-00000-of-00001"}) {
+    std::ifstream in(Data(std::string("checkpoint_v2_regression/model") + suffix), std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (std::string(suffix) != ".index") bytes[6] ^= 0x10;  // a byte of b
+    std::ofstream(dir.File(std::string("model") + suffix), std::ios::binary) << bytes;
+  }
+  Result r = Cmd({"inspect", dir.File("model")});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.out, HasSubstr("W  float32 []  = 0.21396178\n"));
+  EXPECT_THAT(r.err, HasSubstr("DATA_LOSS"));
+  EXPECT_THAT(r.err, HasSubstr("tensor 'b'"));
+  EXPECT_THAT(r.err, HasSubstr("checksum does not match"));
 }
 
 TEST(DflowCommandTest, OpsListsSignatures) {

@@ -477,7 +477,9 @@ int RunLaunch(const LaunchOptions& options, std::ostream& out, std::ostream& err
         err << "dflow launch: " << t.name << " failed: it " << DescribeExit(t) << "; stopping all tasks" << std::endl;
         exit_code = 1;
         begin_stop();
-      } else if (!t.is_worker) {
+      } else if (!t.is_worker && !Succeeded(t)) {
+        // A ps task that exits 0 was told the job is complete (NotifyJobComplete): the workers
+        // finish on their own.
         err << "dflow launch: " << t.name << " " << DescribeExit(t)
             << " before the workers finished; stopping all tasks" << std::endl;
         exit_code = 1;

@@ -16,7 +16,8 @@
 // When every worker has exited, the ps tasks get SIGTERM, and SIGKILL after the grace period
 // (--grace_period, 5 s by default). The exit code is 0 when every worker exited 0. Otherwise the
 // launcher says which task failed and how (exit status or signal), stops all the other tasks the
-// same way, and returns 1: when a worker fails, when a ps task exits before the workers are done,
+// same way, and returns 1: when a worker fails, when a ps task fails before the workers are done
+// (a ps task that exits 0 was told the job is complete, and the workers go on to finish),
 // when a task cannot be started, or when --timeout S passes. SIGINT or SIGTERM to the launcher
 // stops every task and returns 128 + the signal number (a second signal kills them at once).
 // Bad arguments return 2. Every wait is bounded: after SIGKILL the launcher waits at most 5 s more

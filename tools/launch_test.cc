@@ -244,6 +244,17 @@ TEST_F(LaunchTest, PsExitingEarlyIsAFailure) {
   EXPECT_LT(r.seconds, 30);
 }
 
+TEST_F(LaunchTest, PsExitingZeroAfterJobCompletionIsNotAFailure) {
+  // A ps told that the job is complete exits 0 while the workers are finishing.
+  std::string ps = Script("done_ps.sh", "echo job complete\nexit 0\n");
+  std::string trainer = Script("trainer.sh", "sleep 0.5\necho finished\n");
+  Result r = Launch({"launch", "--ps", "1", "--workers", "1", "--timeout", "60", "--grace_period", "2",
+                     "--server_cmd", ps, trainer});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("[worker 0] finished\n"));
+  EXPECT_THAT(r.err, Not(HasSubstr("before the workers finished")));
+}
+
 TEST_F(LaunchTest, TrainerThatCannotStart) {
   Result r = Launch({"launch", "--ps", "1", "--workers", "2", "--timeout", "60", "--grace_period", "2",
                      "--server_cmd", FakeServer(), dir_ + "/no_such_trainer"});

@@ -55,9 +55,11 @@ int RunServerCommand(const std::vector<std::string>& args, std::ostream& out, st
     (*server)->Stop();
   });
   (*server)->Join();
-  // Join returns after a signal; the waiter has finished Stop by then or is about to.
+  // Join returns after a signal (the waiter has finished Stop by then or is about to) or when the
+  // job is complete: then the waiter still waits, and a signal to it ends the wait.
+  if ((*server)->job_complete()) pthread_kill(waiter.native_handle(), SIGTERM);
   waiter.join();
-  out << "dflow server: stopped" << std::endl;
+  out << "dflow server: " << ((*server)->job_complete() ? "the job is complete; stopped" : "stopped") << std::endl;
   return 0;
 }
 

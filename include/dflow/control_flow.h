@@ -28,7 +28,9 @@ using LoopCondFn = std::function<Output(const Scope&, const std::vector<Output>&
 using LoopBodyFn = std::function<std::vector<Output>(const Scope&, const std::vector<Output>&)>;
 
 // Runs then_fn(inputs) if `pred` (a bool scalar) is true, else else_fn(inputs). Both branches
-// must return the same number of outputs with matching dtypes.
+// must return the same number of outputs with matching dtypes. Tensors from outside that a
+// branch reads enter it through a Switch on `pred` (as in TensorFlow), so gradients that flow
+// into them from the untaken branch are zeros.
 std::vector<Output> Cond(const Scope& scope, Output pred, const std::vector<Output>& inputs,
                          const BranchFn& then_fn, const BranchFn& else_fn);
 

@@ -13,10 +13,17 @@
 // A session on any task's target places nodes on every task of the cluster ("/job:ps/task:0");
 // nodes without a device run on that task. Variables live on their task and are shared by name
 // by every session of the cluster.
+//
+// Job completion: when training is over, the chief calls NotifyJobComplete(its target). Every
+// task of the cluster then refuses new steps (OutOfRange "Job is complete: ..."), lets the steps
+// in progress finish for up to drain_ms (then fails them with the same error) and stops its
+// server: Join returns and job_complete() is true, so `dflow server` ps tasks exit 0 by
+// themselves. The chief's own server is told last.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "distributed/cluster_spec.h"
 
@@ -34,6 +41,27 @@ struct ServerOptions {
   int64_t startup_wait_ms = 30000;
 };
 
+struct JobCompleteOptions {
+  // How long each task lets the steps in progress finish before failing them.
+  int64_t drain_ms = 5000;
+  // How long to wait for each task to acknowledge.
+  int64_t timeout_ms = 10000;
+};
+
+struct JobCompleteResult {
+  std::vector<std::string> notified_tasks;
+  // "task (address): error" for each task that could not be told (already gone, or silent).
+  std::vector<std::string> unreachable_tasks;
+};
+
+// Tells every task of the cluster of the server at `target` ("grpc://host:port") that the job is
+// complete, that server's own task last; returns once every task acknowledged or could not be
+// reached (bounded by about 2 * timeout_ms). Tasks that are gone already are listed in `result`
+// (may be null) and are not an error: the job is over for them too. InvalidArgument for a target
+// that is not grpc://host:port; Unavailable when the master at `target` cannot be reached.
+Status NotifyJobComplete(const std::string& target, const JobCompleteOptions& options = {},
+                         JobCompleteResult* result = nullptr);
+
 class Server {
  public:
   // Starts serving on the task's port (port 0: one the OS picks). InvalidArgument when the task
@@ -46,8 +74,13 @@ class Server {
   // "grpc://localhost:PORT": the target of a ClientSession on this server.
   std::string target() const;
   int port() const;
-  // Blocks until Stop() (from another thread).
+  // Blocks until Stop() (from another thread), or until the job is complete (another task called
+  // NotifyJobComplete) and the steps in progress here finished or failed.
   void Join();
+  // True once the server stopped because the job is complete.
+  bool job_complete() const;
+  // NotifyJobComplete(target(), ...): this task tells the whole cluster, itself last.
+  Status NotifyJobComplete(const JobCompleteOptions& options = {}, JobCompleteResult* result = nullptr);
   // Fails steps in progress, closes sessions, stops serving. Idempotent; the destructor calls it.
   void Stop();
 

@@ -91,6 +91,35 @@ std::vector<Output> QueueDequeueMany(const Scope& scope, Input handle, Input n,
 Operation QueueClose(const Scope& scope, Input handle, bool cancel_pending_enqueues = false);
 Output QueueSize(const Scope& scope, Input handle);
 
+// ---- Gradient accumulators (synchronous replicas) ----
+// TensorFlow's ResourceConditionalAccumulator family: gradients of one global step from several
+// replicas, aggregated. A gradient whose local_step is older than the accumulator's global step
+// is dropped and counted (AccumulatorNumDropped).
+struct ConditionalAccumulatorAttrs {
+  std::string container;
+  std::string shared_name;
+  std::string reduction_type = "MEAN";  // or "SUM"
+  // dflow's addition: gradients beyond this many for one step are dropped and counted, so that
+  // each step aggregates exactly this many; -1: no limit (TensorFlow's behaviour).
+  int64_t max_gradients_per_step = -1;
+};
+// A handle to the accumulator of `dtype` (float or double) gradients of `shape` (created on
+// first use).
+Output ConditionalAccumulator(const Scope& scope, DType dtype, const PartialTensorShape& shape,
+                              const ConditionalAccumulatorAttrs& attrs = {});
+// Adds `gradient` computed at `local_step` (int64 scalar) unless that step is stale.
+Operation AccumulatorApplyGradient(const Scope& scope, Input handle, Input local_step, Input gradient);
+// Waits until `num_required` (int32 scalar >= 1) gradients are there; returns their mean (or
+// sum), resets the accumulator and increments its global step. The step's cancellation and
+// deadline end the wait.
+Output AccumulatorTakeGradient(const Scope& scope, Input handle, Input num_required, DType dtype);
+// Gradients accumulated for the current step (int32).
+Output AccumulatorNumAccumulated(const Scope& scope, Input handle);
+// Sets the accumulator's global step (int64 scalar).
+Operation AccumulatorSetGlobalStep(const Scope& scope, Input handle, Input new_global_step);
+// Stale gradients dropped since the accumulator was made (int64; dflow's own op).
+Output AccumulatorNumDropped(const Scope& scope, Input handle);
+
 // ---- Mutexes ----
 // A handle to a mutex (created on first lock).
 Output Mutex(const Scope& scope, const ResourceAttrs& attrs = {});

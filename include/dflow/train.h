@@ -90,12 +90,14 @@ class AdamOptimizer : public Optimizer {
                          double epsilon = 1e-8, bool use_locking = false);
 };
 
-// RMSProp (not centered): ms = decay * ms + (1 - decay) * grad^2 (ms starts at 1);
-// mom = momentum * mom + lr * grad / sqrt(ms + epsilon); var -= mom.
+// RMSProp: ms = decay * ms + (1 - decay) * grad^2 (ms starts at 1);
+// mom = momentum * mom + lr * grad / sqrt(ms + epsilon); var -= mom. Centered, as TensorFlow's
+// `centered=True`: also mg = decay * mg + (1 - decay) * grad (mg starts at 0), and the step
+// divides by sqrt(ms - mg^2 + epsilon), an estimate of the gradient's variance.
 class RMSPropOptimizer : public Optimizer {
  public:
   explicit RMSPropOptimizer(Input learning_rate, double decay = 0.9, double momentum = 0.0, double epsilon = 1e-10,
-                            bool use_locking = false);
+                            bool use_locking = false, bool centered = false);
 };
 
 // FTRL-proximal (McMahan et al.), as TensorFlow's FtrlOptimizer.
@@ -143,6 +145,8 @@ Output ApplyAdam(const Scope& scope, Input var, Input m, Input v, Input beta1_po
                  Input beta1, Input beta2, Input epsilon, Input grad, const ApplyAttrs& attrs = {});
 Output ApplyRMSProp(const Scope& scope, Input var, Input ms, Input mom, Input lr, Input rho, Input momentum,
                     Input epsilon, Input grad, const ApplyAttrs& attrs = {});
+Output ApplyCenteredRMSProp(const Scope& scope, Input var, Input mg, Input ms, Input mom, Input lr, Input rho,
+                            Input momentum, Input epsilon, Input grad, const ApplyAttrs& attrs = {});
 Output ApplyFtrl(const Scope& scope, Input var, Input accum, Input linear, Input grad, Input lr, Input l1, Input l2,
                  Input lr_power, const ApplyAttrs& attrs = {});
 

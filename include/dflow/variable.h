@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "dflow/ops.h"
 
@@ -42,6 +43,13 @@ class Variable {
   static Variable Create(const Scope& scope, const TensorShape& shape, DType dtype,
                          const init::Initializer& initializer = init::Zeros());
 
+  // A local variable (TensorFlow's LOCAL_VARIABLES collection), built as Create builds one but
+  // neither trainable nor among the global variables, so optimizers, GlobalVariablesInitializer
+  // and checkpoints leave it alone: per-session state such as a metric's running total.
+  // LocalVariablesInitializer (re)sets it.
+  static Variable CreateLocal(const Scope& scope, const TensorShape& shape, DType dtype,
+                              const init::Initializer& initializer = init::Zeros());
+
   // The reference output (for Assign*, and as an op input, where it is read).
   Output ref() const { return ref_; }
   // The value, as an Identity that reads it.
@@ -58,5 +66,10 @@ class Variable {
 
 // A NoOp "init" that runs every initializer of the variables created in this graph so far.
 Operation GlobalVariablesInitializer(const Scope& scope);
+// A NoOp "init" (uniquified: "init_1" after a global one) that runs the initializers of the local
+// variables created in this graph so far; running it again resets them (metrics start over).
+Operation LocalVariablesInitializer(const Scope& scope);
+// The reference outputs of the graph's local variables, in creation order.
+std::vector<Output> LocalVariables(const Scope& scope);
 
 }  // namespace dflow

@@ -28,6 +28,7 @@ std::vector<Output> Cond(const Scope& scope, Output pred, const std::vector<Outp
                          const BranchFn& then_fn, const BranchFn& else_fn) {
   if (!scope.ok()) return {};
   Scope s = scope.NewSubScope("cond");
+  const int cond_start = scope.graph()->num_node_ids();
   // The pivots: live only on their branch. Every op of a branch depends on its pivot, so the
   // untaken branch is dead as a whole.
   std::vector<Output> sw = Outputs(ops::BuildOp(s, "Switch", {pred, pred}));
@@ -41,7 +42,10 @@ std::vector<Output> Cond(const Scope& scope, Output pred, const std::vector<Outp
     in_f.push_back(sx[0]);
     in_t.push_back(sx[1]);
   }
+  Graph* g = scope.graph();
+  const int first_id = g->num_node_ids();
   std::vector<Output> out_t = then_fn(s.NewSubScope("then").WithControlDependencies({pivot_t.op()}), in_t);
+  const int else_id = g->num_node_ids();
   std::vector<Output> out_f = else_fn(s.NewSubScope("else").WithControlDependencies({pivot_f.op()}), in_f);
   if (!scope.ok() || !AllValid(out_t) || !AllValid(out_f)) {
     scope.UpdateStatus(errors::InvalidArgument("Cond: a branch failed to build"));
@@ -51,6 +55,48 @@ std::vector<Output> Cond(const Scope& scope, Output pred, const std::vector<Outp
     scope.UpdateStatus(errors::InvalidArgument("Cond: the then branch returns ", out_t.size(),
                                                " outputs but the else branch ", out_f.size()));
     return {};
+  }
+  // Tensors from outside that a branch reads (or returns) enter it through a Switch on the
+  // predicate, as TensorFlow's cond does: their value exists only in the branch that runs, so
+  // a gradient that flows back through the untaken branch is dead, and the Switch's gradient
+  // (a Merge with zeros for the other side) makes it whole again. Reference inputs (Assign's
+  // variable) and resource handles are left as they are.
+  std::map<std::pair<Node*, int>, Operation> captured;
+  auto switched = [&](const Output& x, int branch) -> Output {
+    auto key = std::make_pair(x.node(), x.index());
+    auto it = captured.find(key);
+    if (it == captured.end()) {
+      it = captured.emplace(key, ops::BuildOp(s, "Switch", {x, pred}, {}, "Switch_captured")).first;
+    }
+    return it->second.valid() ? Output(it->second, branch) : Output();
+  };
+  auto outside = [&](const Node* n) { return n->id() < cond_start; };
+  const int last_id = g->num_node_ids();
+  for (int id = first_id; id < last_id; ++id) {
+    Node* n = g->node(id);
+    if (n == nullptr) continue;
+    for (int i = 0; i < n->num_inputs(); ++i) {
+      const Edge* e = n->data_inputs()[i];
+      if (e == nullptr || !outside(e->src) || IsRefType(n->input_type(i)) ||
+          BaseType(e->src->output_type(e->src_output)) == DT_RESOURCE) {
+        continue;
+      }
+      Output sw = switched(Output(e->src, e->src_output), id < else_id ? 1 : 0);
+      if (!sw.valid()) return {};
+      Status st = g->UpdateInput(n, i, {sw.node(), sw.index()});
+      if (!st.ok()) {
+        scope.UpdateStatus(errors::Annotate(st, "Cond: "));
+        return {};
+      }
+    }
+  }
+  for (auto* outs : {&out_t, &out_f}) {
+    for (Output& o : *outs) {
+      if (outside(o.node()) && BaseType(o.dtype()) != DT_RESOURCE && !IsRefType(o.dtype())) {
+        o = switched(o, outs == &out_t ? 1 : 0);
+        if (!o.valid()) return {};
+      }
+    }
   }
   std::vector<Output> result;
   for (size_t i = 0; i < out_t.size(); ++i) {

@@ -148,6 +148,9 @@ PartitionedVariable PartitionedVariable::Create(const Scope& scope, const Tensor
     if (!part.ref().valid()) return PartitionedVariable();
     v.parts_.push_back(part);
     v.offsets_.push_back(offset);
+    std::vector<int64_t> part_offset(shape.dims(), 0);
+    part_offset[axis] = offset;
+    scope.collections()->partitions[part.ref().node()] = {name, shape, part_offset};
     offset += rows;
   }
   return v;

@@ -1,6 +1,7 @@
 // Internals of the client API shared by its .cc files.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,22 @@ namespace dflow {
 struct Scope::Collections {
   std::vector<Operation> initializers;  // one Assign per variable, for GlobalVariablesInitializer
   std::vector<Output> trainable_variables;  // the ref() of each Variable::Create, for optimizers
+  std::vector<Output> summaries;  // summary::Scalar and Histogram outputs, for summary::MergeAll
+  // TensorFlow's LOCAL_VARIABLES (Variable::CreateLocal): per-session state such as metric
+  // accumulators, neither trainable nor global (so never checkpointed).
+  std::vector<Output> local_variables;
+  std::vector<Operation> local_initializers;
+  // The ref() of every variable of the graph, trainable or not (global_step, optimizer slots,
+  // the parts of partitioned variables): what a Saver saves by default.
+  std::vector<Output> global_variables;
+  // Where a part of a PartitionedVariable lies in the whole (keyed by the part's VariableV2), so
+  // that a Saver writes it as a slice of the whole under the whole's name, as TensorFlow does.
+  struct PartInfo {
+    std::string full_name;
+    TensorShape full_shape;
+    std::vector<int64_t> offset;  // per dimension
+  };
+  std::map<const Node*, PartInfo> partitions;
   bool container_cleanup_registered = false;
 };
 

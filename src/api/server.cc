@@ -29,6 +29,28 @@ StatusOr<std::unique_ptr<Server>> Server::CreateLocalServer() {
 std::string Server::target() const { return impl_->target(); }
 int Server::port() const { return impl_->port(); }
 void Server::Join() { impl_->Join(); }
+bool Server::job_complete() const { return impl_->job_complete(); }
+Status Server::NotifyJobComplete(const JobCompleteOptions& options, JobCompleteResult* result) {
+  return dflow::NotifyJobComplete(target(), options, result);
+}
+
+Status NotifyJobComplete(const std::string& target, const JobCompleteOptions& options, JobCompleteResult* result) {
+  InitDflow();
+  if (options.drain_ms < 0 || options.timeout_ms < 0) {
+    return errors::InvalidArgument("NotifyJobComplete: drain_ms (", options.drain_ms, ") and timeout_ms (",
+                                   options.timeout_ms, ") must be >= 0");
+  }
+  proto::CompleteJobRequest req;
+  req.set_drain_ms(options.drain_ms);
+  req.set_timeout_ms(options.timeout_ms);
+  proto::CompleteJobResponse resp;
+  RETURN_IF_ERROR(rpc::CompleteJob(target, req, &resp));
+  if (result != nullptr) {
+    result->notified_tasks.assign(resp.notified_tasks().begin(), resp.notified_tasks().end());
+    result->unreachable_tasks.assign(resp.unreachable_tasks().begin(), resp.unreachable_tasks().end());
+  }
+  return absl::OkStatus();
+}
 void Server::Stop() { impl_->Stop(); }
 
 }  // namespace dflow

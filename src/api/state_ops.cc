@@ -104,4 +104,28 @@ Operation ConsumeMutexLock(const Scope& s, Input mutex_lock) {
   return BuildOp(s, "ConsumeMutexLock", {std::move(mutex_lock)});
 }
 
+Output ConditionalAccumulator(const Scope& s, DType dtype, const PartialTensorShape& shape,
+                              const ConditionalAccumulatorAttrs& attrs) {
+  return Out(BuildOp(s, "ResourceConditionalAccumulator", {},
+                     {{"dtype", dtype}, {"shape", shape}, {"container", attrs.container},
+                      {"shared_name", attrs.shared_name}, {"reduction_type", attrs.reduction_type},
+                      {"max_gradients_per_step", attrs.max_gradients_per_step}}));
+}
+Operation AccumulatorApplyGradient(const Scope& s, Input handle, Input local_step, Input gradient) {
+  return BuildOp(s, "ResourceAccumulatorApplyGradient", {std::move(handle), std::move(local_step), std::move(gradient)});
+}
+Output AccumulatorTakeGradient(const Scope& s, Input handle, Input num_required, DType dtype) {
+  return Out(
+      BuildOp(s, "ResourceAccumulatorTakeGradient", {std::move(handle), std::move(num_required)}, {{"dtype", dtype}}));
+}
+Output AccumulatorNumAccumulated(const Scope& s, Input handle) {
+  return Out(BuildOp(s, "ResourceAccumulatorNumAccumulated", {std::move(handle)}));
+}
+Operation AccumulatorSetGlobalStep(const Scope& s, Input handle, Input new_global_step) {
+  return BuildOp(s, "ResourceAccumulatorSetGlobalStep", {std::move(handle), std::move(new_global_step)});
+}
+Output AccumulatorNumDropped(const Scope& s, Input handle) {
+  return Out(BuildOp(s, "ResourceAccumulatorNumDropped", {std::move(handle)}));
+}
+
 }  // namespace dflow::ops

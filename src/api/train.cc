@@ -117,6 +117,7 @@ Operation Optimizer::ApplyGradients(const Scope& scope, const std::vector<std::p
   // Slots made before a failure still get initializers.
   for (const optimizers::CreatedVariable& c : impl_->TakeCreatedVariables()) {
     if (c.initializer != nullptr) scope.collections()->initializers.push_back(Operation(c.initializer));
+    if (c.variable != nullptr) scope.collections()->global_variables.push_back(Output(c.variable, 0));
   }
   if (!r.ok()) {
     scope.UpdateStatus(r.status());
@@ -162,11 +163,11 @@ AdamOptimizer::AdamOptimizer(Input learning_rate, double beta1, double beta2, do
   Init(std::make_shared<optimizers::AdamOptimizer>(lr, beta1, beta2, epsilon, use_locking), h.status);
 }
 
-RMSPropOptimizer::RMSPropOptimizer(Input learning_rate, double decay, double momentum, double epsilon,
-                                   bool use_locking) {
+RMSPropOptimizer::RMSPropOptimizer(Input learning_rate, double decay, double momentum, double epsilon, bool use_locking,
+                                   bool centered) {
   HyperReader h;
   auto lr = h(learning_rate, "learning_rate");
-  Init(std::make_shared<optimizers::RMSPropOptimizer>(lr, decay, momentum, epsilon, use_locking), h.status);
+  Init(std::make_shared<optimizers::RMSPropOptimizer>(lr, decay, momentum, epsilon, use_locking, centered), h.status);
 }
 
 FtrlOptimizer::FtrlOptimizer(Input learning_rate, double learning_rate_power, double initial_accumulator_value,
@@ -191,6 +192,7 @@ Output CreateGlobalStep(const Scope& scope) {
   Output assign = ops::Assign(ScopeAccess::WithPrefix(own, name + "/").WithOpName("Assign"), ref, zero);
   if (!assign.valid()) return Output();
   scope.collections()->initializers.push_back(assign.op());
+  scope.collections()->global_variables.push_back(ref);
   return ref;
 }
 
@@ -312,6 +314,11 @@ Output ApplyAdam(const Scope& s, Input var, Input m, Input v, Input beta1_power,
 Output ApplyRMSProp(const Scope& s, Input var, Input ms, Input mom, Input lr, Input rho, Input momentum,
                     Input epsilon, Input grad, const ApplyAttrs& a) {
   return Out(BuildOp(s, "ApplyRMSProp", {var, ms, mom, lr, rho, momentum, epsilon, grad},
+                     {{"use_locking", a.use_locking}}));
+}
+Output ApplyCenteredRMSProp(const Scope& s, Input var, Input mg, Input ms, Input mom, Input lr, Input rho,
+                            Input momentum, Input epsilon, Input grad, const ApplyAttrs& a) {
+  return Out(BuildOp(s, "ApplyCenteredRMSProp", {var, mg, ms, mom, lr, rho, momentum, epsilon, grad},
                      {{"use_locking", a.use_locking}}));
 }
 Output ApplyFtrl(const Scope& s, Input var, Input accum, Input linear, Input grad, Input lr, Input l1, Input l2,

@@ -109,6 +109,15 @@ std::vector<Case> Cases() {
                  return w - (*s)[1];
                },
                500, 1e-2});
+  // Centered: ms, mg and mom per element; the step divides by sqrt(ms - mg^2 + epsilon).
+  c.push_back({"RMSPropCentered", [] { return train::RMSPropOptimizer(0.01, 0.9, 0.5, 1e-2, false, true); }, {1, 0, 0},
+               [](double w, double g, std::vector<double>* s, int) {
+                 (*s)[0] = 0.9 * (*s)[0] + 0.1 * g * g;
+                 (*s)[1] = 0.9 * (*s)[1] + 0.1 * g;
+                 (*s)[2] = 0.5 * (*s)[2] + 0.01 * g / std::sqrt((*s)[0] - (*s)[1] * (*s)[1] + 1e-2);
+                 return w - (*s)[2];
+               },
+               1000, 1e-3});
   c.push_back({"Ftrl", [] { return train::FtrlOptimizer(0.5); }, {0.1, 0},
                [](double w, double g, std::vector<double>* s, int) {
                  const double lr = 0.5, accum_new = (*s)[0] + g * g;

@@ -115,7 +115,7 @@ Output VariableAccess::InitialValue(const Scope& s, const TensorShape& shape, DT
 }
 
 Variable VariableAccess::Make(const Scope& scope, const std::string& name, const TensorShape& shape, DType dtype,
-                              const std::function<Output(const Scope&)>& value_fn) {
+                              const std::function<Output(const Scope&)>& value_fn, bool local) {
   Variable v;
   if (!scope.ok()) return v;
   v.ref_ = ops::VariableV2(ScopeAccess::WithPrefix(scope, "").WithOpName(name).WithDevice(scope.device()), shape, dtype);
@@ -128,8 +128,14 @@ Variable VariableAccess::Make(const Scope& scope, const std::string& name, const
   v.read_ = ops::Identity(own.WithOpName("read"), v.ref_);
   if (!assign.valid() || !v.read_.valid()) return Variable();
   v.initializer_ = assign.op();
+  if (local) {
+    scope.collections()->local_initializers.push_back(v.initializer_);
+    scope.collections()->local_variables.push_back(v.ref_);
+    return v;
+  }
   scope.collections()->initializers.push_back(v.initializer_);
   scope.collections()->trainable_variables.push_back(v.ref_);
+  scope.collections()->global_variables.push_back(v.ref_);
   return v;
 }
 
@@ -141,10 +147,26 @@ Variable Variable::Create(const Scope& scope, const TensorShape& shape, DType dt
   });
 }
 
+Variable Variable::CreateLocal(const Scope& scope, const TensorShape& shape, DType dtype,
+                               const init::Initializer& init) {
+  if (!scope.ok()) return Variable();
+  std::string name = scope.GetUniqueNameForOp("Variable");
+  return VariableAccess::Make(
+      scope, name, shape, dtype, [&](const Scope& s) { return VariableAccess::InitialValue(s, shape, dtype, init); },
+      /*local=*/true);
+}
+
 std::string Variable::name() const { return ref_.valid() ? ref_.node()->name() : std::string(); }
 
 Operation GlobalVariablesInitializer(const Scope& scope) {
   return ops::BuildOp(scope.WithControlDependencies(scope.collections()->initializers), "NoOp", {}, {}, "init");
 }
+
+Operation LocalVariablesInitializer(const Scope& scope) {
+  return ops::BuildOp(scope.WithControlDependencies(scope.collections()->local_initializers), "NoOp", {}, {},
+                      "init");
+}
+
+std::vector<Output> LocalVariables(const Scope& scope) { return scope.collections()->local_variables; }
 
 }  // namespace dflow

@@ -1,56 +1,15 @@
 // Gradients through WhileLoop: values against closed forms and central differences, loop
-// invariants, zero iterations, iteration counts fed per run, many iterations, variables, and the
-// cases that are reported as not supported.
+// invariants, zero iterations, iteration counts fed per run, many iterations, variables.
+// Nested loops and Conds in loop bodies: while_cond_gradients_test.cc.
 #include <cmath>
 
+#include "api/while_gradients_test_util.h"
 #include "dflow/control_flow.h"
 #include "dflow/dflow.h"
-#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace dflow {
 namespace {
-
-using V = std::vector<Output>;
-using ::testing::HasSubstr;
-
-Tensor Doubles(std::vector<double> v, const TensorShape& shape) {
-  return Tensor::FromValues<double>(v, shape).value();
-}
-
-// The largest |analytic - central difference| over every element of every x, for the scalar y.
-double MaxError(const ClientSession& session, const V& xs, std::vector<Tensor> values, const Output& y, const V& grads,
-                const ClientSession::FeedDict& extra = {}) {
-  auto feeds = [&](const std::vector<Tensor>& vals) {
-    ClientSession::FeedDict f = extra;
-    for (size_t i = 0; i < xs.size(); ++i) f.emplace(xs[i], vals[i]);
-    return f;
-  };
-  auto analytic = session.Run(feeds(values), grads);
-  EXPECT_TRUE(analytic.ok()) << analytic.status();
-  if (!analytic.ok()) return 1e9;
-  double worst = 0;
-  const double h = 1e-6;
-  for (size_t i = 0; i < xs.size(); ++i) {
-    for (int64_t k = 0; k < values[i].NumElements(); ++k) {
-      auto copy = [](const Tensor& t) {
-        return Doubles(std::vector<double>(t.flat<double>().begin(), t.flat<double>().end()), t.shape());
-      };
-      std::vector<Tensor> plus = values, minus = values;
-      plus[i] = copy(values[i]);
-      minus[i] = copy(values[i]);
-      plus[i].flat<double>()[k] += h;
-      minus[i].flat<double>()[k] -= h;
-      auto yp = session.Run(feeds(plus), {y});
-      auto ym = session.Run(feeds(minus), {y});
-      EXPECT_TRUE(yp.ok() && ym.ok());
-      if (!yp.ok() || !ym.ok()) return 1e9;
-      double numeric = ((*yp)[0].scalar<double>() - (*ym)[0].scalar<double>()) / (2 * h);
-      worst = std::max(worst, std::abs(numeric - (*analytic)[i].flat<double>()[k]));
-    }
-  }
-  return worst;
-}
 
 TEST(WhileGradientTest, RepeatedSquaring) {
   // v <- v * v three times: y = x^8, dy/dx = 8 x^7.
@@ -191,40 +150,6 @@ TEST(WhileGradientTest, ForwardRunsAloneAfterGradientsAreAdded) {
   ASSERT_TRUE(both.ok()) << both.status();
   EXPECT_EQ((*both)[0].scalar<double>(), 16.0);
   EXPECT_EQ((*both)[1].scalar<int32_t>(), 4);
-}
-
-TEST(WhileGradientTest, CondInsideTheBodyIsReportedAsUnsupported) {
-  Scope root = Scope::NewRootScope();
-  Output x = ops::Placeholder(root, DT_DOUBLE);
-  V out = WhileLoop(root, {ops::Const(root, 0), x},
-                    [](const Scope& s, const V& v) { return ops::Less(s, v[0], 3); },
-                    [](const Scope& s, const V& v) {
-                      V r = Cond(s, ops::Less(s, v[0], 1), {v[1]},
-                                 [](const Scope& t, const V& in) { return V{ops::Mul(t, in[0], in[0])}; },
-                                 [](const Scope& t, const V& in) { return V{ops::Neg(t, in[0])}; });
-                      return V{v[0] + 1, r.empty() ? v[1] : r[0]};
-                    });
-  ASSERT_TRUE(root.ok()) << root.status();
-  Gradients(root, {out[1]}, {x});
-  EXPECT_EQ(root.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(std::string(root.status().message()), HasSubstr("Cond inside a while loop"));
-}
-
-TEST(WhileGradientTest, NestedLoopIsReportedAsUnsupported) {
-  Scope root = Scope::NewRootScope();
-  Output x = ops::Placeholder(root, DT_DOUBLE);
-  V out = WhileLoop(root, {ops::Const(root, 0), x},
-                    [](const Scope& s, const V& v) { return ops::Less(s, v[0], 2); },
-                    [](const Scope& s, const V& v) {
-                      V inner = WhileLoop(s, {ops::Const(s, 0), v[1]},
-                                          [](const Scope& t, const V& u) { return ops::Less(t, u[0], 2); },
-                                          [](const Scope& t, const V& u) { return V{u[0] + 1, u[1] * 3.0}; });
-                      return V{v[0] + 1, inner.empty() ? v[1] : inner[1]};
-                    });
-  ASSERT_TRUE(root.ok()) << root.status();
-  Gradients(root, {out[1]}, {x});
-  EXPECT_EQ(root.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(std::string(root.status().message()), HasSubstr("nested"));
 }
 
 }  // namespace

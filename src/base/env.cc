@@ -200,6 +200,11 @@ Status Env::DeleteFile(const std::string& path) const {
   return absl::OkStatus();
 }
 
+Status Env::DeleteDir(const std::string& path) const {
+  if (::rmdir(path.c_str()) != 0) return IoError("Cannot delete directory", path, errno);
+  return absl::OkStatus();
+}
+
 bool Env::IsDirectory(const std::string& path) const {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);

@@ -57,6 +57,8 @@ class Env {
   virtual Status RenameFile(const std::string& from, const std::string& to) const;
   // NotFound when missing.
   virtual Status DeleteFile(const std::string& path) const;
+  // rmdir: removes an empty directory. NotFound when missing; an error when not empty.
+  virtual Status DeleteDir(const std::string& path) const;
   // mkdir -p. OK when it exists already as a directory.
   virtual Status CreateDirs(const std::string& path) const;
   virtual bool IsDirectory(const std::string& path) const;

@@ -69,13 +69,22 @@ Status LocalMaster::CreateSession(const proto::CreateSessionRequest& req, proto:
 Status LocalMaster::ExtendSession(const proto::ExtendSessionRequest& req, proto::ExtendSessionResponse* resp) {
   return Call([&](Master* m) { return m->ExtendSession(req, resp); });
 }
-Status LocalMaster::RunStep(const proto::RunStepRequest& req, proto::RunStepResponse* resp) {
+Status LocalMaster::RunStep(const proto::RunStepRequest& req, proto::RunStepResponse* resp,
+                            CancellationManager* cancellation) {
   CallOptions opts;  // so that a stopping server cancels the step, as gRPC cancels remote calls
   {
     std::lock_guard<std::mutex> l(calls_mu_);
     calls_.insert(&opts);
   }
+  CancellationManager::Token token = -1;
+  bool registered = false;
+  if (cancellation != nullptr) {
+    token = cancellation->NewToken();
+    registered = cancellation->RegisterCallback(token, [&opts] { opts.StartCancel(); });
+    if (!registered) opts.StartCancel();
+  }
   Status s = Call([&](Master* m) { return m->RunStep(req, resp, &opts); });
+  if (registered) cancellation->DeregisterCallback(token);
   std::lock_guard<std::mutex> l(calls_mu_);
   calls_.erase(&opts);
   return s;
@@ -85,6 +94,10 @@ Status LocalMaster::CloseSession(const proto::CloseSessionRequest& req, proto::C
 }
 Status LocalMaster::ListDevices(const proto::ListDevicesRequest& req, proto::ListDevicesResponse* resp) {
   return Call([&](Master* m) { return m->ListDevices(req, resp); });
+}
+
+Status LocalMaster::CompleteJob(const proto::CompleteJobRequest& req, proto::CompleteJobResponse* resp) {
+  return Call([&](Master* m) { return m->CompleteJob(req, resp); });
 }
 
 }  // namespace dflow

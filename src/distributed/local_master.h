@@ -16,6 +16,7 @@
 #include <string>
 
 #include "distributed/master.h"
+#include "framework/cancellation.h"
 
 namespace dflow {
 
@@ -36,9 +37,12 @@ class LocalMaster {
 
   Status CreateSession(const proto::CreateSessionRequest& req, proto::CreateSessionResponse* resp);
   Status ExtendSession(const proto::ExtendSessionRequest& req, proto::ExtendSessionResponse* resp);
-  Status RunStep(const proto::RunStepRequest& req, proto::RunStepResponse* resp);
+  // `cancellation` (may be null) cancels the step, as cancelling a remote call does.
+  Status RunStep(const proto::RunStepRequest& req, proto::RunStepResponse* resp,
+                 CancellationManager* cancellation = nullptr);
   Status CloseSession(const proto::CloseSessionRequest& req, proto::CloseSessionResponse* resp);
   Status ListDevices(const proto::ListDevicesRequest& req, proto::ListDevicesResponse* resp);
+  Status CompleteJob(const proto::CompleteJobRequest& req, proto::CompleteJobResponse* resp);
 
   LocalMaster(Master* master, std::string task, std::string host, int port)
       : master_(master), task_(std::move(task)), host_(std::move(host)), port_(port) {}

@@ -1,7 +1,9 @@
 #include "distributed/master.h"
 
+#include <chrono>
 #include <random>
 
+#include "distributed/job_completion.h"
 #include "distributed/master_session.h"
 
 namespace dflow {
@@ -46,7 +48,21 @@ Status Master::ExtendSession(const proto::ExtendSessionRequest& req, proto::Exte
 
 Status Master::RunStep(const proto::RunStepRequest& req, proto::RunStepResponse* resp, CallOptions* opts) {
   ASSIGN_OR_RETURN(std::shared_ptr<MasterSession> s, Find(req.session_handle()));
-  return s->Run(req, resp, opts);
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    ++running_;
+  }
+  Status st = s->Run(req, resp, opts);
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (--running_ == 0) idle_cv_.notify_all();
+  }
+  return st;
+}
+
+bool Master::WaitUntilIdle(int64_t timeout_ms) {
+  std::unique_lock<std::mutex> l(mu_);
+  return idle_cv_.wait_for(l, std::chrono::milliseconds(timeout_ms), [&] { return running_ == 0; });
 }
 
 Status Master::CloseSession(const proto::CloseSessionRequest& req, proto::CloseSessionResponse*) {
@@ -86,6 +102,11 @@ Status Master::Reset(const proto::MasterResetRequest& req, proto::MasterResetRes
     if (!s.ok() && first.ok()) first = errors::Annotate(s, absl::StrCat("Reset on ", task, ": "));
   }
   return first;
+}
+
+Status Master::CompleteJob(const proto::CompleteJobRequest& req, proto::CompleteJobResponse* resp) {
+  BroadcastJobComplete(workers_, local_task_, req, resp);
+  return absl::OkStatus();
 }
 
 void Master::Stop() {

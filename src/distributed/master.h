@@ -12,6 +12,7 @@
 // Thread-safe; calls block until done (each RPC it makes has a deadline or ends with its peer).
 #pragma once
 
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -46,8 +47,13 @@ class Master {
   Status ListDevices(const proto::ListDevicesRequest& req, proto::ListDevicesResponse* resp);
   // Frees the resources of the containers on every task (matching the filters).
   Status Reset(const proto::MasterResetRequest& req, proto::MasterResetResponse* resp);
+  // Tells every task of the cluster that the job is complete, this one last
+  // (distributed/job_completion.h). Always OK: tasks that cannot be told are listed in `resp`.
+  Status CompleteJob(const proto::CompleteJobRequest& req, proto::CompleteJobResponse* resp);
   // Closes every session.
   void Stop();
+  // Waits until no RunStep is in progress, at most `timeout_ms`. False on timeout.
+  bool WaitUntilIdle(int64_t timeout_ms);
 
  private:
   StatusOr<std::shared_ptr<MasterSession>> Find(const std::string& handle);
@@ -58,6 +64,8 @@ class Master {
   std::mutex mu_;
   int64_t next_session_ = 1;
   std::map<std::string, std::shared_ptr<MasterSession>> sessions_;
+  std::condition_variable idle_cv_;
+  int64_t running_ = 0;  // RunStep calls in progress; guarded by mu_
 };
 
 }  // namespace dflow

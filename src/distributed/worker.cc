@@ -4,6 +4,7 @@
 #include <random>
 
 #include "base/env.h"
+#include "distributed/job_completion.h"
 #include "framework/call_frame.h"
 #include "framework/cancellation.h"
 #include "graph/graph_def.h"
@@ -29,6 +30,9 @@ struct RunState {
   RunState(std::vector<Tensor> args, int num_retvals) : frame(std::move(args), num_retvals) {}
   CallFrame frame;
   CancellationManager cancellation;
+  // Why AbortAll cancelled the partition (reported instead of the bare cancellation).
+  std::mutex mu;
+  Status abort_reason;
 };
 
 }  // namespace
@@ -152,6 +156,8 @@ StatusOr<std::shared_ptr<StepRendezvous>> Worker::FindOrCreateStep(int64_t step_
   for (const auto& [id, status] : aborted_) {
     if (id == step_id) return status;
   }
+  // After the job completed, steps already under way here may finish; new ones may not start.
+  if (!job_complete_.ok() && for_run && steps_.find(step_id) == steps_.end()) return job_complete_;
   StepEntry& e = steps_[step_id];
   if (e.rendezvous == nullptr) e.rendezvous = std::make_shared<StepRendezvous>(step_id, task_, peers_);
   if (for_run) e.runs++;
@@ -215,6 +221,19 @@ void Worker::RunGraphAsync(const proto::RunGraphRequest* req, proto::RunGraphRes
       state->cancellation.StartCancel();
     });
   }
+  int64_t run_id;
+  {
+    // AbortAll cancels the partitions that run (a kernel waiting on a queue wakes up).
+    std::lock_guard<std::mutex> l(mu_);
+    run_id = next_run_id_++;
+    running_[run_id] = [state](const Status& why) {
+      {
+        std::lock_guard<std::mutex> sl(state->mu);
+        if (state->abort_reason.ok()) state->abort_reason = why;
+      }
+      state->cancellation.StartCancel();
+    };
+  }
   Executor::Args a;
   a.step.step_id = req->step_id();
   a.step.device = device_.get();
@@ -226,10 +245,18 @@ void Worker::RunGraphAsync(const proto::RunGraphRequest* req, proto::RunGraphRes
   a.collect_stats = req->collect_stats();
   if (req->timeout_in_ms() > 0) a.deadline_micros = Env::Default()->NowMicros() + req->timeout_in_ms() * 1000;
   const int64_t step_id = req->step_id();
-  reg->executor->RunAsync(a, [this, reg, state, rendezvous, step_id, req, resp, opts, done = std::move(done)](
+  reg->executor->RunAsync(a, [this, reg, state, rendezvous, step_id, run_id, req, resp, opts, done = std::move(done)](
                                  const Status& s, std::vector<NodeExecStats> stats) {
     if (opts != nullptr) opts->ClearCancelCallback();
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      running_.erase(run_id);
+    }
     Status status = s;
+    if (!status.ok()) {
+      std::lock_guard<std::mutex> sl(state->mu);
+      if (!state->abort_reason.ok()) status = state->abort_reason;
+    }
     if (status.ok()) {
       std::vector<Tensor> rets = state->frame.TakeRetvals();
       for (size_t i = 0; i < rets.size() && status.ok(); ++i) {
@@ -368,6 +395,30 @@ StatusCallback Worker::Track(StatusCallback done) {
   };
 }
 
+void Worker::JobCompleteAsync(const proto::JobCompleteRequest* req, proto::JobCompleteResponse*,
+                              StatusCallback done) {
+  JobCompleteHandler handler;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (job_complete_.ok()) {
+      job_complete_ = JobCompleteError(task_, req->source_task());
+      handler = job_complete_handler_;
+    }
+  }
+  if (handler) handler(req->source_task(), req->drain_ms());
+  done(absl::OkStatus());
+}
+
+void Worker::SetJobCompleteHandler(JobCompleteHandler handler) {
+  std::lock_guard<std::mutex> l(mu_);
+  job_complete_handler_ = std::move(handler);
+}
+
+Status Worker::job_complete_status() {
+  std::lock_guard<std::mutex> l(mu_);
+  return job_complete_;
+}
+
 bool Worker::WaitUntilIdle(int64_t timeout_ms) {
   std::unique_lock<std::mutex> l(mu_);
   return idle_cv_.wait_for(l, std::chrono::milliseconds(timeout_ms), [&] { return in_flight_ == 0; });
@@ -375,13 +426,16 @@ bool Worker::WaitUntilIdle(int64_t timeout_ms) {
 
 void Worker::AbortAll(const Status& status) {
   std::vector<std::shared_ptr<StepRendezvous>> steps;
+  std::vector<std::function<void(const Status&)>> runs;
   {
     std::lock_guard<std::mutex> l(mu_);
     stopped_ = status;
     for (auto& [id, e] : steps_) steps.push_back(e.rendezvous);
     for (auto& [handle, reg] : graphs_) reg->closed->StartCancel();
+    for (auto& [id, abort] : running_) runs.push_back(abort);
   }
   for (auto& r : steps) r->StartAbort(status);
+  for (auto& abort : runs) abort(status);
 }
 
 }  // namespace dflow

@@ -53,6 +53,16 @@ class Worker : public WorkerInterface {
                        StatusCallback done) override;
   void ResetAsync(const proto::ResetRequest* req, proto::ResetResponse* resp, StatusCallback done) override;
   Status Deposit(int64_t step_id, const std::string& key, const Tensor& value, bool is_dead) override;
+  // Marks the job complete: RunGraph of steps not yet known here fails with JobCompleteError
+  // from now on; then calls the handler (once, the first time), which drains and stops the server.
+  void JobCompleteAsync(const proto::JobCompleteRequest* req, proto::JobCompleteResponse* resp,
+                        StatusCallback done) override;
+  // What a JobComplete does beyond refusing new steps: `handler(source_task, drain_ms)`. It must
+  // return promptly (start a thread for the drain). Set before serving.
+  using JobCompleteHandler = std::function<void(const std::string& source_task, int64_t drain_ms)>;
+  void SetJobCompleteHandler(JobCompleteHandler handler);
+  // The error new steps get after JobComplete; OK before.
+  Status job_complete_status();
 
   // Fails every step in progress with `status`, and every later one (the server is stopping).
   void AbortAll(const Status& status);
@@ -93,6 +103,11 @@ class Worker : public WorkerInterface {
   std::condition_variable idle_cv_;
   int64_t in_flight_ = 0;  // RunGraph and RecvTensor calls not yet completed
   Status stopped_;         // set by AbortAll
+  Status job_complete_;    // set by JobComplete: refuses new steps
+  int64_t next_run_id_ = 1;
+  // The partitions running here, each with the function that cancels it with a reason.
+  std::map<int64_t, std::function<void(const Status&)>> running_;
+  JobCompleteHandler job_complete_handler_;
   int64_t next_graph_ = 1;
   std::map<std::string, std::shared_ptr<Registered>> graphs_;
   std::unordered_map<int64_t, StepEntry> steps_;

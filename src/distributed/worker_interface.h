@@ -61,6 +61,11 @@ class WorkerInterface {
   virtual void RecvTensorAsync(const proto::RecvTensorRequest* req, RecvTensorResult* result, CallOptions* opts,
                                StatusCallback done) = 0;
   virtual void ResetAsync(const proto::ResetRequest* req, proto::ResetResponse* resp, StatusCallback done) = 0;
+  // The job is complete (distributed/job_completion.h). Unimplemented by default.
+  virtual void JobCompleteAsync(const proto::JobCompleteRequest* req, proto::JobCompleteResponse* resp,
+                                StatusCallback done) {
+    done(errors::Unimplemented("JobComplete is not supported by this transport"));
+  }
   // In process only (the master's own task): puts a tensor another task sent into step
   // `step_id`'s rendezvous, for a key the step's RunGraph listed in pushed_keys.
   virtual Status Deposit(int64_t step_id, const std::string& key, const Tensor& value, bool is_dead) {

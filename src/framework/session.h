@@ -18,6 +18,7 @@ namespace dflow {
 namespace proto {
 class GraphDef;
 }
+class CancellationManager;
 
 struct SessionOptions {
   std::string target;  // "" or "local" for this process; "grpc://host:port" for a server
@@ -47,6 +48,10 @@ struct RunOptions {
   int64_t timeout_in_ms = 0;
   // Record which nodes ran (always on when run metadata is requested).
   bool trace = false;
+  // Not owned, may be null: cancelling it cancels the step (its waiting kernels wake up and the
+  // run fails with Cancelled). It must outlive the Run call. This is how a thread that runs
+  // steps in a loop (a QueueRunner) is stopped without closing the session.
+  CancellationManager* cancellation = nullptr;
 };
 
 struct NodeExecStats {

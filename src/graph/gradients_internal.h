@@ -3,9 +3,12 @@
 #pragma once
 
 #include <map>
+#include <memory>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
+#include "graph/cond_context.h"
 #include "graph/control_flow_info.h"
 #include "graph/gradients.h"
 
@@ -14,6 +17,8 @@ namespace grad_internal {
 
 // (node id, output index) -> the gradient terms that flowed there; summed when consumed.
 using GradMap = std::map<std::pair<int, int>, std::vector<NodeOut>>;
+
+class WhileGradient;  // the gradient of one while loop while it is being built (while_gradients.cc)
 
 struct BackpropState {
   Graph* graph;
@@ -24,6 +29,19 @@ struct BackpropState {
     return forward->requested_device().empty() ? device : forward->requested_device();
   }
   int limit() const { return static_cast<int>(cf.frame_of.size()); }
+
+  // The Cond branches of the forward graph, analysed on first use.
+  const CondInfo& conds() {
+    if (cond_info == nullptr) cond_info = std::make_unique<CondInfo>(BuildCondInfo(*graph, cf));
+    return *cond_info;
+  }
+  std::unique_ptr<CondInfo> cond_info;
+  // Forward frame -> the gradient of that loop being built, so that the gradient of a loop
+  // nested in it can push, pop and enter through it.
+  std::map<int, WhileGradient*> loops;
+  // Nodes added to the forward side (counters, stacks, pushes and the Enters that bring stack
+  // handles into forward frames): the rewrite of a backward loop body leaves them alone.
+  std::unordered_set<int> forward_added;
 };
 
 // One reverse pass over the nodes of frame `level` (loops below it are handled as units):

@@ -15,13 +15,24 @@
 // constant Enter of B, and nodes without inputs hang off B's pivot by a control edge.
 //
 // Ordering: each push of iteration k depends (control) on the counter of iteration k, and the
-// counter's increment depends on every push, so iteration k+1 cannot push before iteration k has
-// pushed everything, and the counter's Exit — which starts B — comes after the last push. B's
-// pops are chained the same way through its decrement.
+// counter's increment waits for every push (through a Merge, which a push that did not run
+// because its value was dead does not make dead), so iteration k+1 cannot push before
+// iteration k has pushed everything, and the counter's Exit — which starts B — comes after the
+// last push. B's pops are chained the same way through its decrement.
 //
-// Not yet supported (reported as Unimplemented, naming the loop): a loop nested in a loop on the
-// gradient's path, and a body whose gradient needs a value computed inside a Cond branch (the
-// branch's push would be dead in the iterations that skip it).
+// Nested loops: the gradient of a loop nested in F is built while F's backward body is, so its
+// backward loop runs inside B, once per iteration of B. Its stacks are made outside every loop
+// and their handles enter through every frame; its number of iterations is a value of F's
+// body that F pushes and B pops. The nested counter starts from F's counter pivot and F's
+// increment waits for the nested count's push, so the instances of the nested loop push one
+// after the other; B's decrement waits for the nested backward loop's Exit, so they pop in
+// reverse.
+//
+// Conds in the body: a value computed inside a branch is pushed only in the iterations that
+// take the branch (the push is dead otherwise), and its pop in B goes through a Switch on the
+// branch's predicate, popped in turn, so it pops only in those iterations. The gradient of a
+// Cond needs nothing else: Merge sends the gradient to the branch that was taken (its
+// value_index is popped like any value), Switch gathers the branch gradients in a Merge.
 #include <map>
 
 #include "graph/gradients_internal.h"
@@ -90,35 +101,6 @@ StatusOr<Loop> AnalyzeLoop(const ControlFlowInfo& cf, int frame) {
   return loop;
 }
 
-// Nodes of frame `frame` whose values may be dead in an iteration that runs the body: those
-// below a Switch of a Cond in the body (and not past its Merge).
-std::vector<char> ConditionalNodes(const BackpropState& st, int frame, const Loop& loop) {
-  const int n = st.limit();
-  std::vector<char> own_switch(n, 0), cond(n, 0);
-  for (const LoopVar& v : loop.vars) own_switch[v.sw->id()] = 1;
-  auto in_frame = [&](const Node* v) {
-    return v->id() < n && (v->op() == "Enter" ? st.cf.out_frame[v->id()] : st.cf.frame_of[v->id()]) == frame;
-  };
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (int id = 0; id < n; ++id) {
-      Node* v = st.graph->node(id);
-      if (v == nullptr || cond[id] || !in_frame(v) || v->op() == "Merge") continue;
-      bool c = v->op() == "Switch" && !own_switch[id];
-      auto check = [&](const Edge* e) {
-        if (e != nullptr && !IsLoopBackEdge(e) && e->src->id() < n && cond[e->src->id()]) c = true;
-      };
-      for (const Edge* e : v->data_inputs()) check(e);
-      for (const Edge* e : v->control_inputs()) check(e);
-      if (c) {
-        cond[id] = 1;
-        changed = true;
-      }
-    }
-  }
-  return cond;
-}
-
 std::string BaseName(const std::string& frame_name) {
   std::string s = frame_name;
   while (!s.empty() && s.back() == '/') s.pop_back();
@@ -127,65 +109,232 @@ std::string BaseName(const std::string& frame_name) {
 
 }  // namespace
 
-Status AddWhileLoopGradient(BackpropState* st, int level, int frame, const std::vector<char>& from_x, GradMap* grads) {
-  Graph* g = st->graph;
-  const ControlFlowInfo& cf = st->cf;
-  ASSIGN_OR_RETURN(Loop loop, AnalyzeLoop(cf, frame));
-  if (level != 0) {
-    return errors::Unimplemented("Gradient of while loop '", loop.frame_name,
-                                 "': gradients through a while loop nested in another while loop are not supported");
+// The gradient of one forward loop F while it is built: F's counter, the backward loop B, and
+// the stacks that carry F's values to B. `parent` is the gradient of the loop F is nested in:
+// F runs once per iteration of the parent's forward loop and B once per iteration of the
+// parent's backward loop, so whatever B reads from the parent's frame (the number of
+// iterations of this instance of F included) is pushed and popped through the parent.
+class WhileGradient {
+ public:
+  WhileGradient(BackpropState* st, WhileGradient* parent, int frame, const Loop& loop, GraphBuilder b)
+      : st_(st), parent_(parent), frame_(frame), loop_(loop), b_(std::move(b)), bframe_(b_.prefix() + "while") {}
+
+  Status Build(const std::vector<char>& from_x, GradMap* grads);
+
+  // A tensor from outside the outermost loop, as a loop invariant of F (entered through every
+  // enclosing forward frame) or of B (through every enclosing backward frame).
+  StatusOr<NodeOut> ForwardConstant(NodeOut x);
+  StatusOr<NodeOut> BackwardConstant(NodeOut x);
+  // `v`, computed in F's frame, as B reads it: every iteration of F pushes it onto a stack and
+  // the matching iteration of B pops it. `branch` is the Cond branch of F's body v is computed
+  // in (0: none): then only the iterations that take the branch push, and B pops only in the
+  // iterations whose popped predicate says the branch was taken.
+  StatusOr<NodeOut> Pop(NodeOut v, int branch);
+  // The stand-in in B for the forward value `v` that a backward node reads.
+  StatusOr<NodeOut> BackwardValue(NodeOut v);
+
+ private:
+  Node* Enter(NodeOut x, const std::string& frame_name, bool constant, const std::string& name) {
+    return b_.AddNode("Enter", {x}, {{"frame_name", frame_name}, {"is_constant", constant}}, name);
   }
+  void Forward(Node* v) {
+    if (v != nullptr) st_->forward_added.insert(v->id());
+  }
+  // The Cond branch F runs in, within its parent's frame (0 at level 0 or outside any Cond).
+  int LoopBranch() {
+    int best = 0;
+    const CondInfo& ci = st_->conds();
+    for (const LoopVar& v : loop_.vars) {
+      const Edge* in = v.enter->data_inputs()[0];
+      int b = ci.BranchOf({in->src, in->src_output});
+      if (ci.branches[b].depth > ci.branches[best].depth) best = b;
+    }
+    return best;
+  }
+  Status BuildCounters();
+  Status RewriteBody(int mark);
+
+  BackpropState* st_;
+  WhileGradient* parent_;
+  const int frame_;
+  const Loop& loop_;
+  GraphBuilder b_;
+  const std::string bframe_;
+  // F's counter: its pivot (live in iterations that run the body), the Merge its increment
+  // waits on (every push of the iteration reports there, dead or not), its final value.
+  Node* c_pivot_ = nullptr;
+  Node* c_join_ = nullptr;
+  Node* c_exit_ = nullptr;
+  // B's counter, the same way round; `more_` is B's LoopCond.
+  Node* n_pivot_ = nullptr;
+  Node* n_join_ = nullptr;
+  Node* n_exit_ = nullptr;
+  NodeOut more_;
+  std::map<int, NodeOut> fwd_constants_, bwd_constants_;  // by the id of the tensor's node
+  std::map<std::pair<int, int>, NodeOut> pops_, invariants_;
+};
+
+StatusOr<NodeOut> WhileGradient::ForwardConstant(NodeOut x) {
+  auto it = fwd_constants_.find(x.node->id());
+  if (it != fwd_constants_.end()) return it->second;
+  NodeOut base = x;
+  if (parent_ != nullptr) {
+    ASSIGN_OR_RETURN(base, parent_->ForwardConstant(x));
+  }
+  Node* e = Enter(base, loop_.frame_name, true, "stack_enter");
+  RETURN_IF_ERROR(b_.status());
+  Forward(e);
+  return fwd_constants_[x.node->id()] = NodeOut{e, 0};
+}
+
+StatusOr<NodeOut> WhileGradient::BackwardConstant(NodeOut x) {
+  auto it = bwd_constants_.find(x.node->id());
+  if (it != bwd_constants_.end()) return it->second;
+  NodeOut base = x;
+  if (parent_ != nullptr) {
+    ASSIGN_OR_RETURN(base, parent_->BackwardConstant(x));
+  }
+  Node* e = Enter(base, bframe_, true, "stack_enter");
+  RETURN_IF_ERROR(b_.status());
+  return bwd_constants_[x.node->id()] = NodeOut{e, 0};
+}
+
+StatusOr<NodeOut> WhileGradient::Pop(NodeOut v, int branch) {
+  auto it = pops_.find({v.node->id(), v.index});
+  if (it != pops_.end()) return it->second;
+  Graph* g = st_->graph;
+  const DType t = BaseType(v.node->output_type(v.index));
+  // One stack per value for the whole step, made outside every loop: the instances of a
+  // nested F push one after the other and B's instances pop in exactly the reverse order.
+  Node* stack = b_.AddNode("StackV2", {b_.Scalar(DT_INT32, -1, "stack_size")},
+                           {{"elem_type", t}, {"stack_name", v.node->name()}}, "stack");
+  RETURN_IF_ERROR(b_.status());
+  Forward(stack);
+  Forward(stack->data_inputs()[0]->src);
+  ASSIGN_OR_RETURN(NodeOut fwd_handle, ForwardConstant({stack, 0}));
+  Node* push = b_.WithControlInputs({c_pivot_}).AddNode("StackPushV2", {fwd_handle, v}, {}, "push");
+  RETURN_IF_ERROR(b_.status());
+  Forward(push);
+  RETURN_IF_ERROR(g->AddControlEdge(push, c_join_));
+  ASSIGN_OR_RETURN(NodeOut handle, BackwardConstant({stack, 0}));
+  if (branch != 0) {
+    // Only the iterations that took the branch pushed: pop where the predicate, popped in
+    // turn (guarded the same way when that Cond is itself in a branch), says so.
+    const CondInfo::Branch& br = st_->conds().branches[branch];
+    ASSIGN_OR_RETURN(NodeOut pred, BackwardValue(br.pred));
+    Node* sw = b_.AddNode("Switch", {handle, pred}, {}, "stack_switch");
+    RETURN_IF_ERROR(b_.status());
+    handle = NodeOut{sw, br.branch};
+  }
+  Node* popped = b_.WithControlInputs({n_pivot_}).AddNode("StackPopV2", {handle}, {{"elem_type", t}}, "pop");
+  RETURN_IF_ERROR(b_.status());
+  RETURN_IF_ERROR(g->AddControlEdge(popped, n_join_));
+  return pops_[{v.node->id(), v.index}] = NodeOut{popped, 0};
+}
+
+StatusOr<NodeOut> WhileGradient::BackwardValue(NodeOut v) {
+  const ControlFlowInfo& cf = st_->cf;
+  const int f = cf.out_frame[v.node->id()];
+  if (f == frame_) {
+    bool is_constant = false;
+    if (v.node->op() == "Enter") RETURN_IF_ERROR(GetAttr(v.node->attrs(), "is_constant", &is_constant));
+    if (!is_constant) return Pop(v, st_->conds().BranchOf(v));
+    const Edge* in = v.node->data_inputs()[0];
+    v = NodeOut{in->src, in->src_output};
+  } else if (cf.Within(frame_, f)) {
+    return errors::Unimplemented("Gradient of while loop '", loop_.frame_name, "': it needs the value of '",
+                                 v.node->name(), "' from inside a loop nested in it");
+  }
+  // A value from outside F: a loop invariant of B. When F is nested, the rewrite of the
+  // parent's backward body turns what it reads into the parent's own stand-in.
+  auto it = invariants_.find({v.node->id(), v.index});
+  if (it != invariants_.end()) return it->second;
+  Node* e = Enter(v, bframe_, true, "Enter_invariant");
+  RETURN_IF_ERROR(b_.status());
+  return invariants_[{v.node->id(), v.index}] = NodeOut{e, 0};
+}
+
+Status WhileGradient::BuildCounters() {
+  Graph* g = st_->graph;
+  GraphBuilder& b = b_;
+  Status s;
+  auto update = [&](Node* merge, Node* next) {
+    if (s.ok() && b.ok()) s = g->UpdateInput(merge, 1, {next, 0});
+  };
+  // F's counter, driven by F's predicate. Nested, it starts from the parent's counter pivot:
+  // this instance of F cannot push before the parent's previous iteration has finished
+  // pushing (the parent's increment waits for this instance's count, pushed below).
+  GraphBuilder init_b = parent_ != nullptr ? b.WithControlInputs({parent_->c_pivot_}) : b;
+  NodeOut init = init_b.Scalar(DT_INT32, 0, "count_init");
+  Node* c_enter = Enter(init, loop_.frame_name, false, "count_enter");
+  Node* c_merge = b.AddNode("Merge", {{c_enter, 0}, {c_enter, 0}}, {}, "count_merge");
+  Node* c_sw = b.AddNode("Switch", {{c_merge, 0}, loop_.loop_cond}, {}, "count_switch");
+  c_exit_ = b.AddNode("Exit", {{c_sw, 0}}, {}, "count");
+  c_pivot_ = b.AddNode("Identity", {{c_sw, 1}}, {}, "count_pivot");
+  RETURN_IF_ERROR(b.status());
+  c_join_ = b.AddNode("Merge", {{c_pivot_, 0}}, {}, "count_join");
+  Node* one = b.WithControlInputs({c_pivot_}).Scalar(DT_INT32, 1, "one").node;
+  Node* c_inc = b.WithControlInputs({c_join_}).AddNode("AddV2", {{c_pivot_, 0}, {one, 0}}, {}, "count_inc");
+  Node* c_next = b.AddNode("NextIteration", {{c_inc, 0}}, {}, "count_next");
+  update(c_merge, c_next);
+  RETURN_IF_ERROR(b.status());
+  RETURN_IF_ERROR(s);
+  for (Node* v : {init.node, c_enter, c_merge, c_sw, c_exit_, c_pivot_, c_join_, one, c_inc, c_next}) Forward(v);
+
+  // B counts down from this instance's number of iterations.
+  NodeOut count{c_exit_, 0};
+  if (parent_ != nullptr) {
+    ASSIGN_OR_RETURN(count, parent_->Pop(count, LoopBranch()));
+  }
+  Node* n_enter = Enter(count, bframe_, false, "n_enter");
+  Node* n_merge = b.AddNode("Merge", {{n_enter, 0}, {n_enter, 0}}, {}, "n_merge");
+  RETURN_IF_ERROR(b.status());
+  NodeOut more = b.Op("Greater", {{n_merge, 0}, b.WithControlInputs({n_merge}).Scalar(DT_INT32, 0)}, {}, "more");
+  more_ = b.Op("LoopCond", {more});
+  Node* n_sw = b.AddNode("Switch", {{n_merge, 0}, more_}, {}, "n_switch");
+  n_exit_ = b.AddNode("Exit", {{n_sw, 0}}, {}, "n_exit");
+  n_pivot_ = b.AddNode("Identity", {{n_sw, 1}}, {}, "n_pivot");
+  RETURN_IF_ERROR(b.status());
+  n_join_ = b.AddNode("Merge", {{n_pivot_, 0}}, {}, "n_join");
+  Node* n_dec = b.WithControlInputs({n_join_}).AddNode(
+      "Sub", {{n_pivot_, 0}, b.WithControlInputs({n_pivot_}).Scalar(DT_INT32, 1)}, {}, "n_dec");
+  update(n_merge, b.AddNode("NextIteration", {{n_dec, 0}}, {}, "n_next"));
+  RETURN_IF_ERROR(b.status());
+  RETURN_IF_ERROR(s);
+  // The parent's next backward iteration pops this loop's stacks again only after this
+  // instance of B has popped everything.
+  if (parent_ != nullptr) RETURN_IF_ERROR(g->AddControlEdge(n_exit_, parent_->n_join_));
+  return absl::OkStatus();
+}
+
+Status WhileGradient::Build(const std::vector<char>& from_x, GradMap* grads) {
+  Graph* g = st_->graph;
+  GraphBuilder& b = b_;
   std::vector<int> vars, invs;  // the loop variables and invariants that gradients flow through
-  for (size_t i = 0; i < loop.vars.size(); ++i) {
+  for (size_t i = 0; i < loop_.vars.size(); ++i) {
     // The xs reach a loop variable through its initial value or through the body.
-    if (from_x[loop.vars[i].merge->id()] && IsFloating(BaseType(loop.vars[i].enter->output_type(0)))) vars.push_back(i);
+    if (from_x[loop_.vars[i].merge->id()] && IsFloating(BaseType(loop_.vars[i].enter->output_type(0)))) {
+      vars.push_back(i);
+    }
   }
-  for (size_t j = 0; j < loop.invariants.size(); ++j) {
-    Node* inv = loop.invariants[j];
+  for (size_t j = 0; j < loop_.invariants.size(); ++j) {
+    Node* inv = loop_.invariants[j];
     if (!from_x[inv->id()]) continue;
     DType t = BaseType(inv->output_type(0));
     if (t == DT_RESOURCE) {
-      return errors::Unimplemented("Gradient of while loop '", loop.frame_name, "': the resource '",
+      return errors::Unimplemented("Gradient of while loop '", loop_.frame_name, "': the resource '",
                                    inv->data_inputs()[0]->src->name(),
                                    "' enters the loop; read resource variables outside the loop to differentiate");
     }
     if (IsFloating(t)) invs.push_back(j);
   }
   if (vars.empty()) return absl::OkStatus();
+  RETURN_IF_ERROR(BuildCounters());
 
-  GraphBuilder b = st->root.WithPrefix(BaseName(loop.frame_name) + "_grad").WithDevice(st->DeviceFor(loop.vars[0].enter));
-  const std::string bframe = b.prefix() + "while";
-  auto enter = [&](NodeOut x, const std::string& frame_name, bool constant, const std::string& name) {
-    return b.AddNode("Enter", {x}, {{"frame_name", frame_name}, {"is_constant", constant}}, name);
-  };
   Status s;
   auto update = [&](Node* merge, Node* next) {
     if (s.ok() && b.ok()) s = g->UpdateInput(merge, 1, {next, 0});
   };
-
-  // The forward iteration counter, driven by the loop's predicate.
-  Node* c_enter = enter(b.Scalar(DT_INT32, 0, "count_init"), loop.frame_name, false, "count_enter");
-  Node* c_merge = b.AddNode("Merge", {{c_enter, 0}, {c_enter, 0}}, {}, "count_merge");
-  Node* c_sw = b.AddNode("Switch", {{c_merge, 0}, loop.loop_cond}, {}, "count_switch");
-  Node* c_exit = b.AddNode("Exit", {{c_sw, 0}}, {}, "count");
-  Node* c_pivot = b.AddNode("Identity", {{c_sw, 1}}, {}, "count_pivot");
-  if (!b.ok()) return b.status();
-  Node* c_inc = b.AddNode("AddV2", {{c_pivot, 0}, b.WithControlInputs({c_pivot}).Scalar(DT_INT32, 1)}, {}, "count_inc");
-  update(c_merge, b.AddNode("NextIteration", {{c_inc, 0}}, {}, "count_next"));
-
-  // The backward loop: counts down from the number of forward iterations.
-  Node* n_enter = enter({c_exit, 0}, bframe, false, "n_enter");
-  Node* n_merge = b.AddNode("Merge", {{n_enter, 0}, {n_enter, 0}}, {}, "n_merge");
-  if (!b.ok()) return b.status();
-  NodeOut more = b.Op("Greater", {{n_merge, 0}, b.WithControlInputs({n_merge}).Scalar(DT_INT32, 0)}, {}, "more");
-  NodeOut lc = b.Op("LoopCond", {more});
-  Node* n_sw = b.AddNode("Switch", {{n_merge, 0}, lc}, {}, "n_switch");
-  b.AddNode("Exit", {{n_sw, 0}}, {}, "n_exit");
-  Node* n_pivot = b.AddNode("Identity", {{n_sw, 1}}, {}, "n_pivot");
-  if (!b.ok()) return b.status();
-  Node* n_dec = b.AddNode("Sub", {{n_pivot, 0}, b.WithControlInputs({n_pivot}).Scalar(DT_INT32, 1)}, {}, "n_dec");
-  update(n_merge, b.AddNode("NextIteration", {{n_dec, 0}}, {}, "n_next"));
-
   // A backward loop variable: its Merge, its value in an iteration, and its final value.
   struct BwdVar {
     Node* merge;
@@ -193,9 +342,9 @@ Status AddWhileLoopGradient(BackpropState* st, int level, int frame, const std::
     NodeOut exit;
   };
   auto bwd_var = [&](NodeOut init, const std::string& name) {
-    Node* e = enter(init, bframe, false, name + "_enter");
+    Node* e = Enter(init, bframe_, false, name + "_enter");
     Node* m = b.AddNode("Merge", {{e, 0}, {e, 0}}, {}, name + "_merge");
-    Node* sw = b.AddNode("Switch", {{m, 0}, lc}, {}, name + "_switch");
+    Node* sw = b.AddNode("Switch", {{m, 0}, more_}, {}, name + "_switch");
     Node* x = b.AddNode("Exit", {{sw, 0}}, {}, name);
     Node* body = b.AddNode("Identity", {{sw, 1}}, {}, name + "_body");
     return BwdVar{m, {body, 0}, {x, 0}};
@@ -203,34 +352,37 @@ Status AddWhileLoopGradient(BackpropState* st, int level, int frame, const std::
   std::vector<BwdVar> dvars, accs;
   std::vector<NodeOut> ys, grad_ys, xs;
   for (int i : vars) {
-    const LoopVar& v = loop.vars[i];
+    const LoopVar& v = loop_.vars[i];
     NodeOut gi;
     auto it = v.exit != nullptr ? grads->find({v.exit->id(), 0}) : grads->end();
-    if (it != grads->end()) gi = SumTerms(&b, it->second);
-    else gi = ZerosLike(&b, v.exit != nullptr ? NodeOut{v.exit, 0} : NodeOut{v.enter->data_inputs()[0]->src, v.enter->data_inputs()[0]->src_output});
+    if (it != grads->end()) {
+      gi = SumTerms(&b, it->second);
+    } else {
+      const Edge* in = v.enter->data_inputs()[0];
+      gi = ZerosLike(&b, v.exit != nullptr ? NodeOut{v.exit, 0} : NodeOut{in->src, in->src_output});
+    }
     dvars.push_back(bwd_var(gi, "grad"));
     ys.push_back(v.body_out);
     grad_ys.push_back(dvars.back().body);
     xs.push_back({v.sw, 1});
   }
   for (int j : invs) {
-    const Edge* in = loop.invariants[j]->data_inputs()[0];
+    const Edge* in = loop_.invariants[j]->data_inputs()[0];
     accs.push_back(bwd_var(ZerosLike(&b, {in->src, in->src_output}), "acc"));
-    xs.push_back({loop.invariants[j], 0});
+    xs.push_back({loop_.invariants[j], 0});
   }
   RETURN_IF_ERROR(b.status());
-  RETURN_IF_ERROR(s);
 
   // The body's gradient, at the loop's level; the loop's own plumbing is off limits.
   const int mark = g->num_node_ids();
-  std::vector<char> blocked(st->limit(), 0);
-  for (const LoopVar& v : loop.vars) {
+  std::vector<char> blocked(st_->limit(), 0);
+  for (const LoopVar& v : loop_.vars) {
     for (Node* x : {v.enter, v.merge, v.sw, v.exit, v.next})
       if (x != nullptr) blocked[x->id()] = 1;
   }
-  if (loop.loop_cond.node->id() < st->limit()) blocked[loop.loop_cond.node->id()] = 1;
+  if (loop_.loop_cond.node->id() < st_->limit()) blocked[loop_.loop_cond.node->id()] = 1;
   std::vector<NodeOut> body_grads;
-  RETURN_IF_ERROR(Backprop(st, frame, ys, grad_ys, xs, blocked, &body_grads));
+  RETURN_IF_ERROR(Backprop(st_, frame_, ys, grad_ys, xs, blocked, &body_grads));
   for (size_t k = 0; k < vars.size(); ++k) {
     NodeOut gx = body_grads[k].node != nullptr ? body_grads[k] : ZerosLike(&b, dvars[k].body);
     update(dvars[k].merge, b.AddNode("NextIteration", {gx}, {}, "grad_next"));
@@ -242,83 +394,65 @@ Status AddWhileLoopGradient(BackpropState* st, int level, int frame, const std::
   }
   RETURN_IF_ERROR(b.status());
   RETURN_IF_ERROR(s);
-
-  // Rewrite the body gradient's references to forward values.
-  const std::vector<char> conditional = ConditionalNodes(*st, frame, loop);
-  std::map<std::pair<int, int>, NodeOut> pops, outer;
-  auto pop = [&](NodeOut v) -> StatusOr<NodeOut> {
-    auto it = pops.find({v.node->id(), v.index});
-    if (it != pops.end()) return it->second;
-    if (conditional[v.node->id()]) {
-      return errors::Unimplemented("Gradient of while loop '", loop.frame_name, "': it needs the value of '",
-                                   v.node->name(),
-                                   "', which is computed inside a Cond in the loop body; gradients through a Cond "
-                                   "inside a while loop are not supported");
-    }
-    const DType t = BaseType(v.node->output_type(v.index));
-    NodeOut stack = b.Op("StackV2", {b.Scalar(DT_INT32, -1)}, {{"elem_type", t}, {"stack_name", v.node->name()}}, "stack");
-    Node* push = b.WithControlInputs({c_pivot}).AddNode(
-        "StackPushV2", {NodeOut{enter(stack, loop.frame_name, true, "stack_enter"), 0}, v}, {}, "push");
-    Node* popped = b.WithControlInputs({n_pivot}).AddNode(
-        "StackPopV2", {NodeOut{enter(stack, bframe, true, "stack_enter"), 0}}, {{"elem_type", t}}, "pop");
-    RETURN_IF_ERROR(b.status());
-    RETURN_IF_ERROR(g->AddControlEdge(push, c_inc));
-    RETURN_IF_ERROR(g->AddControlEdge(popped, n_dec));
-    return pops[{v.node->id(), v.index}] = NodeOut{popped, 0};
-  };
-  auto invariant = [&](NodeOut v) -> StatusOr<NodeOut> {
-    auto it = outer.find({v.node->id(), v.index});
-    if (it != outer.end()) return it->second;
-    Node* e = enter(v, bframe, true, "Enter_invariant");
-    RETURN_IF_ERROR(b.status());
-    return outer[{v.node->id(), v.index}] = NodeOut{e, 0};
-  };
-  const int end = g->num_node_ids();
-  for (int id = mark; id < end; ++id) {
-    Node* v = g->node(id);
-    if (v == nullptr) continue;
-    for (int i = 0; i < v->num_inputs(); ++i) {
-      const Edge* e = v->data_inputs()[i];
-      if (e == nullptr || e->src->id() >= st->limit()) continue;
-      NodeOut src{e->src, e->src_output};
-      const int f = cf.out_frame[src.node->id()];
-      NodeOut replacement;
-      if (f == frame) {
-        bool is_constant = false;
-        if (src.node->op() == "Enter") RETURN_IF_ERROR(GetAttr(src.node->attrs(), "is_constant", &is_constant));
-        if (is_constant) {
-          const Edge* in = src.node->data_inputs()[0];
-          ASSIGN_OR_RETURN(replacement, invariant({in->src, in->src_output}));
-        } else {
-          ASSIGN_OR_RETURN(replacement, pop(src));
-        }
-      } else if (cf.Within(frame, f)) {
-        return errors::Unimplemented("Gradient of while loop '", loop.frame_name,
-                                     "': it needs a value of a nested loop ('", src.node->name(), "')");
-      } else {
-        ASSIGN_OR_RETURN(replacement, invariant(src));
-      }
-      RETURN_IF_ERROR(g->UpdateInput(v, i, replacement));
-    }
-    for (const Edge* e : v->control_inputs()) {
-      if (e->src->id() < st->limit()) {
-        return errors::Internal("Gradient of while loop '", loop.frame_name, "': node '", v->name(),
-                                "' has a control input from the forward node '", e->src->name(), "'");
-      }
-    }
-    if (v->data_inputs().empty() && v->control_inputs().empty()) RETURN_IF_ERROR(g->AddControlEdge(n_pivot, v));
-  }
+  RETURN_IF_ERROR(RewriteBody(mark));
 
   // The gradients of the tensors that enter the loop.
   for (size_t k = 0; k < vars.size(); ++k) {
-    const Edge* in = loop.vars[vars[k]].enter->data_inputs()[0];
+    const Edge* in = loop_.vars[vars[k]].enter->data_inputs()[0];
     (*grads)[{in->src->id(), in->src_output}].push_back(dvars[k].exit);
   }
   for (size_t k = 0; k < invs.size(); ++k) {
-    const Edge* in = loop.invariants[invs[k]]->data_inputs()[0];
+    const Edge* in = loop_.invariants[invs[k]]->data_inputs()[0];
     (*grads)[{in->src->id(), in->src_output}].push_back(accs[k].exit);
   }
   return absl::OkStatus();
+}
+
+// Points the backward body's references to forward values at their stand-ins in B. The nodes
+// from `mark` on include those of the gradients of loops nested in F, already rewritten into
+// their own backward loops: what they still read from F's frame (or from outside) is what
+// they need from this B.
+Status WhileGradient::RewriteBody(int mark) {
+  Graph* g = st_->graph;
+  const int end = g->num_node_ids();
+  for (int id = mark; id < end; ++id) {
+    Node* v = g->node(id);
+    if (v == nullptr || st_->forward_added.count(id) > 0) continue;
+    for (int i = 0; i < v->num_inputs(); ++i) {
+      const Edge* e = v->data_inputs()[i];
+      if (e == nullptr || e->src->id() >= st_->limit()) continue;
+      ASSIGN_OR_RETURN(NodeOut replacement, BackwardValue({e->src, e->src_output}));
+      RETURN_IF_ERROR(g->UpdateInput(v, i, replacement));
+    }
+    for (const Edge* e : v->control_inputs()) {
+      if (e->src->id() < st_->limit()) {
+        return errors::Internal("Gradient of while loop '", loop_.frame_name, "': node '", v->name(),
+                                "' has a control input from the forward node '", e->src->name(), "'");
+      }
+    }
+    if (v->data_inputs().empty() && v->control_inputs().empty()) RETURN_IF_ERROR(g->AddControlEdge(n_pivot_, v));
+  }
+  return absl::OkStatus();
+}
+
+Status AddWhileLoopGradient(BackpropState* st, int level, int frame, const std::vector<char>& from_x, GradMap* grads) {
+  ASSIGN_OR_RETURN(Loop loop, AnalyzeLoop(st->cf, frame));
+  WhileGradient* parent = nullptr;
+  if (level != 0) {
+    auto it = st->loops.find(level);
+    if (it == st->loops.end()) {
+      return errors::Internal("Gradient of while loop '", loop.frame_name,
+                              "': the loop around it is not being differentiated");
+    }
+    parent = it->second;
+  }
+  GraphBuilder b =
+      st->root.WithPrefix(BaseName(loop.frame_name) + "_grad").WithDevice(st->DeviceFor(loop.vars[0].enter));
+  WhileGradient wg(st, parent, frame, loop, std::move(b));
+  st->loops[frame] = &wg;
+  Status s = wg.Build(from_x, grads);
+  st->loops.erase(frame);
+  return s;
 }
 
 }  // namespace grad_internal

@@ -19,6 +19,11 @@ void RegisterAllOps() {
     RegisterTrainingOps();
     RegisterQueueOps();
     RegisterDataOps();
+    RegisterSummaryOps();
+    RegisterFeatureOps();
+    RegisterLoggingOps();
+    RegisterAccumulatorOps();
+    RegisterCheckpointOps();
   });
 }
 

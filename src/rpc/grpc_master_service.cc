@@ -85,6 +85,10 @@ class MasterServiceImpl final : public proto::rpc::MasterService::Service {
                      proto::MasterResetResponse* resp) override {
     return ToGrpc(master_->Reset(*req, resp));
   }
+  grpc::Status CompleteJob(grpc::ServerContext*, const proto::CompleteJobRequest* req,
+                           proto::CompleteJobResponse* resp) override {
+    return ToGrpc(master_->CompleteJob(*req, resp));
+  }
 
  private:
   Master* master_;

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "distributed/job_completion.h"
 #include "framework/device_name.h"
 #include "proto/rpc/services.grpc.pb.h"
 #include "rpc/grpc_util.h"
@@ -159,6 +160,10 @@ class GrpcRemoteWorker : public WorkerInterface {
   void ResetAsync(const proto::ResetRequest* req, proto::ResetResponse* resp, StatusCallback done) override {
     Unary(STUB_CALL(Reset), req, resp, nullptr, kControlTimeoutMs,
           std::move(done));
+  }
+  void JobCompleteAsync(const proto::JobCompleteRequest* req, proto::JobCompleteResponse* resp,
+                        StatusCallback done) override {
+    Unary(STUB_CALL(JobComplete), req, resp, nullptr, kDefaultJobCompleteTimeoutMs, std::move(done));
   }
   void RecvTensorAsync(const proto::RecvTensorRequest* req, RecvTensorResult* result, CallOptions* opts,
                        StatusCallback done) override {

@@ -1,9 +1,11 @@
 #include "rpc/grpc_server.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 
 #include "distributed/local_master.h"
 #include "distributed/worker.h"
@@ -27,7 +29,10 @@ struct GrpcServer::Impl {
   std::unique_ptr<grpc::Server> server;
   std::mutex mu;
   std::condition_variable cv;
+  bool stopping = false;
   bool stopped = false;
+  bool job_complete = false;  // the server stopped because the job is complete
+  std::thread drain;          // finishes the steps in progress after JobComplete, then stops
 };
 
 namespace {
@@ -44,6 +49,69 @@ void KeepCallbackQueue() {
     return builder.BuildAndStart().release();
   }();
   (void)anchor;
+}
+
+// Stops serving; steps still running fail with `abort`. The first caller does it, later ones wait
+// until it is done.
+void StopServer(GrpcServer::Impl* impl, const Status& abort) {
+  {
+    std::unique_lock<std::mutex> l(impl->mu);
+    if (impl->stopping) {
+      impl->cv.wait(l, [&] { return impl->stopped; });
+      return;
+    }
+    impl->stopping = true;
+  }
+  impl->local_master->BeginStop();
+  impl->worker->AbortAll(abort);
+  impl->master->Stop();
+  impl->local_master->Revoke();
+  // The calls in progress finish (with the abort) before gRPC forgets them: a reactor must not be
+  // finished after its server is gone. Kernels that ignore cancellation get 10 s.
+  if (!impl->worker->WaitUntilIdle(10000)) {
+    std::fprintf(stderr, "dflow: task %s stops with calls still running\n", impl->task.c_str());
+  }
+  impl->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  impl->server->Wait();
+  {
+    std::lock_guard<std::mutex> l(impl->mu);
+    impl->stopped = true;
+  }
+  impl->cv.notify_all();
+}
+
+// After JobComplete: new steps are refused already (the worker does it); the steps in progress
+// get `drain_ms` to finish, then the server stops and Join returns.
+void StartDrain(GrpcServer::Impl* impl, const std::string& source, int64_t drain_ms) {
+  std::lock_guard<std::mutex> l(impl->mu);
+  if (impl->stopping || impl->drain.joinable()) return;
+  impl->drain = std::thread([impl, source, drain_ms] {
+    std::fprintf(stderr, "dflow: task %s: the job is complete (%s ended training); finishing the steps in progress\n",
+                 impl->task.c_str(), source.c_str());
+    Status done = impl->worker->job_complete_status();
+    // Steps of this task's clients (its master) and partitions run here (its worker) get drain_ms.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(drain_ms);
+    auto left_ms = [&] {
+      return std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                      deadline - std::chrono::steady_clock::now())
+                                      .count());
+    };
+    bool idle = impl->master->WaitUntilIdle(drain_ms) && impl->worker->WaitUntilIdle(left_ms());
+    if (!idle) {
+      std::fprintf(stderr, "dflow: task %s: steps still running after %lld ms fail: the job is complete\n",
+                   impl->task.c_str(), static_cast<long long>(drain_ms));
+      // Failed here first, the steps report the job's end (OutOfRange) to their clients rather
+      // than the cancellation that stopping the server would cause.
+      impl->worker->AbortAll(done);
+      impl->worker->WaitUntilIdle(2000);
+      impl->master->WaitUntilIdle(2000);  // steps waiting on other tasks, which drain too
+    }
+    {
+      std::lock_guard<std::mutex> l(impl->mu);
+      impl->job_complete = true;
+    }
+    StopServer(impl, done);
+  });
 }
 
 }  // namespace
@@ -80,6 +148,9 @@ StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const GrpcServerOptions
                                " (is the port in use?)");
   }
   impl->local_master = LocalMaster::Register(impl->master.get(), impl->task, host, impl->port);
+  Impl* raw = impl.get();
+  impl->worker->SetJobCompleteHandler(
+      [raw](const std::string& source, int64_t drain_ms) { StartDrain(raw, source, drain_ms); });
   return std::unique_ptr<GrpcServer>(new GrpcServer(std::move(impl)));
 }
 
@@ -93,24 +164,22 @@ void GrpcServer::Join() {
   impl_->cv.wait(l, [&] { return impl_->stopped; });
 }
 
+bool GrpcServer::job_complete() const {
+  std::lock_guard<std::mutex> l(impl_->mu);
+  return impl_->job_complete;
+}
+
 void GrpcServer::Stop() {
+  StopServer(impl_.get(), errors::Unavailable("Task ", impl_->task, " is stopping"));
+  std::thread drain;
   {
     std::lock_guard<std::mutex> l(impl_->mu);
-    if (impl_->stopped) return;
-    impl_->stopped = true;
+    drain.swap(impl_->drain);
   }
-  impl_->local_master->BeginStop();
-  impl_->worker->AbortAll(errors::Unavailable("Task ", impl_->task, " is stopping"));
-  impl_->master->Stop();
-  impl_->local_master->Revoke();
-  // The calls in progress finish (with the abort) before gRPC forgets them: a reactor must not be
-  // finished after its server is gone. Kernels that ignore cancellation get 10 s.
-  if (!impl_->worker->WaitUntilIdle(10000)) {
-    std::fprintf(stderr, "dflow: task %s stops with calls still running\n", impl_->task.c_str());
+  if (drain.joinable()) {
+    if (drain.get_id() == std::this_thread::get_id()) drain.detach();  // never: the drain owns no GrpcServer
+    else drain.join();
   }
-  impl_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
-  impl_->server->Wait();
-  impl_->cv.notify_all();
 }
 
 }  // namespace dflow::rpc

@@ -21,6 +21,8 @@ struct GrpcServerOptions {
 
 class GrpcServer {
  public:
+  struct Impl;
+
   // Binds the task's port (port 0: one the OS chooses) and starts serving. Errors: the task is
   // not in the cluster (InvalidArgument), the port cannot be bound (Unavailable naming it).
   static StatusOr<std::unique_ptr<GrpcServer>> Create(const GrpcServerOptions& options);
@@ -31,20 +33,27 @@ class GrpcServer {
   std::string target() const;
   const std::string& task() const;
   Worker* worker();
-  // Blocks until Stop.
+  // Blocks until Stop, or until the server stopped because the job is complete (JobComplete).
   void Join();
+  // True once the server stopped because another task declared the job complete.
+  bool job_complete() const;
   // Fails the steps in progress, closes sessions and stops serving (bounded: in-flight calls get
   // a few seconds). Idempotent.
   void Stop();
 
  private:
-  struct Impl;
   explicit GrpcServer(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 
 // Makes sessions with target "grpc://host:port" talk to the master at host:port.
 void RegisterGrpcSessionFactory();
+
+// Asks the master at `target` ("grpc://host:port") to tell every task of its cluster that the
+// job is complete (Master::CompleteJob): directly when that server runs in this process, by RPC
+// otherwise. InvalidArgument for a malformed target; Unavailable when the master cannot be
+// reached. Tasks that could not be told are listed in `resp`, not an error.
+Status CompleteJob(const std::string& target, const proto::CompleteJobRequest& req, proto::CompleteJobResponse* resp);
 
 }  // namespace rpc
 }  // namespace dflow

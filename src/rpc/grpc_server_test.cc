@@ -183,6 +183,33 @@ TEST(GrpcServerTest, BigTensorsTravelBothWays) {
   }
 }
 
+// Past gRPC's 2 GiB message limit: 2 GiB + 4 KiB of floats made on the ps travel to the worker,
+// and twice their value travels back. Sums and samples across chunk boundaries must agree.
+TEST(GrpcServerTest, ATensorAboveTwoGiBTravelsBothWays) {
+  Cluster c(1, 1);
+  ASSERT_EQ(c.servers.size(), 2u);
+  const int64_t n = (int64_t{2} << 30) / 4 + 1024;
+  Scope root = Scope::NewRootScope();
+  Scope ps = root.WithDevice("/job:ps/task:0"), worker = root.WithDevice("/job:worker/task:0");
+  Output big = ops::RandomUniform(ps, ops::Const(ps, {n}), DT_FLOAT, /*seed=*/7);
+  Output doubled = ops::Mul(worker, big, 2.0f);            // ps -> worker
+  Output idx = ops::Const(root, {int64_t{0}, int64_t{(1 << 20) + 3}, n / 2 + 17, n - 1});
+  Output at_ps = ops::Gather(ps, big, idx);
+  Output at_worker = ops::Gather(worker, doubled, idx);
+  Output sum_ps = ops::Sum(ps, big, 0);
+  Output sum_back = ops::Sum(ps, doubled, 0);               // worker -> ps
+  ASSERT_TRUE(root.ok()) << root.status();
+  ClientSession s(root, c.worker_target(0));
+  auto r = s.Run({at_ps, at_worker, sum_ps, sum_back});
+  ASSERT_TRUE(r.ok()) << r.status();
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ((*r)[1].flat<float>()[i], 2.0f * (*r)[0].flat<float>()[i]) << i;
+  }
+  double a = (*r)[2].scalar<float>(), b = (*r)[3].scalar<float>();
+  EXPECT_GT(a, 0.4 * n);  // uniform [0, 1): about n / 2
+  EXPECT_NEAR(b, 2 * a, 1e-5 * 2 * a);
+}
+
 TEST(GrpcServerTest, AnUnreachableTaskIsReportedInTime) {
   std::vector<int> ports = FreePorts(2);
   ServerOptions o;

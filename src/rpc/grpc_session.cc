@@ -2,7 +2,9 @@
 // or, when that server runs in this process, a direct call of its master (LocalMaster).
 #include <mutex>
 
+#include "distributed/job_completion.h"
 #include "distributed/local_master.h"
+#include "framework/cancellation.h"
 #include "framework/session.h"
 #include "proto/rpc/services.grpc.pb.h"
 #include "rpc/grpc_server.h"
@@ -26,7 +28,9 @@ class MasterChannel {
                                int64_t timeout_ms) = 0;
   virtual Status ExtendSession(const proto::ExtendSessionRequest& req, proto::ExtendSessionResponse* resp,
                                int64_t timeout_ms) = 0;
-  virtual Status RunStep(const proto::RunStepRequest& req, proto::RunStepResponse* resp, int64_t timeout_ms) = 0;
+  // `cancellation` (may be null) cancels the call.
+  virtual Status RunStep(const proto::RunStepRequest& req, proto::RunStepResponse* resp, int64_t timeout_ms,
+                         CancellationManager* cancellation) = 0;
   virtual Status CloseSession(const proto::CloseSessionRequest& req, proto::CloseSessionResponse* resp,
                               int64_t timeout_ms) = 0;
   virtual Status ListDevices(const proto::ListDevicesRequest& req, proto::ListDevicesResponse* resp,
@@ -45,8 +49,20 @@ class RpcMasterChannel : public MasterChannel {
                        int64_t timeout_ms) override {
     return Call(timeout_ms, [&](grpc::ClientContext* c) { return stub_->ExtendSession(c, req, resp); });
   }
-  Status RunStep(const proto::RunStepRequest& req, proto::RunStepResponse* resp, int64_t timeout_ms) override {
-    return Call(timeout_ms, [&](grpc::ClientContext* c) { return stub_->RunStep(c, req, resp); });
+  Status RunStep(const proto::RunStepRequest& req, proto::RunStepResponse* resp, int64_t timeout_ms,
+                 CancellationManager* cancellation) override {
+    grpc::ClientContext ctx;
+    if (timeout_ms > 0) SetTimeout(&ctx, timeout_ms);
+    CancellationManager::Token token = -1;
+    bool registered = false;
+    if (cancellation != nullptr) {
+      token = cancellation->NewToken();
+      registered = cancellation->RegisterCallback(token, [&ctx] { ctx.TryCancel(); });
+      if (!registered) return errors::Cancelled("Run was cancelled before it started");
+    }
+    Status s = FromGrpc(stub_->RunStep(&ctx, req, resp));
+    if (registered) cancellation->DeregisterCallback(token);
+    return s;
   }
   Status CloseSession(const proto::CloseSessionRequest& req, proto::CloseSessionResponse* resp,
                       int64_t timeout_ms) override {
@@ -86,9 +102,10 @@ class ResolvingMasterChannel : public MasterChannel {
     if (auto m = Local()) return m->ExtendSession(req, resp);
     return Rpc()->ExtendSession(req, resp, timeout_ms);
   }
-  Status RunStep(const proto::RunStepRequest& req, proto::RunStepResponse* resp, int64_t timeout_ms) override {
-    if (auto m = Local()) return m->RunStep(req, resp);
-    return Rpc()->RunStep(req, resp, timeout_ms);
+  Status RunStep(const proto::RunStepRequest& req, proto::RunStepResponse* resp, int64_t timeout_ms,
+                 CancellationManager* cancellation) override {
+    if (auto m = Local()) return m->RunStep(req, resp, cancellation);
+    return Rpc()->RunStep(req, resp, timeout_ms, cancellation);
   }
   Status CloseSession(const proto::CloseSessionRequest& req, proto::CloseSessionResponse* resp,
                       int64_t timeout_ms) override {
@@ -184,7 +201,7 @@ class GrpcSession : public Session {
     req.set_timeout_in_ms(timeout);
     req.set_trace(metadata != nullptr || run_options.trace);
     proto::RunStepResponse resp;
-    Status rs = master_->RunStep(req, &resp, timeout > 0 ? timeout + 10000 : 0);
+    Status rs = master_->RunStep(req, &resp, timeout > 0 ? timeout + 10000 : 0, run_options.cancellation);
     if (absl::IsDeadlineExceeded(rs) && timeout > 0) {
       return errors::DeadlineExceeded("Run did not finish within the deadline of ", timeout, " ms");
     }
@@ -272,6 +289,28 @@ class GrpcSessionFactory : public SessionFactory {
 };
 
 }  // namespace
+
+Status CompleteJob(const std::string& target, const proto::CompleteJobRequest& req, proto::CompleteJobResponse* resp) {
+  if (target.rfind(kPrefix, 0) != 0) return errors::InvalidArgument("Target '", target, "' is not grpc://host:port");
+  std::string address = target.substr(sizeof(kPrefix) - 1);
+  size_t colon = address.rfind(':');
+  int port = 0;
+  if (address.empty() || colon == std::string::npos || colon == 0 ||
+      !absl::SimpleAtoi(address.substr(colon + 1), &port)) {
+    return errors::InvalidArgument("Target '", target, "' is not grpc://host:port");
+  }
+  if (auto local = LocalMaster::Find(address.substr(0, colon), port)) return local->CompleteJob(req, resp);
+  auto stub = proto::rpc::MasterService::NewStub(NewChannel(address));
+  grpc::ClientContext ctx;
+  // Each task is told within the request's timeout, the master's own task after the others.
+  const int64_t per_task = req.timeout_ms() > 0 ? req.timeout_ms() : kDefaultJobCompleteTimeoutMs;
+  SetTimeout(&ctx, 2 * per_task + 15000);
+  Status s = FromGrpc(stub->CompleteJob(&ctx, req, resp));
+  if (s.code() == absl::StatusCode::kUnavailable) {
+    return errors::Unavailable("The server at ", address, " is unreachable: ", s.message());
+  }
+  return s;
+}
 
 void RegisterGrpcSessionFactory() {
   static bool done = [] {

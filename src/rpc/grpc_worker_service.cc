@@ -178,6 +178,10 @@ class WorkerServiceImpl final
   grpc::Status Reset(grpc::ServerContext* ctx, const proto::ResetRequest* req, proto::ResetResponse* resp) override {
     return ToGrpc(Wait(ctx, nullptr, [&](StatusCallback d) { worker_->ResetAsync(req, resp, d); }));
   }
+  grpc::Status JobComplete(grpc::ServerContext* ctx, const proto::JobCompleteRequest* req,
+                           proto::JobCompleteResponse* resp) override {
+    return ToGrpc(Wait(ctx, nullptr, [&](StatusCallback d) { worker_->JobCompleteAsync(req, resp, d); }));
+  }
 
   grpc::ServerWriteReactor<grpc::ByteBuffer>* RecvTensor(grpc::CallbackServerContext* ctx,
                                                          const grpc::ByteBuffer* request) override {

@@ -217,6 +217,22 @@ Status DirectSession::Run(const RunOptions& run_options, const std::vector<std::
                         active_steps_.end());
     active_steps_.push_back(state);
   }
+  // The caller's cancellation cancels this step; deregistered (waiting for a callback in flight)
+  // before `state` can go away.
+  CancellationManager::Token caller_token = -1;
+  if (run_options.cancellation != nullptr) {
+    caller_token = run_options.cancellation->NewToken();
+    if (!run_options.cancellation->RegisterCallback(caller_token, [state] { state->cancellation.StartCancel(); })) {
+      return errors::Cancelled("Run was cancelled before it started");
+    }
+  }
+  struct Deregister {
+    CancellationManager* cm;
+    CancellationManager::Token token;
+    ~Deregister() {
+      if (cm != nullptr) cm->DeregisterCallback(token);
+    }
+  } deregister{run_options.cancellation, caller_token};
   Executor::Args args_e;
   args_e.step.step_id = next_step_id_.fetch_add(1);
   args_e.step.device = devices_[0];

@@ -107,6 +107,34 @@ TEST(OptimizerTest, SlotsAreColocatedAndInitialized) {
   EXPECT_EQ((*r)[1].ToString(), "[0 0]");
 }
 
+TEST(OptimizerTest, CenteredRMSPropHasTensorFlowsSlots) {
+  Quadratic q;
+  RMSPropOptimizer rms(0.01, 0.9, 0.0, 1e-10, false, /*centered=*/true);
+  auto op = rms.ApplyGradients(q.graph(), {{N(q.grad), N(q.w.ref())}});
+  ASSERT_TRUE(op.ok()) << op.status();
+  // TensorFlow makes rms, then mg, then momentum: "w/RMSProp", "w/RMSProp_1", "w/RMSProp_2".
+  Node* ms = q.graph()->FindNode("w/RMSProp");
+  Node* mg = q.graph()->FindNode("w/RMSProp_1");
+  Node* mom = q.graph()->FindNode("w/RMSProp_2");
+  ASSERT_NE(ms, nullptr);
+  ASSERT_NE(mg, nullptr);
+  ASSERT_NE(mom, nullptr);
+  Node* update = q.graph()->FindNode("RMSProp/update_w/ApplyCenteredRMSProp");
+  ASSERT_NE(update, nullptr);
+  EXPECT_EQ(update->data_inputs()[1]->src, mg);
+  EXPECT_EQ(update->data_inputs()[2]->src, ms);
+  EXPECT_EQ(update->data_inputs()[3]->src, mom);
+
+  ClientSession session(q.root);
+  ASSERT_TRUE(session.Run({q.w.initializer()}).ok());
+  for (const CreatedVariable& c : rms.TakeCreatedVariables()) ASSERT_TRUE(session.Run({Operation(c.initializer)}).ok());
+  auto r = session.Run({Output(ms, 0), Output(mg, 0), Output(mom, 0)});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)[0].ToString(), "[1 1]");
+  EXPECT_EQ((*r)[1].ToString(), "[0 0]");
+  EXPECT_EQ((*r)[2].ToString(), "[0 0]");
+}
+
 TEST(OptimizerTest, VariablesWithoutGradientAreSkipped) {
   Quadratic q;
   Variable other = Variable::Create(q.root.WithOpName("other"), {3}, DT_FLOAT);

@@ -122,13 +122,14 @@ StatusOr<Node*> AdamOptimizer::Finish(GraphBuilder* scope, const std::vector<Nod
 // ---- RMSProp ----
 
 RMSPropOptimizer::RMSPropOptimizer(HyperParam learning_rate, HyperParam decay, HyperParam momentum,
-                                   HyperParam epsilon, bool use_locking, std::string name)
+                                   HyperParam epsilon, bool use_locking, bool centered, std::string name)
     : Optimizer(std::move(name), use_locking), lr_(learning_rate), decay_(decay), momentum_(momentum),
-      epsilon_(epsilon) {}
+      epsilon_(epsilon), centered_(centered) {}
 
 Status RMSPropOptimizer::CreateSlots(Graph* graph, const std::vector<NodeOut>& vars) {
   for (const NodeOut& v : vars) {
     RETURN_IF_ERROR(CreateSlot(graph, v, 1.0, "rms"));
+    if (centered_) RETURN_IF_ERROR(CreateSlot(graph, v, 0.0, "mg"));
     RETURN_IF_ERROR(CreateSlot(graph, v, 0.0, "momentum"));
   }
   return absl::OkStatus();
@@ -142,6 +143,10 @@ StatusOr<Node*> RMSPropOptimizer::ApplyDense(GraphBuilder* b, NodeOut grad, Node
   NodeOut decay = Hyper(b, "decay", decay_, t);
   NodeOut momentum = Hyper(b, "momentum", momentum_, t);
   NodeOut epsilon = Hyper(b, "epsilon", epsilon_, t);
+  if (centered_) {
+    ASSIGN_OR_RETURN(NodeOut mg, Slot(var, "mg"));
+    return AddApply(b, "ApplyCenteredRMSProp", {var, mg, rms, mom, lr, decay, momentum, epsilon, grad}, ApplyAttrs());
+  }
   return AddApply(b, "ApplyRMSProp", {var, rms, mom, lr, decay, momentum, epsilon, grad}, ApplyAttrs());
 }
 

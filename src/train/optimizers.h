@@ -73,12 +73,14 @@ class AdamOptimizer : public Optimizer {
   NodeOut beta1_power_, beta2_power_;
 };
 
-// ApplyRMSProp (not centered); slots "rms" ("<var>/RMSProp", ones) and "momentum"
-// ("<var>/RMSProp_1", zeros).
+// ApplyRMSProp; slots "rms" ("<var>/RMSProp", ones) and "momentum" ("<var>/RMSProp_1", zeros).
+// Centered: ApplyCenteredRMSProp, with the slot "mg" (the mean gradient, zeros) made between
+// them as TensorFlow does ("<var>/RMSProp_1"; momentum is then "<var>/RMSProp_2").
 class RMSPropOptimizer : public Optimizer {
  public:
   explicit RMSPropOptimizer(HyperParam learning_rate, HyperParam decay = 0.9, HyperParam momentum = 0.0,
-                            HyperParam epsilon = 1e-10, bool use_locking = false, std::string name = "RMSProp");
+                            HyperParam epsilon = 1e-10, bool use_locking = false, bool centered = false,
+                            std::string name = "RMSProp");
 
  protected:
   Status CreateSlots(Graph* graph, const std::vector<NodeOut>& vars) override;
@@ -86,6 +88,7 @@ class RMSPropOptimizer : public Optimizer {
 
  private:
   HyperParam lr_, decay_, momentum_, epsilon_;
+  bool centered_;
 };
 
 // ApplyFtrl; slots "accum" ("<var>/Ftrl", initial_accumulator_value) and "linear"

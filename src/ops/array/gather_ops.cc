@@ -330,42 +330,102 @@ NodeOut Element(GraphBuilder* b, const NodeOut& v, const NodeOut& i1) {
   return b->Op("Reshape", {b->Op("Slice", {v, i1, IndexConst(b, DT_INT32, {1})}), IndexConst(b, DT_INT32, {})});
 }
 
-// GatherV2: the output gradient summed into the gathered rows with UnsortedSegmentSum; for an
-// axis other than 0 the gathered dimension is moved to the front and back with Transpose.
+// The axis of a GatherV2 as an int32 scalar in [0, rank): a constant when it is one (then
+// *static_axis holds it), else computed in the graph.
+NodeOut GatherAxis(GraphBuilder* b, const NodeOut& params, const NodeOut& axis, int64_t* static_axis) {
+  *static_axis = -1;
+  if (const Tensor* t = ConstValue(axis); t != nullptr) {
+    int64_t a = 0;
+    const PartialTensorShape& ps = StaticShape(params);
+    if (ReadIndexScalar(*t, "axis", &a).ok()) {
+      if (a < 0 && !ps.unknown_rank()) a += ps.dims();
+      if (a >= 0) {
+        *static_axis = a;
+        return b->Scalar(DT_INT32, static_cast<double>(a));
+      }
+    }
+  }
+  NodeOut a32 = ValueType(axis) == DT_INT32 ? axis : b->Op("Cast", {axis}, {{"DstT", DT_INT32}});
+  // A negative axis counts from the end: add the rank where it is negative.
+  NodeOut negative = b->Op("Cast", {b->Op("Less", {a32, b->Scalar(DT_INT32, 0)})}, {{"DstT", DT_INT32}});
+  return b->Op("AddV2", {a32, b->Op("Mul", {negative, b->Op("Rank", {params})})});
+}
+
+// The product of the entries [begin, begin + size) of the int32 vector `v` (size -1: to the
+// end), as an int32 scalar; 1 for none.
+NodeOut ProdOfSlice(GraphBuilder* b, const NodeOut& v, const NodeOut& begin, const NodeOut& size) {
+  return b->Op("Prod", {b->Op("Slice", {v, begin, size}), IndexConst(b, DT_INT32, {0})});
+}
+
+// GatherV2 with batch_dims = k: out[b, o, n, i] = params[b, o, indices[b, n], i], where b runs
+// over the k batch dimensions, o over the dimensions up to axis, n over the rest of indices and
+// i over the dimensions after axis. The gradient offsets each batch's indices by b * L (L the
+// size of the gathered dimension), sums the [B N, O, I] gradient rows into B L segments and
+// puts the dimensions back in place.
+Status BatchGatherGrad(GradContext* c, int64_t batch_dims) {
+  GraphBuilder* b = c->b;
+  const NodeOut params = c->inputs[0], indices = c->inputs[1];
+  const PartialTensorShape& is_static = StaticShape(indices);
+  int64_t bd = batch_dims;
+  if (bd < 0) {
+    if (is_static.unknown_rank()) {
+      return errors::InvalidArgument("the gradient of GatherV2 with a negative batch_dims (", batch_dims,
+                                     ") needs indices of known rank");
+    }
+    bd += is_static.dims();
+  }
+  if (bd < 0) {
+    return errors::InvalidArgument("batch_dims ", batch_dims, " is out of range for indices of rank ",
+                                   is_static.dims());
+  }
+  int64_t static_axis = -1;
+  NodeOut a32 = GatherAxis(b, params, c->inputs[2], &static_axis);
+  NodeOut ps = ShapeOf(b, params, DT_INT32), is = ShapeOf(b, indices, DT_INT32);
+  NodeOut one = b->Scalar(DT_INT32, 1);
+  NodeOut a1 = b->Op("Reshape", {a32, IndexConst(b, DT_INT32, {1})});
+  NodeOut bd1 = IndexConst(b, DT_INT32, {bd});
+  NodeOut to_end = IndexConst(b, DT_INT32, {-1});
+  NodeOut batch = ProdOfSlice(b, ps, IndexConst(b, DT_INT32, {0}), bd1);
+  NodeOut outer = ProdOfSlice(b, ps, bd1, b->Op("Sub", {a1, bd1}));
+  NodeOut limit = Element(b, ps, a1);
+  NodeOut inner = ProdOfSlice(b, ps, b->Op("AddV2", {a1, one}), to_end);
+  NodeOut n = ProdOfSlice(b, is, bd1, to_end);
+  auto vec = [&](const std::vector<NodeOut>& dims) { return b->Op("Pack", dims); };
+  NodeOut swap = IndexConst(b, DT_INT32, {0, 2, 1, 3});
+  // [B, O, N, I] -> [B, N, O, I] -> rows of [O, I].
+  NodeOut grad = b->Op("Reshape", {c->grad_outputs[0], vec({batch, outer, n, inner})});
+  NodeOut values = b->Op("Reshape", {b->Op("Transpose", {grad, swap}), vec({b->Scalar(DT_INT32, -1), outer, inner})});
+  NodeOut idx = ValueType(indices) == DT_INT32 ? indices : b->Op("Cast", {indices}, {{"DstT", DT_INT32}});
+  NodeOut offsets = b->Op("Reshape", {b->Op("Mul", {b->Op("Range", {b->Scalar(DT_INT32, 0), batch, one}), limit}),
+                                      IndexConst(b, DT_INT32, {-1, 1})});
+  NodeOut ids = b->Op("Reshape", {b->Op("AddV2", {b->Op("Reshape", {idx, vec({batch, n})}), offsets}), to_end});
+  NodeOut sums = b->Op("UnsortedSegmentSum", {values, ids, b->Op("Mul", {batch, limit})});  // [B L, O, I]
+  NodeOut back = b->Op("Transpose", {b->Op("Reshape", {sums, vec({batch, limit, outer, inner})}), swap});
+  c->grad_inputs[0] = b->Op("Reshape", {back, ps});
+  return b->status();
+}
+
+// GatherV2 (batch_dims 0): the output gradient summed into the gathered rows with
+// UnsortedSegmentSum; for an axis other than 0 the gathered dimension is moved to the front and
+// back with Transpose.
 Status GatherV2Grad(GradContext* c) {
   GraphBuilder* b = c->b;
   int64_t batch_dims = 0;
   RETURN_IF_ERROR(GetAttr(c->node->attrs(), "batch_dims", &batch_dims));
-  if (batch_dims != 0) {
-    return errors::Unimplemented("the gradient of GatherV2 with batch_dims != 0 is not implemented");
-  }
+  if (batch_dims != 0) return BatchGatherGrad(c, batch_dims);
   const NodeOut params = c->inputs[0], indices = c->inputs[1], axis = c->inputs[2];
   const NodeOut grad = c->grad_outputs[0];
   NodeOut params_shape = ShapeOf(b, params, DT_INT32);
   NodeOut size = b->Op("Reshape", {b->Op("Size", {indices}, {{"out_type", DT_INT32}}), IndexConst(b, DT_INT32, {1})});
   NodeOut flat = b->Op("Reshape", {indices, IndexConst(b, DT_INT32, {-1})});
-  int64_t a = 0;
-  bool static_axis = false;
-  if (const Tensor* t = ConstValue(axis); t != nullptr && ReadIndexScalar(*t, "axis", &a).ok()) {
-    const PartialTensorShape& ps = StaticShape(params);
-    if (a < 0 && !ps.unknown_rank()) a += ps.dims();
-    static_axis = a >= 0;
-  }
-  if (static_axis && a == 0) {
+  int64_t a = -1;
+  NodeOut a32 = GatherAxis(b, params, axis, &a);
+  if (a == 0) {
     NodeOut rest = b->Op("Slice", {params_shape, IndexConst(b, DT_INT32, {1}), IndexConst(b, DT_INT32, {-1})});
     NodeOut values = b->Op("Reshape", {grad, b->Op("ConcatV2", {size, rest, b->Scalar(DT_INT32, 0)})});
     NodeOut num = Element(b, params_shape, IndexConst(b, DT_INT32, {0}));
     c->grad_inputs[0] = b->Op("UnsortedSegmentSum", {values, flat, num});
     return b->status();
-  }
-  NodeOut a32;
-  if (static_axis) {
-    a32 = b->Scalar(DT_INT32, static_cast<double>(a));
-  } else {
-    a32 = ValueType(axis) == DT_INT32 ? axis : b->Op("Cast", {axis}, {{"DstT", DT_INT32}});
-    // A negative axis counts from the end: add the rank where it is negative.
-    NodeOut negative = b->Op("Cast", {b->Op("Less", {a32, b->Scalar(DT_INT32, 0)})}, {{"DstT", DT_INT32}});
-    a32 = b->Op("AddV2", {a32, b->Op("Mul", {negative, b->Op("Rank", {params})})});
   }
   NodeOut one = b->Scalar(DT_INT32, 1);
   NodeOut a1 = b->Op("Reshape", {a32, IndexConst(b, DT_INT32, {1})});

@@ -162,6 +162,47 @@ TEST(GatherGradTest, GatherV2EveryAxis) {
   EXPECT_GRAD_OK(err, 1e-8);
 }
 
+TEST(GatherGradTest, GatherV2BatchDims) {
+  auto bd = [](int64_t k) { return AttrMap{{"batch_dims", k}}; };
+  // params [2, 3], indices [2, 2] (a repeated index), axis 1.
+  EXPECT_GRAD_OK(OpGradientError("GatherV2",
+                                 {Doubles(S({2, 3})), MakeTensor<int32_t>({2, 2, 0, 1}, S({2, 2})), Tensor(int32_t{1})},
+                                 {0}, bd(1)),
+                 1e-8);
+  // Dimensions between the batch and the axis and after it; int64 indices.
+  EXPECT_GRAD_OK(OpGradientError(
+                     "GatherV2",
+                     {Doubles(S({2, 3, 4, 2})), MakeTensor<int64_t>({3, 0, 3, 1, 1, 2}, S({2, 3})), Tensor(int64_t{2})},
+                     {0}, bd(1)),
+                 1e-8);
+  // Two batch dimensions, indices with a dimension of their own after them.
+  EXPECT_GRAD_OK(OpGradientError("GatherV2",
+                                 {Doubles(S({2, 2, 5, 3})),
+                                  MakeTensor<int32_t>({4, 4, 0, 1, 2, 3, 3, 3, 0, 0, 1, 4, 2, 2, 2, 1}, S({2, 2, 4})),
+                                  Tensor(int32_t{2})},
+                                 {0}, bd(2)),
+                 1e-8);
+  // A negative batch_dims counts from the end of the indices' dimensions; a negative axis too.
+  EXPECT_GRAD_OK(
+      OpGradientError("GatherV2",
+                      {Doubles(S({2, 4})), MakeTensor<int32_t>({3, 3, 1, 0, 2, 2}, S({2, 3})), Tensor(int32_t{-1})},
+                      {0}, bd(-1)),
+      1e-8);
+  // An axis computed in the graph.
+  auto err = MaxGradientError({Doubles(S({3, 2, 4}))}, [](GraphBuilder* b, const std::vector<NodeOut>& x) {
+    NodeOut axis = b->Op("Identity", {b->Scalar(DT_INT32, 2)});
+    return std::vector<NodeOut>{b->Op("GatherV2",
+                                      {x[0], b->Const(MakeTensor<int32_t>({0, 3, 3, 1, 2, 2}, S({3, 2}))), axis},
+                                      {{"batch_dims", int64_t{1}}})};
+  });
+  EXPECT_GRAD_OK(err, 1e-8);
+  // Float.
+  EXPECT_GRAD_OK(
+      OpGradientError("GatherV2", {Floats(S({2, 3})), MakeTensor<int32_t>({1, 1, 2, 0}, S({2, 2})), Tensor(int32_t{1})},
+                      {0}, bd(1)),
+      1e-3);
+}
+
 TEST(GatherGradTest, UnsortedSegmentSumAndDynamicStitch) {
   EXPECT_GRAD_OK(OpGradientError("UnsortedSegmentSum", {Doubles(S({4, 2})), I32({2, 0, -1, 2}), Tensor(int32_t{3})}, {0}),
                  1e-8);

@@ -150,6 +150,30 @@ GradFn MaskGradGradient(const char* grad_op) {
   };
 }
 
+// EluGrad(g, y) and SeluGrad(g, y) are linear in g with a factor that depends on y only where
+// y < 0 (y + 1, resp. y + scale * alpha): d/dg is the same kernel on the incoming gradient,
+// d/dy = g * incoming where y < 0, else 0 (TensorFlow's _EluGradGrad and _SeluGradGrad).
+Status OutputGradGradient(const char* grad_op, GradContext* c) {
+  GraphBuilder* b = c->b;
+  const NodeOut gg = c->GradOrZeros(0), g = c->inputs[0], y = c->inputs[1];
+  c->grad_inputs[0] = b->Op(grad_op, {gg, y});
+  NodeOut negative = b->Op("Less", {y, b->Scalar(ValueType(y), 0)});
+  c->grad_inputs[1] = b->Op("Select", {negative, b->Op("Mul", {g, gg}), ZerosLike(b, y)});
+  return b->status();
+}
+
+// SoftplusGrad(g, x) = g * sigmoid(x): d/dg = SoftplusGrad(incoming, x), d/dx = incoming * g *
+// sigmoid'(x), with sigmoid'(x) = 1 / (exp(-x) + 2 + exp(x)).
+Status SoftplusGradGradient(GradContext* c) {
+  GraphBuilder* b = c->b;
+  const NodeOut gg = c->GradOrZeros(0), g = c->inputs[0], x = c->inputs[1];
+  c->grad_inputs[0] = b->Op("SoftplusGrad", {gg, x});
+  NodeOut denom = b->Op(
+      "AddV2", {b->Op("AddV2", {b->Op("Exp", {b->Op("Neg", {x})}), b->Scalar(ValueType(x), 2)}), b->Op("Exp", {x})});
+  c->grad_inputs[1] = b->Op("RealDiv", {b->Op("Mul", {gg, g}), denom});
+  return b->status();
+}
+
 }  // namespace
 
 void RegisterActivationOps() {
@@ -176,6 +200,9 @@ void RegisterActivationOps() {
   RegisterGradient("Softplus", ActivationGradient("SoftplusGrad", /*from_output=*/false));
   RegisterGradient("ReluGrad", MaskGradGradient("ReluGrad"));
   RegisterGradient("Relu6Grad", MaskGradGradient("Relu6Grad"));
+  RegisterGradient("EluGrad", [](GradContext* c) { return OutputGradGradient("EluGrad", c); });
+  RegisterGradient("SeluGrad", [](GradContext* c) { return OutputGradGradient("SeluGrad", c); });
+  RegisterGradient("SoftplusGrad", SoftplusGradGradient);
 }
 
 }  // namespace dflow

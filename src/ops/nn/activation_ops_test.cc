@@ -144,5 +144,52 @@ TEST(ActivationGradTest, MaskGradKernelsHaveGradients) {
   }
 }
 
+// EluGrad, SeluGrad and SoftplusGrad have gradients in both inputs (values away from y = 0,
+// where EluGrad's and SeluGrad's factor jumps).
+TEST(ActivationGradTest, GradKernelsHaveGradients) {
+  std::mt19937 rng(8);
+  for (const char* op : {"EluGrad", "SeluGrad", "SoftplusGrad", "ReluGrad", "Relu6Grad"}) {
+    Tensor g = Random<double>(TensorShape{3, 4}, &rng);
+    EXPECT_LT(OpGradientError(op, {g, KinkFreeInput(true)}, {}, {}, {0}, 1e-5), 1e-8) << op;
+  }
+}
+
+// Second derivatives: the gradient graph of each activation, differentiated again with respect
+// to the input and the incoming gradient, against central differences of the first gradient.
+TEST(ActivationGradTest, SecondDerivatives) {
+  std::mt19937 rng(9);
+  Tensor g = Random<double>(TensorShape{3, 4}, &rng);
+  for (const Case& c : Activations()) {
+    auto err = MaxGradientError(
+        {KinkFreeInput(true), g},
+        [&](GraphBuilder* b, const std::vector<NodeOut>& in) {
+          NodeOut y = b->Op(c.op, {in[0]});
+          auto grads = AddGradients(b->graph(), {y}, {in[0]}, {in[1]});
+          if (!grads.ok()) b->SetError(grads.status());
+          return grads.ok() ? *grads : std::vector<NodeOut>{};
+        },
+        1e-5);
+    ASSERT_TRUE(err.ok()) << c.op << ": " << err.status();
+    EXPECT_LT(*err, 1e-7) << c.op;
+  }
+  // And against the closed forms at one point: d2/dx2 Softplus = sigmoid'(x), Elu'' = e^x (x < 0).
+  for (auto [op, x, want] : std::vector<std::tuple<const char*, double, double>>{
+           {"Softplus", 0.7, std::exp(-0.7) / std::pow(1 + std::exp(-0.7), 2)},
+           {"Elu", -0.8, std::exp(-0.8)},
+           {"Selu", -0.8, kScale * kAlpha * std::exp(-0.8)},
+           {"Selu", 0.8, 0.0}}) {
+    Scope root = Scope::NewRootScope();
+    Output xo = ops::Const(root, x);
+    Output y(ops::BuildOp(root, op, {xo}), 0);
+    std::vector<Output> d1 = Gradients(root, {y}, {xo});
+    ASSERT_TRUE(root.ok()) << root.status();
+    std::vector<Output> d2 = Gradients(root, {d1[0]}, {xo});
+    ASSERT_TRUE(root.ok()) << root.status();
+    auto v = ClientSession(root).Run({d2[0]});
+    ASSERT_TRUE(v.ok()) << v.status();
+    EXPECT_NEAR((*v)[0].scalar<double>(), want, 1e-12) << op << " at " << x;
+  }
+}
+
 }  // namespace
 }  // namespace dflow

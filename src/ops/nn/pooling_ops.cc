@@ -1,5 +1,6 @@
-// MaxPool, AvgPool and their gradient kernels MaxPoolGrad and AvgPoolGrad (TensorFlow's inputs
-// and attrs: ksize, strides, padding SAME/VALID, data_format NHWC/NCHW), and their gradients.
+// MaxPool, AvgPool, their gradient kernels MaxPoolGrad and AvgPoolGrad, and MaxPoolGradGrad (the
+// gradient of MaxPoolGrad), with TensorFlow's inputs and attrs (ksize, strides, padding
+// SAME/VALID, data_format NHWC/NCHW), and their gradients.
 //
 // float runs through oneDNN (pool_dnnl.h); double, empty tensors and anything oneDNN rejects
 // run the reference loops (pooling_reference.h).
@@ -84,6 +85,29 @@ class MaxPoolGradOp : public PoolOpBase {
   }
 };
 
+// The gradient of MaxPoolGrad with respect to its `grad`: picks, per window, the element of
+// `grad` (shaped like orig_input) at the window's maximum. Reference loop only: it runs in
+// second derivatives, not in training steps.
+template <typename T>
+class MaxPoolGradGradOp : public PoolOpBase {
+ public:
+  explicit MaxPoolGradGradOp(OpKernelConstruction* c) : PoolOpBase(c, true) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    OP_REQUIRES_ASSIGN(ctx, PoolDims d, MakePoolDims(attrs_, in.shape(), type_string(), name()));
+    OP_REQUIRES_OK(ctx, CheckOutputShaped(ctx->input(1), "orig_output", d));
+    const Tensor& grad = ctx->input(2);
+    OP_REQUIRES(ctx, grad.shape() == in.shape(),
+                errors::InvalidArgument(Prefix(), "grad has shape ", grad.shape().DebugString(),
+                                        " but orig_input has shape ", in.shape().DebugString()));
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, d.OutputShape(), &out));
+    if (out->NumElements() == 0) return;
+    ReferenceMaxPoolGradGrad<T>(d, in.data<T>(), grad.data<T>(), out->data<T>());
+  }
+};
+
 template <typename T>
 class AvgPoolGradOp : public PoolOpBase {
  public:
@@ -137,6 +161,18 @@ Status MaxPoolGradShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
+Status MaxPoolGradGradShape(InferenceContext* c) {
+  PoolAttrs a;
+  RETURN_IF_ERROR(ParsePoolAttrs(c->node().attrs, &a));
+  PartialTensorShape in, out;
+  if (!c->WithRank(c->input(0), 4, &in).ok() || !c->WithRank(c->input(1), 4, &out).ok()) {
+    return errors::InvalidArgument("MaxPoolGradGrad needs a 4-D orig_input and orig_output, got ",
+                                   c->input(0).DebugString(), " and ", c->input(1).DebugString());
+  }
+  c->set_output(0, out);
+  return absl::OkStatus();
+}
+
 Status AvgPoolGradShape(InferenceContext* c) {
   PoolAttrs a;
   RETURN_IF_ERROR(ParsePoolAttrs(c->node().attrs, &a));
@@ -173,6 +209,14 @@ void RegisterPoolingOps() {
                  .Attr("T: {float, double} = DT_FLOAT")
                  .SetShapeFn(MaxPoolGradShape)
                  .Doc("The gradient of MaxPool: grad routed to the maximum of each window of orig_input."));
+  RegisterOp(WithPoolAttrs(OpDefBuilder("MaxPoolGradGrad")
+                               .Input("orig_input: T")
+                               .Input("orig_output: T")
+                               .Input("grad: T")
+                               .Output("output: T"))
+                 .Attr("T: {float, double}")
+                 .SetShapeFn(MaxPoolGradGradShape)
+                 .Doc("The gradient of MaxPoolGrad: grad (shaped like orig_input) at the maximum of each window."));
   RegisterOp(WithPoolAttrs(
                  OpDefBuilder("AvgPoolGrad").Input("orig_input_shape: int32").Input("grad: T").Output("output: T"))
                  .Attr("T: {float, double}")
@@ -184,6 +228,8 @@ void RegisterPoolingOps() {
   RegisterKernel<PoolOp<double, false>>(KernelBuilder("AvgPool").TypeConstraint<double>("T"));
   RegisterKernel<MaxPoolGradOp<float>>(KernelBuilder("MaxPoolGrad").TypeConstraint<float>("T"));
   RegisterKernel<MaxPoolGradOp<double>>(KernelBuilder("MaxPoolGrad").TypeConstraint<double>("T"));
+  RegisterKernel<MaxPoolGradGradOp<float>>(KernelBuilder("MaxPoolGradGrad").TypeConstraint<float>("T"));
+  RegisterKernel<MaxPoolGradGradOp<double>>(KernelBuilder("MaxPoolGradGrad").TypeConstraint<double>("T"));
   RegisterKernel<AvgPoolGradOp<float>>(KernelBuilder("AvgPoolGrad").TypeConstraint<float>("T"));
   RegisterKernel<AvgPoolGradOp<double>>(KernelBuilder("AvgPoolGrad").TypeConstraint<double>("T"));
 
@@ -196,6 +242,18 @@ void RegisterPoolingOps() {
     c->grad_inputs[0] = c->b->Op("AvgPoolGrad", {ShapeOf(c->b, c->inputs[0]), c->GradOrZeros(0)}, PoolAttrMap(c->node));
     return c->b->status();
   });
+  // MaxPoolGrad is linear in its gradient input with a routing that is piecewise constant in
+  // orig_input: MaxPoolGradGrad and MaxPoolGrad are each other's adjoints (TensorFlow's choice).
+  auto max_pool_grad_grad = [](const char* adjoint) {
+    return [adjoint](GradContext* c) {
+      c->grad_inputs[0] = ZerosLike(c->b, c->inputs[0]);
+      c->grad_inputs[1] = ZerosLike(c->b, c->inputs[1]);
+      c->grad_inputs[2] = c->b->Op(adjoint, {c->inputs[0], c->inputs[1], c->GradOrZeros(0)}, PoolAttrMap(c->node));
+      return c->b->status();
+    };
+  };
+  RegisterGradient("MaxPoolGrad", max_pool_grad_grad("MaxPoolGradGrad"));
+  RegisterGradient("MaxPoolGradGrad", max_pool_grad_grad("MaxPoolGrad"));
   // AvgPoolGrad is AvgPool's adjoint, so its own adjoint is AvgPool.
   RegisterGradient("AvgPoolGrad", [](GradContext* c) {
     c->grad_inputs[1] = c->b->Op("AvgPool", {c->GradOrZeros(0)}, PoolAttrMap(c->node));

@@ -1,4 +1,5 @@
-// Reference loops of max and average pooling and their gradients, for NHWC and NCHW. Padded
+// Reference loops of max and average pooling and their gradients (and MaxPoolGrad's), for NHWC
+// and NCHW. Padded
 // positions never take part: a max is over the real elements of a window, an average divides by
 // their count (TensorFlow's SAME semantics). Max-pool gradients go to the first maximum of each
 // window in row-major window order.
@@ -87,6 +88,25 @@ void ReferenceMaxPoolGrad(const PoolDims& d, const T* in, const T* grad, T* in_b
     }
   });
   for (size_t i = 0; i < acc.size(); ++i) in_backprop[i] = static_cast<T>(acc[i]);
+}
+
+// out (shaped like the output) = for each window, `grad` (shaped like the input) at the
+// window's first maximum of `in`: MaxPoolGrad's adjoint, so the gradient of MaxPoolGrad.
+template <typename T>
+void ReferenceMaxPoolGradGrad(const PoolDims& d, const T* in, const T* grad, T* out) {
+  pool_internal::ForEachWindow(d, [&](int64_t n, const Strides4& is, const Strides4& os, int64_t o, int64_t h0,
+                                      int64_t h1, int64_t w0, int64_t w1) {
+    for (int64_t c = 0; c < d.depth; ++c) {
+      int64_t best = -1;
+      for (int64_t h = h0; h < h1; ++h) {
+        for (int64_t w = w0; w < w1; ++w) {
+          const int64_t i = n * is.n + h * is.h + w * is.w + c * is.c;
+          if (best < 0 || in[i] > in[best]) best = i;
+        }
+      }
+      out[o + c * os.c] = best >= 0 ? grad[best] : T(0);
+    }
+  });
 }
 
 // in_backprop = `grad` spread evenly over the real elements of each window.

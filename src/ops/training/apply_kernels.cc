@@ -216,6 +216,31 @@ class ApplyRMSPropOp : public ApplyKernel<T> {
   }
 };
 
+// Centered RMSProp: the second moment minus the squared first moment (an estimate of the
+// variance) normalizes the step; TensorFlow's order of updates.
+template <typename T>
+class ApplyCenteredRMSPropOp : public ApplyKernel<T> {
+ public:
+  explicit ApplyCenteredRMSPropOp(OpKernelConstruction* c) : ApplyKernel<T>(c, 4, {4, 5, 6, 7}, {8}) {}
+
+ protected:
+  void Update(T* const* v, const T* s, const T* const* d, int64_t n) const override {
+    T* var = v[0];
+    T* mg = v[1];
+    T* ms = v[2];
+    T* mom = v[3];
+    const T lr = s[0], rho = s[1], momentum = s[2], epsilon = s[3];
+    const T* grad = d[0];
+    for (int64_t i = 0; i < n; ++i) {
+      const T g = grad[i];
+      ms[i] += (g * g - ms[i]) * (T(1) - rho);
+      mg[i] += (g - mg[i]) * (T(1) - rho);
+      mom[i] = mom[i] * momentum + (g * lr) / std::sqrt(ms[i] - mg[i] * mg[i] + epsilon);
+      var[i] -= mom[i];
+    }
+  }
+};
+
 template <typename T>
 class ApplyFtrlOp : public ApplyKernel<T> {
  public:
@@ -282,6 +307,7 @@ void RegisterFor() {
   RegisterKernel<ApplyAdagradOp<T>>(KernelBuilder("ApplyAdagrad").TypeConstraint<T>("T"));
   RegisterKernel<ApplyAdamOp<T>>(KernelBuilder("ApplyAdam").TypeConstraint<T>("T"));
   RegisterKernel<ApplyRMSPropOp<T>>(KernelBuilder("ApplyRMSProp").TypeConstraint<T>("T"));
+  RegisterKernel<ApplyCenteredRMSPropOp<T>>(KernelBuilder("ApplyCenteredRMSProp").TypeConstraint<T>("T"));
   RegisterKernel<ApplyFtrlOp<T>>(KernelBuilder("ApplyFtrl").TypeConstraint<T>("T"));
 }
 

@@ -190,6 +190,51 @@ TEST_P(ApplyKernelTest, RMSPropHandComputed) {
   EXPECT_NEAR(r->at(0, 0), 0.9824588397, 1e-7);
 }
 
+TEST_P(ApplyKernelTest, CenteredRMSPropMatchesNaiveLoop) {
+  const DType dt = GetParam();
+  std::vector<double> var = {1, 2, -0.5}, mg = {0, 0.1, -0.2}, ms = {1, 0.5, 2}, mom = {0, 0.3, 0};
+  auto r = ApplyRunner::Create("ApplyCenteredRMSProp", dt, {Vec(var, dt), Vec(mg, dt), Vec(ms, dt), Vec(mom, dt)}, 5)
+               .value();
+  const double lr = 0.01, rho = 0.9, momentum = 0.5, eps = 1e-6;
+  const std::vector<std::vector<double>> grads = {{2, -1, 0.5}, {0.5, 0.5, 0}, {-3, 0.25, 1}, {0, 0, 0}};
+  for (const auto& g : grads) {
+    ASSERT_TRUE(r->Run({Scalar(lr, dt), Scalar(rho, dt), Scalar(momentum, dt), Scalar(eps, dt), Vec(g, dt)}).ok());
+    for (int i = 0; i < 3; ++i) {
+      mg[i] = rho * mg[i] + (1 - rho) * g[i];
+      ms[i] = rho * ms[i] + (1 - rho) * g[i] * g[i];
+      mom[i] = momentum * mom[i] + lr * g[i] / std::sqrt(ms[i] - mg[i] * mg[i] + eps);
+      var[i] = var[i] - mom[i];
+      EXPECT_NEAR(r->at(1, i), mg[i], Tol(dt));
+      EXPECT_NEAR(r->at(2, i), ms[i], Tol(dt));
+      EXPECT_NEAR(r->at(3, i), mom[i], Tol(dt));
+      EXPECT_NEAR(r->at(0, i), var[i], Tol(dt));
+    }
+  }
+}
+
+TEST_P(ApplyKernelTest, CenteredRMSPropRejectsAMismatchedMeanGradient) {
+  const DType dt = GetParam();
+  auto r = ApplyRunner::Create("ApplyCenteredRMSProp", dt,
+                               {Vec({1, 2}, dt), Vec({0}, dt), Vec({1, 1}, dt), Vec({0, 0}, dt)}, 5)
+               .value();
+  Status s = r->Run({Scalar(0.01, dt), Scalar(0.9, dt), Scalar(0, dt), Scalar(1e-6, dt), Vec({1, 1}, dt)});
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+  EXPECT_THAT(s.message(), HasSubstr("ApplyCenteredRMSProp 'node': var and mg do not have the same shape"));
+  EXPECT_EQ(r->value(0).ToString(), "[1 2]");
+}
+
+TEST_P(ApplyKernelTest, CenteredRMSPropHandComputed) {
+  // mg = 0.2, ms = 1.3, denom = sqrt(1.3 - 0.04) = 1.1224972, mom = 0.02 / denom, var = 1 - mom.
+  const DType dt = GetParam();
+  auto r = ApplyRunner::Create("ApplyCenteredRMSProp", dt, {Vec({1}, dt), Vec({0}, dt), Vec({1}, dt), Vec({0}, dt)}, 5)
+               .value();
+  ASSERT_TRUE(r->Run({Scalar(0.01, dt), Scalar(0.9, dt), Scalar(0, dt), Scalar(0, dt), Vec({2}, dt)}).ok());
+  EXPECT_NEAR(r->at(1, 0), 0.2, Tol(dt));
+  EXPECT_NEAR(r->at(2, 0), 1.3, Tol(dt));
+  EXPECT_NEAR(r->at(3, 0), 0.0178174161, 1e-7);
+  EXPECT_NEAR(r->at(0, 0), 0.9821825839, 1e-7);
+}
+
 // ---- Ftrl ----
 
 // TensorFlow's documented FTRL-proximal step, in double.

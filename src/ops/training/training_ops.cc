@@ -79,6 +79,13 @@ void RegisterTrainingOps() {
                  .SetShapeFn(ApplyShape({1, 2, 7}, {3, 4, 5, 6}))
                  .Doc("ms = rho * ms + (1 - rho) * grad^2; mom = momentum * mom + lr * grad / sqrt(ms + epsilon); "
                       "var -= mom."));
+  RegisterOp(OpDefBuilder("ApplyCenteredRMSProp")
+                 .Input("var: Ref(T)").Input("mg: Ref(T)").Input("ms: Ref(T)").Input("mom: Ref(T)").Input("lr: T")
+                 .Input("rho: T").Input("momentum: T").Input("epsilon: T").Input("grad: T").Output("out: Ref(T)")
+                 .Attr(kTypes).Attr(kLocking)
+                 .SetShapeFn(ApplyShape({1, 2, 3, 8}, {4, 5, 6, 7}))
+                 .Doc("mg = rho * mg + (1 - rho) * grad; ms = rho * ms + (1 - rho) * grad^2; "
+                      "mom = momentum * mom + lr * grad / sqrt(ms - mg^2 + epsilon); var -= mom."));
   RegisterOp(OpDefBuilder("ApplyFtrl")
                  .Input("var: Ref(T)").Input("accum: Ref(T)").Input("linear: Ref(T)").Input("grad: T").Input("lr: T")
                  .Input("l1: T").Input("l2: T").Input("lr_power: T").Output("out: Ref(T)")
@@ -86,7 +93,8 @@ void RegisterTrainingOps() {
                  .SetShapeFn(ApplyShape({1, 2, 3}, {4, 5, 6, 7}))
                  .Doc("The FTRL-proximal update of var, accum and linear."));
   for (const char* op :
-       {"ApplyGradientDescent", "ApplyMomentum", "ApplyAdagrad", "ApplyAdam", "ApplyRMSProp", "ApplyFtrl"}) {
+       {"ApplyGradientDescent", "ApplyMomentum", "ApplyAdagrad", "ApplyAdam", "ApplyRMSProp", "ApplyCenteredRMSProp",
+        "ApplyFtrl"}) {
     RegisterNoGradient(op);
   }
   RegisterApplyKernels();

@@ -34,15 +34,23 @@ TEST(TrainingOpsTest, SignaturesAreTensorFlows) {
   const OpDef* adagrad = OpRegistry::Global()->LookUp("ApplyAdagrad");
   ASSERT_NE(adagrad, nullptr);
   EXPECT_NE(adagrad->FindAttr("update_slots"), nullptr);
+  bool none = false;
   const OpDef* rms = OpRegistry::Global()->LookUp("ApplyRMSProp");
   ASSERT_NE(rms, nullptr);
   EXPECT_EQ(rms->inputs[4].name, "rho");
+  const OpDef* centered = OpRegistry::Global()->LookUp("ApplyCenteredRMSProp");
+  ASSERT_NE(centered, nullptr);
+  names.clear();
+  for (const ArgDef& a : centered->inputs) names.push_back(a.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"var", "mg", "ms", "mom", "lr", "rho", "momentum", "epsilon", "grad"}));
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(centered->inputs[i].is_ref) << i;
+  EXPECT_EQ(LookupGradient("ApplyCenteredRMSProp", &none), nullptr);
+  EXPECT_TRUE(none);
   const OpDef* momentum = OpRegistry::Global()->LookUp("ApplyMomentum");
   ASSERT_NE(momentum, nullptr);
   EXPECT_EQ(momentum->inputs[4].name, "momentum");
   EXPECT_NE(OpRegistry::Global()->LookUp("Variable"), nullptr);
   // Not differentiable: they stop backpropagation instead of failing it.
-  bool none = false;
   EXPECT_EQ(LookupGradient("ApplyAdam", &none), nullptr);
   EXPECT_TRUE(none);
 }

@@ -1,0 +1,133 @@
+// Synchronous training with backup workers, and job completion: every worker process runs this
+// program with the cluster flags; each builds the same model (w on the ps tasks) under
+// SyncReplicasOptimizer, so that every global step applies the mean of exactly
+// --replicas_to_aggregate gradients. Worker 0 (the chief) initializes the variables, runs the
+// sync hook, and when global_step reaches --last_step tells every task that the job is
+// complete: the ps tasks (`dflow server`, or this program with --job_name=ps) exit 0 by
+// themselves, and the workers end their loops.
+//
+//   dflow launch --ps 1 --workers 3 -- build/bin/sync_trainer --replicas_to_aggregate=2 --last_step=50
+//
+// The gradient of w is 1 from every replica and the learning rate 1, so after G steps w = -G
+// exactly. Each worker prints how many gradients it sent; the chief also prints the final
+// global step, w, and how many gradients the accumulators dropped (stale or surplus) or still
+// hold: 2 * G + dropped + held = the gradients all workers sent.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "dflow/dflow.h"
+#include "dflow/server.h"
+
+namespace {
+
+using namespace dflow;  // NOLINT
+
+int Fail(const Status& s) {
+  std::fprintf(stderr, "sync_trainer: %s\n", s.ToString().c_str());
+  return 1;
+}
+
+bool ParseFlag(const std::string& arg, const std::string& name, int64_t* out) {
+  const std::string prefix = "--" + name + "=";
+  return arg.rfind(prefix, 0) == 0 && absl::SimpleAtoi(arg.substr(prefix.size()), out) && *out > 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc), rest;
+  const char* env = std::getenv("TF_CONFIG");
+  StatusOr<TaskConfig> task = TaskConfigFromArgs(args, env == nullptr ? "" : env, &rest);
+  if (!task.ok()) return Fail(task.status());
+  int64_t replicas = 0, last_step = 20;
+  for (const std::string& a : rest) {
+    if (!ParseFlag(a, "replicas_to_aggregate", &replicas) && !ParseFlag(a, "last_step", &last_step)) {
+      return Fail(errors::InvalidArgument("unknown or bad argument '", a,
+                                          "' (--replicas_to_aggregate=N, --last_step=N: positive integers)"));
+    }
+  }
+  ServerOptions so;
+  so.cluster = task->cluster;
+  so.job_name = task->job_name;
+  so.task_index = task->task_index;
+  StatusOr<std::unique_ptr<Server>> server = Server::Create(so);
+  if (!server.ok()) return Fail(server.status());
+  if (task->job_name == "ps") {
+    (*server)->Join();  // returns when the chief declares the job complete
+    return 0;
+  }
+  const int workers = task->cluster.num_tasks("worker");
+  if (replicas == 0) replicas = workers;
+  const std::string worker = "/job:worker/task:" + std::to_string(task->task_index);
+
+  Scope root = Scope::NewRootScope();
+  Scope s = root.WithDeviceFunction(train::ReplicaDeviceSetter(task->cluster.num_tasks("ps"), worker));
+  Variable w = Variable::Create(s.WithOpName("w"), {1}, DT_FLOAT, init::Zeros());
+  Output global_step = train::CreateGlobalStep(s);
+  Output loss = ops::Sum(s, w.read() * ops::Const(s, {1.0f}), ops::Const(s, 0));
+  train::GradientDescentOptimizer sgd(1.0f);
+  train::SyncReplicasOptimizer sync(sgd, static_cast<int>(replicas), workers);
+  Operation train_op = sync.Minimize(s, loss, {}, global_step);
+  std::unique_ptr<train::SessionRunHook> hook = sync.MakeSessionRunHook(s, task->is_chief);
+  Output dropped = sync.NumDroppedGradients(s);
+  Output held = ops::AccumulatorNumAccumulated(s, sync.accumulators().empty() ? Output() : sync.accumulators()[0]);
+  Operation init = GlobalVariablesInitializer(s);
+  if (!root.ok()) return Fail(root.status());
+
+  SessionOptions options;
+  options.target = (*server)->target();
+  options.device_filters = {"/job:ps", worker};
+  ClientSession session(root, options);
+  if (task->is_chief) {
+    Status st = session.Run({init});
+    if (!st.ok()) return Fail(st);
+  } else {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (true) {
+      auto r = session.Run({global_step});
+      if (r.ok()) break;
+      if (r.status().code() != absl::StatusCode::kFailedPrecondition || std::chrono::steady_clock::now() > deadline) {
+        return Fail(errors::Annotate(r.status(), "waiting for the chief to initialize the model: "));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  train::Coordinator coord;
+  Status st = hook->AfterCreateSession(&session, &coord);
+  if (!st.ok()) return Fail(st);
+
+  int64_t sent = 0, step = 0;
+  RunOptions run_options;
+  run_options.timeout_in_ms = 60000;
+  while (step < last_step && !coord.ShouldStop()) {
+    auto r = session.Run({}, {global_step}, {train_op}, nullptr, run_options);
+    // OutOfRange: the token queue was closed or the job completed (the gradient was sent).
+    if (r.ok() || r.status().code() == absl::StatusCode::kOutOfRange) ++sent;
+    if (!r.ok()) {
+      if (r.status().code() == absl::StatusCode::kOutOfRange) break;
+      return Fail(r.status());
+    }
+    step = (*r)[0].scalar<int64_t>();
+  }
+  std::printf("worker %d: sent %lld gradients\n", task->task_index, static_cast<long long>(sent));
+  std::fflush(stdout);
+  if (!task->is_chief) return 0;
+  st = hook->End(&session);
+  if (!st.ok()) return Fail(st);
+  if (!coord.GetStatus().ok()) return Fail(coord.GetStatus());
+  auto final_values = session.Run({global_step, w.ref(), dropped, held});
+  if (!final_values.ok()) return Fail(final_values.status());
+  std::printf("chief: global step %lld, w %.1f, dropped %lld, held %d\n",
+              static_cast<long long>((*final_values)[0].scalar<int64_t>()), (*final_values)[1].flat<float>()[0],
+              static_cast<long long>((*final_values)[2].scalar<int64_t>()), (*final_values)[3].scalar<int32_t>());
+  std::fflush(stdout);
+  JobCompleteResult result;
+  st = (*server)->NotifyJobComplete({}, &result);
+  if (!st.ok()) return Fail(st);
+  for (const std::string& t : result.unreachable_tasks) std::printf("chief: not told (gone): %s\n", t.c_str());
+  std::fflush(stdout);
+  return 0;
+}

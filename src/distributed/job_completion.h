@@ -1,0 +1,43 @@
+// Job completion: the chief tells every task of the cluster that training is over, so that
+// parameter servers (which otherwise serve forever, as TensorFlow's server.join() does) and
+// workers end on their own with exit status 0.
+//
+// The signal is a JobComplete call of the worker interface (transport-neutral; gRPC carries it
+// as WorkerService.JobComplete). A task that receives it:
+//   1. refuses steps that start from then on with OutOfRange (JobCompleteError), so a trainer
+//      that is still looping ends the way an exhausted input ends it;
+//   2. lets the steps in progress finish for up to drain_ms, then fails those still running
+//      (a replica waiting for a token that will never come) with the same OutOfRange;
+//   3. stops its server: Server::Join returns and Server::job_complete() is true.
+// A task that is told twice ignores the second call.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/status.h"
+#include "distributed/worker_interface.h"
+#include "proto/master.pb.h"
+
+namespace dflow {
+
+// Default time a task gives the steps in progress to finish.
+inline constexpr int64_t kDefaultJobDrainMs = 5000;
+// Default time to wait for a task's acknowledgement.
+inline constexpr int64_t kDefaultJobCompleteTimeoutMs = 10000;
+
+// The error of a step refused or failed on `task` because `source` declared the job complete.
+// OutOfRange: training is over, not failed.
+Status JobCompleteError(const std::string& task, const std::string& source);
+// Whether `s` is (or wraps) a JobCompleteError.
+bool IsJobCompleteError(const Status& s);
+
+// Sends JobComplete to every task of `workers`: all others at once (each bounded by
+// req.timeout_ms), then `local_task` (when it is in the cluster) last, so that the caller's own
+// server stops after the others were told. Fills `resp` with the tasks told and those that could
+// not be (already gone: that is not an error, the job is over for them). Never blocks longer
+// than about twice the timeout.
+void BroadcastJobComplete(WorkerCache* workers, const std::string& local_task, const proto::CompleteJobRequest& req,
+                          proto::CompleteJobResponse* resp);
+
+}  // namespace dflow

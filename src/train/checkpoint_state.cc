@@ -1,0 +1,70 @@
+#include "train/checkpoint_state.h"
+
+#include <random>
+
+#include "absl/strings/match.h"
+#include "google/protobuf/text_format.h"
+
+namespace dflow::train {
+namespace {
+
+// `path` relative to `dir` when it lies directly in it.
+std::string RelativeTo(const std::string& dir, const std::string& path) {
+  return DirName(path) == dir ? BaseName(path) : path;
+}
+
+std::string Absolute(const std::string& dir, const std::string& path) {
+  return absl::StartsWith(path, "/") || path.empty() ? path : JoinPath(dir, path);
+}
+
+}  // namespace
+
+Status WriteFileAtomically(Env* env, const std::string& path, absl::string_view contents) {
+  static std::mutex mu;
+  static std::mt19937_64 gen(std::random_device{}());
+  uint64_t id;
+  {
+    std::lock_guard<std::mutex> l(mu);
+    id = gen();
+  }
+  const std::string tmp = absl::StrCat(path, ".tmp", id);
+  Status s = [&]() -> Status {
+    ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> f, env->NewWritableFile(tmp));
+    RETURN_IF_ERROR(f->Append(contents));
+    RETURN_IF_ERROR(f->Sync());
+    RETURN_IF_ERROR(f->Close());
+    return env->RenameFile(tmp, path);
+  }();
+  if (!s.ok()) {
+    env->DeleteFile(tmp).IgnoreError();
+    return s;
+  }
+  return env->SyncDir(DirName(path));
+}
+
+StatusOr<proto::CheckpointState> ReadCheckpointState(Env* env, const std::string& dir,
+                                                     const std::string& latest_filename) {
+  const std::string path = JoinPath(dir, latest_filename);
+  ASSIGN_OR_RETURN(std::string text, env->ReadFile(path, int64_t{64} << 20));
+  proto::CheckpointState state;
+  if (!google::protobuf::TextFormat::ParseFromString(text, &state)) {
+    return errors::DataLoss("Cannot parse the checkpoint state file ", path, " (CheckpointState text format)");
+  }
+  state.set_model_checkpoint_path(Absolute(dir, state.model_checkpoint_path()));
+  for (std::string& p : *state.mutable_all_model_checkpoint_paths()) p = Absolute(dir, p);
+  return state;
+}
+
+Status WriteCheckpointState(Env* env, const std::string& dir, const proto::CheckpointState& state,
+                            const std::string& latest_filename) {
+  proto::CheckpointState rel = state;
+  rel.set_model_checkpoint_path(RelativeTo(dir, state.model_checkpoint_path()));
+  for (std::string& p : *rel.mutable_all_model_checkpoint_paths()) p = RelativeTo(dir, p);
+  std::string text;
+  if (!google::protobuf::TextFormat::PrintToString(rel, &text)) {
+    return errors::Internal("Cannot print the checkpoint state");
+  }
+  return WriteFileAtomically(env, JoinPath(dir, latest_filename), text);
+}
+
+}  // namespace dflow::train

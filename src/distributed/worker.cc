@@ -431,8 +431,8 @@ void Worker::AbortAll(const Status& status) {
     std::lock_guard<std::mutex> l(mu_);
     stopped_ = status;
     for (auto& [id, e] : steps_) steps.push_back(e.rendezvous);
-    for (auto& [id, abort] : running_) runs.push_back(abort);
     for (auto& [handle, reg] : graphs_) reg->closed->StartCancel();
+    for (auto& [id, abort] : running_) runs.push_back(abort);
   }
   for (auto& r : steps) r->StartAbort(status);
   for (auto& abort : runs) abort(status);

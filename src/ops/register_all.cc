@@ -18,12 +18,12 @@ void RegisterAllOps() {
     RegisterNNOps();
     RegisterTrainingOps();
     RegisterQueueOps();
+    RegisterDataOps();
     RegisterSummaryOps();
     RegisterFeatureOps();
     RegisterLoggingOps();
     RegisterAccumulatorOps();
     RegisterCheckpointOps();
-    RegisterDataOps();
   });
 }
 

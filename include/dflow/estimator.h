@@ -22,7 +22,8 @@
 // checkpoint (so training resumes where an earlier Train, or an earlier process, stopped) and
 // saves as RunConfig says and at the end; Evaluate and Predict restore the latest checkpoint (or a
 // given one). Without a checkpoint, Evaluate and Predict run on freshly initialized weights and
-// log a warning (TensorFlow's behaviour).
+// log a warning (TensorFlow's behaviour). Evaluate with steps = 0 reads its input to the end: an
+// input that repeats forever needs `steps`.
 //
 // Input functions return a dataset (its named components are the features, its one unnamed
 // component, if any, the labels) or tensors (features and labels). Datasets are read through an
@@ -153,6 +154,9 @@ using EvalResult = std::map<std::string, double>;
 struct PredictOptions {
   // The prediction keys to return ("class_ids", "probabilities", ...); empty: all.
   std::vector<std::string> predict_keys;
+  // Predictions are returned all at once, so an input that repeats forever must not run
+  // forever: more examples than this is InvalidArgument.
+  int64_t max_examples = int64_t{1} << 24;
   std::string checkpoint_path;  // empty: the latest in model_dir
   std::vector<std::shared_ptr<train::SessionRunHook>> hooks;
 };

@@ -422,6 +422,10 @@ StatusOr<std::vector<Prediction>> Estimator::Predict(const InputFn& input_fn, co
       return r.status();
     }
     RETURN_IF_ERROR(SplitBatch(keys, *r, &out));
+    if (static_cast<int64_t>(out.size()) > options.max_examples) {
+      return errors::InvalidArgument("Predict: the input gave more than ", options.max_examples,
+                                     " examples (PredictOptions::max_examples); does it repeat forever?");
+    }
     if (!in.initializer.valid()) break;  // tensors, not a dataset: one batch
   }
   RETURN_IF_ERROR(sess->Close());

@@ -294,6 +294,8 @@ TEST(EstimatorTest, BadCallsAreErrors) {
                                  {.steps = 1});
   EXPECT_TRUE(absl::IsNotFound(failing_input));
   EXPECT_FALSE(e.Train(nullptr, {.steps = 1}).ok());
+  auto forever = e.Predict(input, {.max_examples = 7});
+  EXPECT_THAT(forever.status().message(), HasSubstr("more than 7 examples"));
   auto bad_key = e.Predict(input, {.predict_keys = {"nope"}});
   EXPECT_THAT(bad_key.status().message(), HasSubstr("Expected to run at least one output from [y], provided nope"));
   // A model function that fails to build: its error comes back.

@@ -142,6 +142,9 @@ struct TrainOptions {
 struct EvalOptions {
   // Batches to evaluate; 0: until the input ends.
   int64_t steps = 0;
+  // The metrics are also written (as scalars at the checkpoint's global step) to an event file
+  // in model_dir/eval, or model_dir/eval_<name>, for TensorBoard.
+  std::string name;
   // A checkpoint prefix to evaluate; empty: the latest in model_dir.
   std::string checkpoint_path;
   std::vector<std::shared_ptr<train::SessionRunHook>> hooks;

@@ -22,6 +22,7 @@
 #include "dflow/replica_device_setter.h"
 #include "dflow/saver.h"
 #include "dflow/server.h"
+#include "dflow/summary.h"
 #include "estimator/estimator_internal.h"
 #include "graph/graph.h"
 
@@ -373,6 +374,12 @@ StatusOr<EvalResult> Estimator::Evaluate(const InputFn& input_fn, const EvalOpti
     result[names[i]] = v;
   }
   result["global_step"] = static_cast<double>(got.back().scalar<int64_t>());
+  // TensorFlow's eval directory: the metrics at the global step they were computed for.
+  summary::FileWriter writer(JoinPath(model_dir_, options.name.empty() ? "eval" : "eval_" + options.name));
+  for (size_t i = 0; i < names.size(); ++i) {
+    RETURN_IF_ERROR(writer.AddScalar(names[i], result[names[i]], got.back().scalar<int64_t>()));
+  }
+  RETURN_IF_ERROR(writer.Close());
   LOG(INFO) << "Evaluation of " << (checkpoint.empty() ? "an initialized model" : checkpoint) << " over " << batches
             << " batches: " << FormatEvalResult(result);
   return result;

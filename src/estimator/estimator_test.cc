@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "base/net.h"
+#include "base/env.h"
 #include "base/temp_dir.h"
 #include "dflow/dflow.h"
 #include "dflow/server.h"
@@ -222,9 +223,23 @@ TEST(EstimatorTest, EvaluateRunsTheBatchesItIsAskedFor) {
   EXPECT_DOUBLE_EQ((*all)["global_step"], 0);
   // loss: the mean of the batch losses of w = 0: ((1+4)/2 + (9+16)/2 + (25+36)/2) / 3.
   EXPECT_NEAR((*all)["loss"], (2.5 + 12.5 + 30.5) / 3, 1e-5);
-  auto two = e.Evaluate(input, {.steps = 2});
+  auto two = e.Evaluate(input, {.steps = 2, .name = "two"});
   ASSERT_TRUE(two.ok()) << two.status();
   EXPECT_DOUBLE_EQ((*two)["label_mean"], 2.5);
+  // Both evaluations are in event files, as TensorBoard reads them.
+  for (const auto& [dir, mean] : std::vector<std::pair<std::string, double>>{{"eval", 3.5}, {"eval_two", 2.5}}) {
+    auto files = Env::Default()->GetChildren(e.model_dir() + "/" + dir);
+    ASSERT_TRUE(files.ok() && files->size() == 1u) << dir;
+    auto scalars = summary::ReadScalars(e.model_dir() + "/" + dir + "/" + (*files)[0]);
+    ASSERT_TRUE(scalars.ok()) << scalars.status();
+    std::map<std::string, double> by_tag;
+    for (const auto& sc : *scalars) {
+      by_tag[sc.tag] = sc.value;
+      EXPECT_EQ(sc.step, 0);
+    }
+    EXPECT_DOUBLE_EQ(by_tag["label_mean"], mean) << dir;
+    EXPECT_EQ(by_tag.count("loss"), 1u);
+  }
 }
 
 TEST(EstimatorTest, TrainingResumesFromModelDir) {

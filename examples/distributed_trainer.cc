@@ -10,8 +10,9 @@
 //   dflow launch --ps 2 --workers 2 -- build/bin/distributed_trainer --last_step 2000 --checkpoint_dir /tmp/m
 //
 // Flags: --last_step N (or --train_steps N), --checkpoint_dir DIR, --save_checkpoint_steps N
-// (100), --max_wait_secs N (how long a worker waits for the chief, 600), --sync and
-// --replicas_to_aggregate N (synchronous training; not available in this build).
+// (100), --max_wait_secs N (how long a worker waits for the chief, 600), --sync (synchronous
+// training with SyncReplicasOptimizer: each step applies the mean of --replicas_to_aggregate N
+// gradients, all workers by default; the rest are backups).
 // With --job_name=ps it just serves. Prints, per worker, a line per session it created, then its
 // own steps, the final global step and the loss before and after.
 #include <chrono>
@@ -23,6 +24,7 @@
 #include "dflow/dflow.h"
 #include "dflow/monitored_session.h"
 #include "dflow/server.h"
+#include "dflow/sync_replicas_optimizer.h"
 
 namespace {
 
@@ -96,10 +98,8 @@ Status ParseFlags(const std::vector<std::string>& rest, Flags* f) {
       return errors::InvalidArgument(name, " must be a positive integer, got '", value, "'");
     }
   }
-  if (f->sync || f->replicas_to_aggregate > 0) {
-    return errors::Unimplemented(
-        "--sync and --replicas_to_aggregate need SyncReplicasOptimizer, which this build "
-        "does not have");
+  if (f->replicas_to_aggregate > 0 && !f->sync) {
+    return errors::InvalidArgument("--replicas_to_aggregate needs --sync");
   }
   return absl::OkStatus();
 }
@@ -145,7 +145,21 @@ int main(int argc, char** argv) {
   Output hidden = ops::Relu(w.WithOpName("layer_1"), ops::Add(w, ops::MatMul(w, x, w1), b1));
   Output y_hat = ops::Add(w.WithOpName("layer_2"), ops::MatMul(w, hidden, w2), b2);
   Output loss = losses::MeanSquaredError(w.WithOpName("loss"), y, y_hat);
-  Operation train_op = train::GradientDescentOptimizer(0.1f).Minimize(w.WithOpName("train"), loss, {}, global_step);
+  train::GradientDescentOptimizer sgd(0.1f);
+  Operation train_op;
+  std::shared_ptr<train::SessionRunHook> sync_hook;
+  std::unique_ptr<train::SyncReplicasOptimizer> sync;
+  if (flags.sync) {
+    // Every step applies the mean of replicas_to_aggregate gradients (all workers by default);
+    // the other workers are backups.
+    const int workers = task->cluster.num_tasks("worker");
+    const int replicas = flags.replicas_to_aggregate > 0 ? static_cast<int>(flags.replicas_to_aggregate) : workers;
+    sync = std::make_unique<train::SyncReplicasOptimizer>(sgd, replicas, workers);
+    train_op = sync->Minimize(w, loss, {}, global_step);
+    sync_hook = sync->MakeSessionRunHook(root, task->is_chief);
+  } else {
+    train_op = sgd.Minimize(w.WithOpName("train"), loss, {}, global_step);
+  }
   if (!root.ok()) return Fail(root.status());
 
   train::MonitoredTrainingSessionOptions mts;
@@ -159,6 +173,7 @@ int main(int argc, char** argv) {
   mts.config.device_filters = {"/job:ps", worker};
   mts.hooks = {std::make_shared<train::StopAtStepHook>(global_step, 0, flags.last_step),
                std::make_shared<SessionStartPrinter>(task->task_index, global_step)};
+  if (sync_hook != nullptr) mts.hooks.push_back(sync_hook);
   auto session = train::MonitoredTrainingSession(root, mts);
   if (!session.ok()) return Fail(session.status());
   auto first = (*session)->Run({loss});

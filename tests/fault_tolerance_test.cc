@@ -229,6 +229,29 @@ TEST(FaultToleranceTest, EveryTaskStopsAtTheLastStepAndExitsZero) {
   EXPECT_THAT(text, ::testing::HasSubstr("[ps 0] dflow server: stopped"));
 }
 
+TEST(FaultToleranceTest, SyncTrainingStopsExactlyAtTheLastStep) {
+  TempDir dir;
+  std::ostringstream out, err;
+  int code = tools::RunDflowCommand(
+      {"launch", "--ps", "1", "--workers", "3", "--timeout", "120", "--", BinDir() + "/distributed_trainer", "--sync",
+       "--replicas_to_aggregate", "2", "--last_step", "60", "--checkpoint_dir", dir.path(),
+       "--save_checkpoint_steps", "25"},
+      out, err);
+  ASSERT_EQ(code, 0) << out.str() << err.str();
+  std::string text = out.str();
+  std::regex line(R"(worker (\d): (\d+) local steps .*global step (\d+), loss)");
+  int workers = 0;
+  for (std::sregex_iterator it(text.begin(), text.end(), line), end; it != end; ++it) {
+    ++workers;
+    // The chief stops at 60; its queue runner may apply one more step before the chief's hook
+    // stops it.
+    EXPECT_GE(std::stoll((*it)[3]), 60) << text;
+    EXPECT_LE(std::stoll((*it)[3]), 61) << text;
+  }
+  EXPECT_EQ(workers, 3) << text;
+  EXPECT_GE(LatestCheckpointStep(dir.path()), 60);
+}
+
 // A chief in this process (so that the test can look at its variables) and a ps child process.
 TEST(FaultToleranceTest, AfterAPsRestartTheChiefResumesWithExactlyTheCheckpointedValues) {
   TempDir dir;

@@ -162,7 +162,9 @@ class MonitoredSession {
   StatusOr<std::vector<Tensor>> Run(const std::vector<Output>& fetches) { return Run({}, fetches, {}); }
 
   // True once a hook asked to stop, an input ran out (OutOfRange), or training failed.
-  bool ShouldStop() const { return stop_requested_ || !status_.ok() || closed_; }
+  // The coordinator given to the hooks' AfterCreateSession asks to stop too (a queue runner hit
+  // the end of its input, or failed: then Run returns that error).
+  bool ShouldStop() const;
   // Calls every hook's End (when training did not fail) and closes the session. Returns the
   // first error of the hooks (or of training). Idempotent.
   Status Close();
@@ -176,8 +178,13 @@ class MonitoredSession {
  private:
   MonitoredSession(std::unique_ptr<SessionCreator> creator, std::vector<std::shared_ptr<SessionRunHook>> hooks,
                    const RecoveryOptions& recovery);
-  // Creates the session and calls AfterCreateSession; the error of the first failing piece.
+  // Creates the session and a Coordinator and calls AfterCreateSession; the error of the first
+  // failing piece.
   Status CreateOnce();
+  // Stops and joins the threads registered with the coordinator; their first error.
+  Status StopCoordinator();
+  // Stops the coordinator's threads and closes the session (after a failure).
+  void DropSession();
   // Waits before the next attempt; false when the budget is spent.
   bool BackOff(const Status& error);
   StatusOr<std::vector<Tensor>> HookedRun(const ClientSession::FeedDict& feeds, const std::vector<Output>& fetches,
@@ -187,6 +194,7 @@ class MonitoredSession {
   std::vector<std::shared_ptr<SessionRunHook>> hooks_;
   RecoveryOptions recovery_;
   std::unique_ptr<ClientSession> session_;
+  std::unique_ptr<Coordinator> coord_;  // one per session: its runners use that session
   int failed_attempts_ = 0;
   int sessions_created_ = 0;
   bool stop_requested_ = false;

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/logging.h"
 #include "dflow/basic_session_run_hooks.h"
+#include "dflow/coordinator.h"
 #include "dflow/summary.h"
 #include "graph/graph.h"
 
@@ -50,18 +51,37 @@ StatusOr<std::unique_ptr<MonitoredSession>> MonitoredSession::Create(std::unique
   return ms;
 }
 
-Status MonitoredSession::CreateOnce() {
+Status MonitoredSession::StopCoordinator() {
+  if (coord_ == nullptr) return absl::OkStatus();
+  // The runners use the session: they end before it does.
+  coord_->RequestStop();
+  Status s = coord_->Join();
+  coord_.reset();
+  return s;
+}
+
+void MonitoredSession::DropSession() {
+  StopCoordinator().IgnoreError();  // the failure being recovered from is what counts
   session_.reset();
+}
+
+Status MonitoredSession::CreateOnce() {
+  DropSession();
   ASSIGN_OR_RETURN(session_, creator_->CreateSession());
   ++sessions_created_;
+  coord_ = std::make_unique<Coordinator>();
   for (const auto& hook : hooks_) {
-    Status s = hook->AfterCreateSession(session_.get(), nullptr);
+    Status s = hook->AfterCreateSession(session_.get(), coord_.get());
     if (!s.ok()) {
-      session_.reset();
+      DropSession();
       return s;
     }
   }
   return absl::OkStatus();
+}
+
+bool MonitoredSession::ShouldStop() const {
+  return stop_requested_ || !status_.ok() || closed_ || (coord_ != nullptr && coord_->ShouldStop());
 }
 
 bool MonitoredSession::BackOff(const Status& error) {
@@ -72,7 +92,7 @@ bool MonitoredSession::BackOff(const Status& error) {
   wait = std::min(wait, std::max<int64_t>(recovery_.max_backoff_ms, 0));
   LOG(WARNING) << "A task failed or restarted (" << error << "); creating a new session in " << wait
                << " ms (recovery attempt " << failed_attempts_ << " of " << recovery_.max_recovery_attempts << ")";
-  session_.reset();
+  DropSession();
   std::this_thread::sleep_for(std::chrono::milliseconds(wait));
   return true;
 }
@@ -144,6 +164,8 @@ StatusOr<std::vector<Tensor>> MonitoredSession::HookedRun(const ClientSession::F
     RETURN_IF_ERROR(hooks_[h]->AfterRun(&ctx, values));
   }
   if (ctx.stop_requested()) stop_requested_ = true;
+  // A thread a hook started (a queue runner) failed.
+  if (coord_ != nullptr) RETURN_IF_ERROR(coord_->GetStatus());
   std::vector<Tensor> result;
   for (size_t slot : caller_slots) result.push_back(outs[slot]);
   return result;
@@ -159,6 +181,8 @@ Status MonitoredSession::Close() {
       if (!s.ok()) break;
     }
   }
+  Status runners = StopCoordinator();
+  if (s.ok()) s = runners;
   session_.reset();
   status_ = s;
   return s;

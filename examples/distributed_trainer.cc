@@ -13,8 +13,9 @@
 // (100), --max_wait_secs N (how long a worker waits for the chief, 600), --sync (synchronous
 // training with SyncReplicasOptimizer: each step applies the mean of --replicas_to_aggregate N
 // gradients, all workers by default; the rest are backups).
-// With --job_name=ps it just serves. Prints, per worker, a line per session it created, then its
-// own steps, the final global step and the loss before and after.
+// With --job_name=ps it just serves, until the chief tells every task that the job is complete
+// (after its final checkpoint); then every task exits 0. Prints, per worker, a line per session
+// it created, then its own steps, the final global step and the loss before and after.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -160,6 +161,9 @@ int main(int argc, char** argv) {
   } else {
     train_op = sgd.Minimize(w.WithOpName("train"), loss, {}, global_step);
   }
+  // The global step read after this worker's update: the worker whose update is the last one
+  // anywhere sees the final count.
+  Output step_after = ops::Identity(w.WithControlDependencies({train_op}).WithOpName("global_step_after"), global_step);
   if (!root.ok()) return Fail(root.status());
 
   train::MonitoredTrainingSessionOptions mts;
@@ -168,6 +172,10 @@ int main(int argc, char** argv) {
   mts.checkpoint_dir = flags.checkpoint_dir;
   mts.save_checkpoint_steps = flags.save_checkpoint_steps;
   mts.max_wait_secs = flags.max_wait_secs;
+  // Once the chief told every task the job is complete, a step that fails because the ps tasks
+  // are gone is the end of training, not a failure to recover from.
+  Server* own_server = server->get();
+  mts.recovery.job_complete = [own_server] { return own_server->job_complete(); };
   mts.global_step = global_step;
   // This worker's session involves the ps tasks and itself only.
   mts.config.device_filters = {"/job:ps", worker};
@@ -180,23 +188,42 @@ int main(int argc, char** argv) {
   if (!first.ok()) return Fail(first.status());
   const float initial_loss = (*first)[0].scalar<float>();
   int64_t local_steps = 0;
+  // The last values a step returned: what this worker reports when the job completed under it
+  // (the chief told every task, so no more steps run anywhere).
+  float loss_value = initial_loss;
+  int64_t step_value = 0;
   auto start = std::chrono::steady_clock::now();
   while (!(*session)->ShouldStop()) {
-    auto r = (*session)->Run({}, {}, {train_op});
+    auto r = (*session)->Run({}, {loss, step_after}, {train_op});
     if (!r.ok()) {
-      if (absl::IsOutOfRange(r.status())) break;
+      if (absl::IsOutOfRange(r.status())) break;  // input done, sync queue closed, job complete
       return Fail(r.status());
     }
+    loss_value = (*r)[0].scalar<float>();
+    step_value = (*r)[1].scalar<int64_t>();
     ++local_steps;
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if ((*session)->raw_session() == nullptr) return Fail(errors::Internal("no session after training"));
-  auto last = (*session)->raw_session()->Run({loss, global_step});
-  if (!last.ok()) return Fail(last.status());
-  // The chief's final checkpoint.
-  if (Status s = (*session)->Close(); !s.ok()) return Fail(s);
+  if ((*session)->raw_session() != nullptr) {
+    auto last = (*session)->raw_session()->Run({loss, global_step});
+    if (last.ok()) {
+      loss_value = (*last)[0].scalar<float>();
+      step_value = (*last)[1].scalar<int64_t>();
+    } else if (!absl::IsOutOfRange(last.status())) {
+      return Fail(last.status());
+    }
+  }
+  // The chief's final checkpoint. A worker whose task was told the job is complete cannot run
+  // its hooks' last steps any more, which is fine: the job is over.
+  if (Status s = (*session)->Close(); !s.ok() && !(absl::IsOutOfRange(s) && !task->is_chief)) return Fail(s);
   std::printf("worker %d: %lld local steps (%.0f steps/s), global step %lld, loss %.6f -> %.6f\n", task->task_index,
-              static_cast<long long>(local_steps), local_steps / secs,
-              static_cast<long long>((*last)[1].scalar<int64_t>()), initial_loss, (*last)[0].scalar<float>());
+              static_cast<long long>(local_steps), local_steps / secs, static_cast<long long>(step_value),
+              initial_loss, loss_value);
+  std::fflush(stdout);
+  if (task->is_chief) {
+    // Training is over: every task hears it, so the ps tasks exit 0 by themselves.
+    JobCompleteResult result;
+    if (Status s = (*server)->NotifyJobComplete({}, &result); !s.ok()) return Fail(s);
+  }
   return 0;
 }

@@ -17,9 +17,10 @@
 namespace dflow::train {
 namespace {
 
-// A task died or restarted (a ps lost its variables, a peer's graphs are gone): a new session
-// can continue from the latest checkpoint.
-bool IsRecoverable(const Status& s) { return absl::IsAborted(s) || absl::IsUnavailable(s); }
+// A task died or restarted (a ps lost its variables, a peer's graphs are gone), or a task that
+// was stopped (SIGTERM, job completion) cancelled the step: a new session can continue from the
+// latest checkpoint. Nothing else cancels this session's steps: only Close does, after them.
+bool IsRecoverable(const Status& s) { return absl::IsAborted(s) || absl::IsUnavailable(s) || absl::IsCancelled(s); }
 
 }  // namespace
 
@@ -85,7 +86,12 @@ bool MonitoredSession::ShouldStop() const {
 }
 
 bool MonitoredSession::BackOff(const Status& error) {
-  if (!IsRecoverable(error) || failed_attempts_ >= recovery_.max_recovery_attempts) return false;
+  if (!IsRecoverable(error)) return false;
+  if (recovery_.job_complete && recovery_.job_complete()) {
+    job_complete_ = true;
+    return false;
+  }
+  if (failed_attempts_ >= recovery_.max_recovery_attempts) return false;
   ++failed_attempts_;
   int64_t wait = std::max<int64_t>(recovery_.initial_backoff_ms, 0);
   for (int i = 1; i < failed_attempts_ && wait < recovery_.max_backoff_ms; ++i) wait *= 2;
@@ -95,6 +101,12 @@ bool MonitoredSession::BackOff(const Status& error) {
   DropSession();
   std::this_thread::sleep_for(std::chrono::milliseconds(wait));
   return true;
+}
+
+Status MonitoredSession::EndOfJob(const Status& error) {
+  DropSession();  // its tasks are gone; End cannot run on it
+  stop_requested_ = true;
+  return errors::OutOfRange("Job is complete (", error.message(), ")");
 }
 
 StatusOr<std::vector<Tensor>> MonitoredSession::Run(const ClientSession::FeedDict& feeds,
@@ -107,6 +119,7 @@ StatusOr<std::vector<Tensor>> MonitoredSession::Run(const ClientSession::FeedDic
       Status s = CreateOnce();
       if (!s.ok()) {
         if (BackOff(s)) continue;
+        if (job_complete_) return EndOfJob(s);
         status_ = s;
         return s;
       }
@@ -122,6 +135,7 @@ StatusOr<std::vector<Tensor>> MonitoredSession::Run(const ClientSession::FeedDic
       return r.status();
     }
     if (BackOff(r.status())) continue;
+    if (job_complete_) return EndOfJob(r.status());
     status_ = r.status();
     return r.status();
   }

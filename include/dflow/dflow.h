@@ -7,6 +7,7 @@
 #include "dflow/control_flow.h"
 #include "dflow/coordinator.h"
 #include "dflow/core.h"
+#include "dflow/dataset.h"
 #include "dflow/feature_column.h"
 #include "dflow/feature_ops.h"
 #include "dflow/gradients.h"

@@ -10,6 +10,7 @@
 #include "base/env.h"
 #include "framework/device_name.h"
 #include "framework/rendezvous.h"
+#include "graph/function_library.h"
 #include "graph/graph_def.h"
 #include "graph/partition.h"
 #include "graph/placer.h"
@@ -155,9 +156,12 @@ Status MasterSession::Extend(const proto::GraphDef& def) {
   if (closed_) return errors::FailedPrecondition("Session has been closed");
   proto::GraphDef merged = graph_def_;
   for (const auto& n : def.node()) *merged.add_node() = n;
+  for (const auto& f : def.library().function()) *merged.mutable_library()->add_function() = f;
   if (def.has_versions()) *merged.mutable_versions() = def.versions();
   auto g = std::make_unique<Graph>();
   RETURN_IF_ERROR(ImportGraphDef(merged, g.get()));
+  // Identical functions sent again collapse into one.
+  g->library().ToProto(merged.mutable_library());
   graph_def_ = std::move(merged);
   graph_ = std::move(g);
   return absl::OkStatus();

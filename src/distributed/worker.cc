@@ -8,6 +8,7 @@
 #include "framework/call_frame.h"
 #include "framework/cancellation.h"
 #include "graph/graph_def.h"
+#include "runtime/function_runtime.h"
 #include "tensor/tensor_proto.h"
 
 namespace dflow {
@@ -51,10 +52,11 @@ void Worker::GetStatusAsync(const proto::GetStatusRequest*, proto::GetStatusResp
   done(absl::OkStatus());
 }
 
-StatusOr<std::shared_ptr<OpKernel>> Worker::CreateKernel(const std::string& session, const Node& n) {
+StatusOr<std::shared_ptr<OpKernel>> Worker::CreateKernel(const std::string& session, const Node& n,
+                                                         FunctionLibraryRuntime* flr) {
   if (!n.IsStateful() || n.op() == "_Arg" || n.op() == "_Retval") {
     ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> k,
-                     KernelRegistry::Global()->CreateKernel(device_.get(), device_->device_type(), n.props_ptr()));
+                     KernelRegistry::Global()->CreateKernel(device_.get(), device_->device_type(), n.props_ptr(), flr));
     return std::shared_ptr<OpKernel>(std::move(k));
   }
   // Stateful kernels (random generators, ...) are shared by the session's graphs on this task.
@@ -63,7 +65,7 @@ StatusOr<std::shared_ptr<OpKernel>> Worker::CreateKernel(const std::string& sess
   auto it = stateful_kernels_.find(key);
   if (it != stateful_kernels_.end() && it->second->type_string() == n.op()) return it->second;
   ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> k,
-                   KernelRegistry::Global()->CreateKernel(device_.get(), device_->device_type(), n.props_ptr()));
+                   KernelRegistry::Global()->CreateKernel(device_.get(), device_->device_type(), n.props_ptr(), flr));
   std::shared_ptr<OpKernel> shared(std::move(k));
   stateful_kernels_[key] = shared;
   return shared;
@@ -112,10 +114,12 @@ void Worker::RegisterGraphAsync(const proto::RegisterGraphRequest* req, proto::R
   }
   reg->num_args = static_cast<int>(arg_seen.size());
   reg->num_retvals = static_cast<int>(ret_seen.size());
+  reg->function_library = NewFunctionLibraryRuntime(device_.get(), graph->library());
   ExecutorParams params;
   params.device = device_.get();
   std::string session = req->session_handle();
-  params.create_kernel = [this, session](const Node& n) { return CreateKernel(session, n); };
+  FunctionLibraryRuntime* flr = reg->function_library.get();
+  params.create_kernel = [this, session, flr](const Node& n) { return CreateKernel(session, n, flr); };
   StatusOr<std::unique_ptr<Executor>> ex = Executor::Create(std::move(params), std::move(graph));
   if (!ex.ok()) {
     done(errors::Annotate(ex.status(), absl::StrCat("RegisterGraph on ", task_, ": ")));
@@ -142,6 +146,7 @@ void Worker::DeregisterGraphAsync(const proto::DeregisterGraphRequest* req, prot
       graphs_.erase(it);
     }
   }
+  if (reg != nullptr) reg->closed->StartCancel();
   done(absl::OkStatus());
 }
 
@@ -235,6 +240,8 @@ void Worker::RunGraphAsync(const proto::RunGraphRequest* req, proto::RunGraphRes
   a.step.call_frame = &state->frame;
   a.step.rendezvous = rendezvous.get();
   a.step.cancellation = &state->cancellation;
+  a.step.function_library = reg->function_library.get();
+  a.step.session_cancellation = reg->closed;
   a.collect_stats = req->collect_stats();
   if (req->timeout_in_ms() > 0) a.deadline_micros = Env::Default()->NowMicros() + req->timeout_in_ms() * 1000;
   const int64_t step_id = req->step_id();
@@ -424,6 +431,7 @@ void Worker::AbortAll(const Status& status) {
     std::lock_guard<std::mutex> l(mu_);
     stopped_ = status;
     for (auto& [id, e] : steps_) steps.push_back(e.rendezvous);
+    for (auto& [handle, reg] : graphs_) reg->closed->StartCancel();
     for (auto& [id, abort] : running_) runs.push_back(abort);
   }
   for (auto& r : steps) r->StartAbort(status);

@@ -21,6 +21,7 @@
 
 #include "distributed/step_rendezvous.h"
 #include "distributed/worker_interface.h"
+#include "framework/cancellation.h"
 #include "framework/device.h"
 #include "framework/op_kernel.h"
 #include "runtime/executor.h"
@@ -73,6 +74,10 @@ class Worker : public WorkerInterface {
   struct Registered {
     std::string session;
     std::unique_ptr<Executor> executor;
+    std::shared_ptr<FunctionLibraryRuntime> function_library;
+    // Cancelled when the graph is deregistered (its session closed) or the worker stops: the
+    // background work of iterators its steps made stops then.
+    std::shared_ptr<CancellationManager> closed = std::make_shared<CancellationManager>();
     int num_args = 0;
     int num_retvals = 0;
   };
@@ -84,7 +89,8 @@ class Worker : public WorkerInterface {
   // The step's rendezvous (made on first use); an error if the step was aborted here.
   StatusOr<std::shared_ptr<StepRendezvous>> FindOrCreateStep(int64_t step_id, bool for_run);
   void ReleaseStep(int64_t step_id, bool for_run);
-  StatusOr<std::shared_ptr<OpKernel>> CreateKernel(const std::string& session, const Node& n);
+  StatusOr<std::shared_ptr<OpKernel>> CreateKernel(const std::string& session, const Node& n,
+                                                   FunctionLibraryRuntime* flr);
   // `done`, counted as in flight until it has returned.
   StatusCallback Track(StatusCallback done);
 

@@ -21,6 +21,7 @@ struct TypeNameVisitor {
   std::string operator()(const std::vector<DType>&) const { return "list(type)"; }
   std::string operator()(const std::vector<PartialTensorShape>&) const { return "list(shape)"; }
   std::string operator()(const std::vector<Tensor>&) const { return "list(tensor)"; }
+  std::string operator()(const NameAttrList&) const { return "func"; }
 };
 
 std::string Quote(const std::string& s) { return absl::StrCat("\"", s, "\""); }
@@ -55,6 +56,7 @@ struct DebugVisitor {
   std::string operator()(const std::vector<Tensor>& v) const {
     return absl::StrCat("[", absl::StrJoin(v, ", ", [](std::string* o, const Tensor& t) { o->append(t.DebugString()); }), "]");
   }
+  std::string operator()(const NameAttrList& f) const { return absl::StrCat("func ", f.name); }
 };
 
 bool TensorsEqual(const Tensor& a, const Tensor& b) {

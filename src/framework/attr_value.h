@@ -1,7 +1,7 @@
 // AttrValue: the value of one node attribute (an op's compile-time parameter), and AttrMap.
 //
 // The kinds match TensorFlow's attr types: "string", "int", "float", "bool", "type", "shape",
-// "tensor" and the list(...) of each.
+// "tensor" and the list(...) of each, and "func" (a function of the graph's library).
 #pragma once
 
 #include <cstdint>
@@ -15,12 +15,19 @@
 
 namespace dflow {
 
+// A "func" attr: the name of a function in the graph's function library (TensorFlow's
+// NameAttrList; dflow's functions are monomorphic, so the attr map is always empty).
+struct NameAttrList {
+  std::string name;
+  bool operator==(const NameAttrList& o) const { return name == o.name; }
+};
+
 class AttrValue {
  public:
   using Value = std::variant<std::monostate, std::string, int64_t, float, bool, DType, PartialTensorShape,
                              Tensor, std::vector<std::string>, std::vector<int64_t>, std::vector<float>,
                              std::vector<bool>, std::vector<DType>, std::vector<PartialTensorShape>,
-                             std::vector<Tensor>>;
+                             std::vector<Tensor>, NameAttrList>;
 
   AttrValue() = default;
   AttrValue(std::string v) : v_(std::move(v)) {}  // NOLINT
@@ -40,6 +47,7 @@ class AttrValue {
   AttrValue(std::vector<DType> v) : v_(std::move(v)) {}        // NOLINT
   AttrValue(std::vector<PartialTensorShape> v) : v_(std::move(v)) {}  // NOLINT
   AttrValue(std::vector<Tensor> v) : v_(std::move(v)) {}       // NOLINT
+  AttrValue(NameAttrList v) : v_(std::move(v)) {}              // NOLINT
 
   const Value& value() const { return v_; }
   bool empty() const { return std::holds_alternative<std::monostate>(v_); }

@@ -170,7 +170,7 @@ StatusOr<AttrValue> ParseDefault(const std::string& type, absl::string_view v) {
 const std::vector<std::string>& KnownAttrTypes() {
   static const auto* v = new std::vector<std::string>{
       "string", "int", "float", "bool", "type", "shape", "tensor", "list(string)", "list(int)",
-      "list(float)", "list(bool)", "list(type)", "list(shape)", "list(tensor)"};
+      "list(float)", "list(bool)", "list(type)", "list(shape)", "list(tensor)", "func"};
   return *v;
 }
 

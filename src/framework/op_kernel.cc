@@ -97,7 +97,8 @@ std::vector<std::string> KernelRegistry::DescribeKernels(const std::string& op) 
 }
 
 StatusOr<std::unique_ptr<OpKernel>> KernelRegistry::CreateKernel(
-    Device* device, const std::string& device_type, std::shared_ptr<const NodeProperties> props) const {
+    Device* device, const std::string& device_type, std::shared_ptr<const NodeProperties> props,
+    FunctionLibraryRuntime* function_library) const {
   KernelFactory factory;
   {
     std::lock_guard<std::mutex> l(mu_);
@@ -114,7 +115,7 @@ StatusOr<std::unique_ptr<OpKernel>> KernelRegistry::CreateKernel(
                             "' on ", device_type, " with attrs [", attrs, "]; registered kernels: ",
                             have.empty() ? "<none>" : absl::StrJoin(have, "; "));
   }
-  OpKernelConstruction ctx(device, props);
+  OpKernelConstruction ctx(device, props, function_library);
   std::unique_ptr<OpKernel> k = factory(&ctx);
   if (!ctx.status().ok()) {
     return errors::Annotate(ctx.status(), absl::StrCat("Node '", props->name, "' (", props->op, "): "));

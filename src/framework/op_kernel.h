@@ -22,6 +22,7 @@ namespace dflow {
 
 class CancellationManager;
 class Device;
+class FunctionLibraryRuntime;
 class Rendezvous;
 
 // The value on one edge: a tensor, or for Ref(T) edges the variable itself.
@@ -40,16 +41,27 @@ struct StepParams {
   CallFrame* call_frame = nullptr;
   Rendezvous* rendezvous = nullptr;
   CancellationManager* cancellation = nullptr;
+  // Runs functions of the step's graph (null where the graph has none to run). Valid during
+  // the step only: kernels that keep a function instantiate it at construction.
+  FunctionLibraryRuntime* function_library = nullptr;
+  // Cancelled when the session that runs the step closes (null when it cannot say). Resources
+  // with background work (dataset iterators) stop it then.
+  std::shared_ptr<CancellationManager> session_cancellation;
 };
 
 class OpKernelConstruction {
  public:
-  OpKernelConstruction(Device* device, std::shared_ptr<const NodeProperties> props)
-      : device_(device), props_(std::move(props)) {}
+  OpKernelConstruction(Device* device, std::shared_ptr<const NodeProperties> props,
+                       FunctionLibraryRuntime* function_library = nullptr)
+      : device_(device), props_(std::move(props)), function_library_(function_library) {}
 
   const NodeProperties& node() const { return *props_; }
   std::shared_ptr<const NodeProperties> props() const { return props_; }
   Device* device() const { return device_; }
+  // Instantiates the functions that the node's "func" attrs name; null when the creator of the
+  // kernel has no function library (the kernel then reports Unimplemented). Valid during
+  // construction only.
+  FunctionLibraryRuntime* function_library() const { return function_library_; }
   template <typename T>
   Status GetAttr(absl::string_view name, T* out) const {
     return dflow::GetAttr(props_->attrs, name, out);
@@ -62,6 +74,7 @@ class OpKernelConstruction {
  private:
   Device* device_;
   std::shared_ptr<const NodeProperties> props_;
+  FunctionLibraryRuntime* function_library_;
   Status status_;
 };
 
@@ -206,8 +219,10 @@ class KernelRegistry {
   void Register(const KernelBuilder& b, KernelFactory factory);
   // Creates the kernel for `props` on `device`. NotFound names the op, the node, its type attrs
   // and the kernels that are registered; other errors come from the kernel's constructor.
+  // `function_library` (may be null) is what the kernel sees as its construction's.
   StatusOr<std::unique_ptr<OpKernel>> CreateKernel(Device* device, const std::string& device_type,
-                                                    std::shared_ptr<const NodeProperties> props) const;
+                                                    std::shared_ptr<const NodeProperties> props,
+                                                    FunctionLibraryRuntime* function_library = nullptr) const;
   bool HasKernel(const std::string& device_type, const NodeProperties& props) const;
   // "CPU: T=float" lines for `dflow ops`.
   std::vector<std::string> DescribeKernels(const std::string& op) const;

@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "framework/device_name.h"
 #include "framework/shape_inference.h"
+#include "graph/function_library.h"
 
 namespace dflow {
 namespace {
@@ -100,7 +101,7 @@ bool IsValidNodeName(absl::string_view name) {
   return true;
 }
 
-Graph::Graph() : id_(g_next_graph_id.fetch_add(1)) {}
+Graph::Graph() : id_(g_next_graph_id.fetch_add(1)), library_(std::make_unique<FunctionLibraryDefinition>()) {}
 
 Graph::~Graph() {
   for (auto& fn : on_destroy_) fn();

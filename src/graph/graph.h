@@ -21,6 +21,7 @@
 
 namespace dflow {
 
+class FunctionLibraryDefinition;
 class Graph;
 class Node;
 constexpr int kControlSlot = -1;
@@ -138,6 +139,10 @@ class Graph {
   void set_client_state(std::weak_ptr<void> s) { client_state_ = std::move(s); }
   std::shared_ptr<void> client_state() const { return client_state_.lock(); }
 
+  // The functions that nodes of this graph name in "func" attrs (see graph/function_library.h).
+  FunctionLibraryDefinition& library() { return *library_; }
+  const FunctionLibraryDefinition& library() const { return *library_; }
+
   // Runs `fn` when the graph is destroyed (e.g. to free the variables of its sessions).
   void AddDestructionCallback(std::function<void()> fn) { on_destroy_.push_back(std::move(fn)); }
 
@@ -155,6 +160,7 @@ class Graph {
   Status build_status_;
   std::vector<std::function<void()>> on_destroy_;
   std::weak_ptr<void> client_state_;
+  std::unique_ptr<FunctionLibraryDefinition> library_;
 };
 
 // Parses "node", "node:1" and "^node" (control). Returns false on a malformed name.

@@ -1,5 +1,7 @@
 #include "graph/graph_def.h"
 
+#include "graph/function_library.h"
+
 #include <algorithm>
 #include <climits>
 #include <functional>
@@ -35,7 +37,7 @@ constexpr int64_t kMaxArgLength = int64_t{1} << 20;
 // (TensorFromProto rejects it then without allocating).
 int64_t ExpansionBytes(const proto::TensorProto& p) {
   const int raw = static_cast<int>(p.dtype());
-  if (!IsValidDType(raw) || raw == DT_RESOURCE) return 0;
+  if (!IsValidDType(raw) || raw == DT_RESOURCE || raw == DT_VARIANT) return 0;
   const DType dtype = static_cast<DType>(raw);
   auto shape = ShapeFromProto(p.tensor_shape());
   if (!shape.ok()) return 0;
@@ -164,7 +166,12 @@ Status AttrValueFromProtoBudgeted(const proto::AttrValue& p, const std::string& 
     case proto::AttrValue::kList:
       return ListFromProto(p.list(), declared_type, budget, out);
     case proto::AttrValue::kFunc:
-      return errors::InvalidArgument("Function attrs (func) are not supported");
+      if (p.func().attr_size() > 0) {
+        return errors::InvalidArgument("Function attr '", p.func().name(),
+                                       "' has attrs of its own: dflow's functions are monomorphic");
+      }
+      *out = AttrValue(NameAttrList{p.func().name()});
+      return absl::OkStatus();
     case proto::AttrValue::kPlaceholder:
       return errors::InvalidArgument("Attr placeholders ('", p.placeholder(), "') are only valid in functions");
     case proto::AttrValue::VALUE_NOT_SET:
@@ -264,6 +271,8 @@ void AttrValueToProto(const AttrValue& v, proto::AttrValue* p) {
           ShapeToProto(x, p->mutable_shape());
         } else if constexpr (std::is_same_v<T, Tensor>) {
           TensorToProto(x, p->mutable_tensor());
+        } else if constexpr (std::is_same_v<T, NameAttrList>) {
+          p->mutable_func()->set_name(x.name);
         } else {
           proto::AttrValue::ListValue* l = p->mutable_list();
           for (const auto& e : x) {
@@ -300,6 +309,7 @@ Status ImportGraphDef(const proto::GraphDef& def, Graph* graph) {
       return errors::InvalidArgument("GraphDef disallows consumer version ", kGraphDefVersion);
     }
   }
+  RETURN_IF_ERROR(graph->library().AddLibrary(def.library()));
   const int n = def.node_size();
   // Names first, so that inputs may refer to nodes later in the file.
   std::unordered_map<std::string, int> index_of;
@@ -464,6 +474,9 @@ Status ImportGraphDef(const proto::GraphDef& def, Graph* graph) {
 void ExportGraphDef(const Graph& graph, proto::GraphDef* def, int first_node_id) {
   def->Clear();
   def->mutable_versions()->set_producer(kGraphDefVersion);
+  // The whole library every time: it is small, and importers accept a function again when it
+  // is identical.
+  if (!graph.library().empty()) graph.library().ToProto(def->mutable_library());
   for (int id = std::max(0, first_node_id); id < graph.num_node_ids(); ++id) {
     const Node* n = graph.node(id);
     if (n == nullptr) continue;

@@ -31,7 +31,8 @@ Status ReadGraphDefFile(const std::string& path, proto::GraphDef* out);
 // `graph` may hold some of the nodes: import into a fresh Graph when that matters.
 Status ImportGraphDef(const proto::GraphDef& def, Graph* graph);
 
-// Writes the nodes with id >= first_node_id (all by default), in id order.
+// Writes the nodes with id >= first_node_id (all by default), in id order, and the whole
+// function library. Import adds the library's functions (an identical one again is fine).
 void ExportGraphDef(const Graph& graph, proto::GraphDef* def, int first_node_id = 0);
 
 // Converts one attr value. `declared_type` (from the OpDef, "" if unknown) decides the kind of an

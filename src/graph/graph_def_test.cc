@@ -349,10 +349,12 @@ TEST_F(GraphDefTest, AttrErrors) {
     t->add_float_val(1);
     ExpectError(def, absl::StatusCode::kInvalidArgument, {"'c'", "value"});
   }
-  {  // Function attrs are not supported.
+  {  // Function attrs name a function; polymorphic ones (with attrs of their own) are refused.
     proto::GraphDef def;
-    (*AddPlaceholder(&def, "p")->mutable_attr())["_f"].mutable_func()->set_name("f");
-    ExpectError(def, absl::StatusCode::kInvalidArgument, {"'p'", "_f"});
+    proto::NameAttrList* f = (*AddPlaceholder(&def, "p")->mutable_attr())["_f"].mutable_func();
+    f->set_name("f");
+    (*f->mutable_attr())["T"].set_type(proto::DT_FLOAT);
+    ExpectError(def, absl::StatusCode::kInvalidArgument, {"'p'", "_f", "monomorphic"});
   }
 }
 

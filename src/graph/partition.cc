@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "graph/control_flow_info.h"
+#include "graph/function_library.h"
 #include "graph/graph_def.h"
 
 namespace dflow {
@@ -47,7 +48,11 @@ class Partitioner {
     // The versions an export writes (so that importers read the partitions as this version).
     proto::GraphDef versions;
     ExportGraphDef(g_, &versions, g_.num_node_ids());
-    for (auto& [loc, def] : *partitions_) *def.mutable_versions() = versions.versions();
+    for (auto& [loc, def] : *partitions_) {
+      *def.mutable_versions() = versions.versions();
+      // Every partition gets the functions its nodes may name (dataset map functions).
+      if (!g_.library().empty()) g_.library().ToProto(def.mutable_library());
+    }
     return absl::OkStatus();
   }
 

@@ -1,5 +1,7 @@
 #include "graph/subgraph.h"
 
+#include "graph/function_library.h"
+
 #include "graph/control_flow_info.h"
 
 #include <algorithm>
@@ -125,6 +127,7 @@ StatusOr<StepGraph> BuildStepGraph(const Graph& full, const std::vector<std::str
   StepGraph result;
   result.graph = std::make_unique<Graph>();
   Graph* g = result.graph.get();
+  g->library() = full.library();
   std::vector<Node*> copy(full.num_node_ids(), nullptr);
   std::vector<Node*> args(feeds.size(), nullptr);
   struct BackEdge {

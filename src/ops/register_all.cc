@@ -18,6 +18,7 @@ void RegisterAllOps() {
     RegisterNNOps();
     RegisterTrainingOps();
     RegisterQueueOps();
+    RegisterDataOps();
     RegisterSummaryOps();
     RegisterFeatureOps();
     RegisterLoggingOps();

@@ -70,7 +70,7 @@ class RecvTensorReader : public grpc::ClientReadReactor<proto::RecvTensorChunk> 
         return absl::OkStatus();
       }
       DType dtype = static_cast<DType>(chunk_.dtype());
-      if (!IsValidDType(chunk_.dtype()) || dtype == DT_STRING || dtype == DT_RESOURCE) {
+      if (!IsValidDType(chunk_.dtype()) || dtype == DT_STRING || dtype == DT_RESOURCE || dtype == DT_VARIANT) {
         return Malformed(absl::StrCat("dtype ", chunk_.dtype(), " cannot travel as bytes"));
       }
       StatusOr<TensorShape> shape = ShapeFromProto(chunk_.shape());

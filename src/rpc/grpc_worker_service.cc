@@ -12,7 +12,7 @@
 namespace dflow::rpc {
 namespace {
 
-bool TravelsAsBytes(DType t) { return t != DT_STRING && t != DT_RESOURCE; }
+bool TravelsAsBytes(DType t) { return t != DT_STRING && t != DT_RESOURCE && t != DT_VARIANT; }
 
 // Runs an asynchronous worker call and waits for it. With `opts` (whose call then owns all it
 // uses), the client going away cancels the call and the handler returns at once.

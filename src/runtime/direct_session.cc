@@ -1,6 +1,7 @@
 #include "runtime/direct_session.h"
 
 #include <atomic>
+#include <map>
 #include <mutex>
 #include <set>
 #include <unordered_map>
@@ -9,11 +10,13 @@
 #include "base/env.h"
 #include "base/notification.h"
 #include "framework/cancellation.h"
+#include "graph/function_library.h"
 #include "graph/graph_def.h"
 #include "graph/placer.h"
 #include "graph/subgraph.h"
 #include "proto/graph.pb.h"
 #include "runtime/executor.h"
+#include "runtime/function_runtime.h"
 #include "runtime/local_device.h"
 
 namespace dflow {
@@ -28,6 +31,7 @@ struct FeedInfo {
 struct PreparedStep {
   std::unique_ptr<Executor> executor;
   std::vector<FeedInfo> feeds;
+  std::shared_ptr<FunctionLibraryRuntime> function_library;  // of the first device
 };
 
 // What a step shares with its executor; it lives until both are done with it.
@@ -77,6 +81,7 @@ class DirectSession : public Session {
         if (auto s = w.lock()) active.push_back(std::move(s));
     }
     for (auto& s : active) s->cancellation.StartCancel();
+    session_cancellation_->StartCancel();  // stops the background work of iterators it made
     return absl::OkStatus();
   }
 
@@ -86,6 +91,8 @@ class DirectSession : public Session {
                                                   const std::vector<std::string>& outputs,
                                                   const std::vector<std::string>& targets);
   StatusOr<std::shared_ptr<OpKernel>> CreateKernel(const Node& n);
+  // The function runtime of `device` over the current graph's library (under mu_).
+  std::shared_ptr<FunctionLibraryRuntime> FunctionLibraryOf(Device* device);
 
   const SessionOptions options_;
   const std::vector<Device*> devices_;
@@ -97,6 +104,8 @@ class DirectSession : public Session {
   std::unique_ptr<Graph> graph_;              // built from graph_def_
   std::unordered_map<std::string, std::shared_ptr<PreparedStep>> prepared_;
   std::vector<std::weak_ptr<StepState>> active_steps_;
+  std::map<Device*, std::shared_ptr<FunctionLibraryRuntime>> function_libraries_;  // for graph_
+  const std::shared_ptr<CancellationManager> session_cancellation_ = std::make_shared<CancellationManager>();
 
   std::mutex kernels_mu_;
   std::unordered_map<std::string, std::shared_ptr<OpKernel>> stateful_kernels_;  // by node name
@@ -107,21 +116,33 @@ Status DirectSession::ExtendLocked(const proto::GraphDef& def) {
   // Build the extended graph aside, so that a bad extension leaves the session as it was.
   proto::GraphDef merged = graph_def_;
   for (const auto& n : def.node()) *merged.add_node() = n;
+  for (const auto& f : def.library().function()) *merged.mutable_library()->add_function() = f;
   if (def.has_versions()) *merged.mutable_versions() = def.versions();
   auto g = std::make_unique<Graph>();
   RETURN_IF_ERROR(ImportGraphDef(merged, g.get()));
+  // Identical functions sent again collapse into one.
+  g->library().ToProto(merged.mutable_library());
   graph_def_ = std::move(merged);
   graph_ = std::move(g);
+  function_libraries_.clear();  // kernels made before keep the functions they instantiated
   return absl::OkStatus();
+}
+
+std::shared_ptr<FunctionLibraryRuntime> DirectSession::FunctionLibraryOf(Device* device) {
+  auto& flr = function_libraries_[device];
+  if (flr == nullptr) flr = NewFunctionLibraryRuntime(device, graph_->library());
+  return flr;
 }
 
 StatusOr<std::shared_ptr<OpKernel>> DirectSession::CreateKernel(const Node& n) {
   Device* device = devices_[0];
   for (Device* d : devices_)
     if (d->name() == n.assigned_device()) device = d;
+  // Called from Prepare, under mu_.
+  FunctionLibraryRuntime* flr = FunctionLibraryOf(device).get();
   if (!n.IsStateful()) {
     ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> k,
-                     KernelRegistry::Global()->CreateKernel(device, device->device_type(), n.props_ptr()));
+                     KernelRegistry::Global()->CreateKernel(device, device->device_type(), n.props_ptr(), flr));
     return std::shared_ptr<OpKernel>(std::move(k));
   }
   // Stateful kernels are shared by every executor of this session, so their state persists.
@@ -129,7 +150,7 @@ StatusOr<std::shared_ptr<OpKernel>> DirectSession::CreateKernel(const Node& n) {
   auto it = stateful_kernels_.find(n.name());
   if (it != stateful_kernels_.end() && it->second->type_string() == n.op()) return it->second;
   ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> k,
-                   KernelRegistry::Global()->CreateKernel(device, device->device_type(), n.props_ptr()));
+                   KernelRegistry::Global()->CreateKernel(device, device->device_type(), n.props_ptr(), flr));
   std::shared_ptr<OpKernel> shared(std::move(k));
   if (n.op() != "_Arg" && n.op() != "_Retval") stateful_kernels_[n.name()] = shared;
   return shared;
@@ -159,6 +180,7 @@ StatusOr<std::shared_ptr<PreparedStep>> DirectSession::Prepare(
   popts.allow_soft_placement = options_.allow_soft_placement;
   popts.log_device_placement = options_.log_device_placement;
   RETURN_IF_ERROR(PlaceGraph(step.graph.get(), devices_, popts));
+  prepared->function_library = FunctionLibraryOf(devices_[0]);
   ExecutorParams params;
   params.device = devices_[0];
   params.create_kernel = [this](const Node& n) { return CreateKernel(n); };
@@ -217,6 +239,8 @@ Status DirectSession::Run(const RunOptions& run_options, const std::vector<std::
   args_e.step.default_container = options_.default_container;
   args_e.step.call_frame = &state->frame;
   args_e.step.cancellation = &state->cancellation;
+  args_e.step.function_library = prepared->function_library.get();
+  args_e.step.session_cancellation = session_cancellation_;
   args_e.collect_stats = metadata != nullptr || run_options.trace;
   int64_t timeout_ms = run_options.timeout_in_ms > 0 ? run_options.timeout_in_ms : options_.operation_timeout_ms;
   if (timeout_ms > 0) args_e.deadline_micros = Env::Default()->NowMicros() + timeout_ms * 1000;

@@ -5,7 +5,7 @@ namespace dflow {
 bool IsValidDType(int v) {
   switch (v) {
     case DT_FLOAT: case DT_DOUBLE: case DT_INT32: case DT_UINT8: case DT_STRING:
-    case DT_INT64: case DT_BOOL: case DT_RESOURCE:
+    case DT_INT64: case DT_BOOL: case DT_RESOURCE: case DT_VARIANT:
       return true;
     default:
       return false;
@@ -39,6 +39,7 @@ std::string DTypeString(DType t) {
     case DT_INT64: return "int64";
     case DT_BOOL: return "bool";
     case DT_RESOURCE: return "resource";
+    case DT_VARIANT: return "variant";
     case DT_INVALID: return "invalid";
     default: return "unknown(" + std::to_string(static_cast<int>(t)) + ")";
   }
@@ -59,6 +60,7 @@ bool DTypeFromString(absl::string_view s, DType* out) {
   else if (s == "int64") t = DT_INT64;
   else if (s == "bool") t = DT_BOOL;
   else if (s == "resource") t = DT_RESOURCE;
+  else if (s == "variant") t = DT_VARIANT;
   else return false;
   *out = ref ? MakeRefType(t) : t;
   return true;

@@ -20,6 +20,7 @@ enum DType : int {
   DT_INT64 = 9,
   DT_BOOL = 10,
   DT_RESOURCE = 20,
+  DT_VARIANT = 21,
   DT_FLOAT_REF = 101,
   DT_DOUBLE_REF = 102,
   DT_INT32_REF = 103,
@@ -28,6 +29,7 @@ enum DType : int {
   DT_INT64_REF = 109,
   DT_BOOL_REF = 110,
   DT_RESOURCE_REF = 120,
+  DT_VARIANT_REF = 121,
 };
 
 constexpr int kDTypeRefOffset = 100;
@@ -49,7 +51,7 @@ bool IsFloating(DType t);
 bool IsInteger(DType t);
 
 // TensorFlow's names: "float", "double", "int32", "uint8", "string", "int64", "bool",
-// "resource"; reference types as "float_ref".
+// "resource", "variant"; reference types as "float_ref".
 std::string DTypeString(DType t);
 // Parses a name of DTypeString (also "float32", "float64"); false if unknown.
 bool DTypeFromString(absl::string_view s, DType* out);
@@ -66,6 +68,8 @@ template <> struct DTypeOf<bool> { static constexpr DType value = DT_BOOL; };
 template <> struct DTypeOf<std::string> { static constexpr DType value = DT_STRING; };
 struct ResourceHandle;
 template <> struct DTypeOf<ResourceHandle> { static constexpr DType value = DT_RESOURCE; };
+struct Variant;
+template <> struct DTypeOf<Variant> { static constexpr DType value = DT_VARIANT; };
 
 // Calls fn.template operator()<T>() with the C++ type of `t`; returns false for types outside
 // the list (the caller turns that into an error naming the op and the type).

@@ -10,6 +10,7 @@ namespace {
 size_t ElementSize(DType t) {
   if (t == DT_STRING) return sizeof(std::string);
   if (t == DT_RESOURCE) return sizeof(ResourceHandle);
+  if (t == DT_VARIANT) return sizeof(Variant);
   return DTypeSize(t);
 }
 }  // namespace
@@ -34,6 +35,9 @@ TensorBuffer* TensorBuffer::Allocate(DType dtype, int64_t count, bool zero) {
   } else if (dtype == DT_RESOURCE) {
     auto* h = static_cast<ResourceHandle*>(buf->data_);
     for (int64_t i = 0; i < count; ++i) new (h + i) ResourceHandle();
+  } else if (dtype == DT_VARIANT) {
+    auto* v = static_cast<Variant*>(buf->data_);
+    for (int64_t i = 0; i < count; ++i) new (v + i) Variant();
   } else if (zero && bytes > 0) {
     std::memset(buf->data_, 0, bytes);
   }
@@ -47,6 +51,9 @@ void TensorBuffer::Destroy() {
   } else if (dtype_ == DT_RESOURCE) {
     auto* h = static_cast<ResourceHandle*>(data_);
     for (int64_t i = 0; i < count_; ++i) h[i].~ResourceHandle();
+  } else if (dtype_ == DT_VARIANT) {
+    auto* v = static_cast<Variant*>(data_);
+    for (int64_t i = 0; i < count_; ++i) v[i].~Variant();
   }
   this->~TensorBuffer();
   std::free(this);
@@ -78,6 +85,7 @@ Tensor::Tensor(int64_t v) : Tensor(DT_INT64, TensorShape{}) { scalar<int64_t>() 
 Tensor::Tensor(bool v) : Tensor(DT_BOOL, TensorShape{}) { scalar<bool>() = v; }
 Tensor::Tensor(std::string v) : Tensor(DT_STRING, TensorShape{}) { scalar<std::string>() = std::move(v); }
 Tensor::Tensor(ResourceHandle h) : Tensor(DT_RESOURCE, TensorShape{}) { scalar<ResourceHandle>() = std::move(h); }
+Tensor::Tensor(Variant v) : Tensor(DT_VARIANT, TensorShape{}) { scalar<Variant>() = std::move(v); }
 
 size_t Tensor::TotalBytes() const {
   if (dtype_ == DT_STRING) {
@@ -123,6 +131,10 @@ Tensor Tensor::DeepCopy() const {
     auto src = flat<ResourceHandle>();
     auto dst = t.flat<ResourceHandle>();
     for (size_t i = 0; i < src.size(); ++i) dst[i] = src[i];
+  } else if (dtype_ == DT_VARIANT) {
+    auto src = flat<Variant>();
+    auto dst = t.flat<Variant>();
+    for (size_t i = 0; i < src.size(); ++i) dst[i] = src[i];
   } else if (TotalBytes() > 0) {
     std::memcpy(t.data_, data_, TotalBytes());
   }
@@ -156,6 +168,7 @@ std::string FormatElement(const Tensor& t, int64_t i) {
     case DT_BOOL: return t.data<bool>()[i] ? "True" : "False";
     case DT_STRING: return t.data<std::string>()[i];
     case DT_RESOURCE: return t.data<ResourceHandle>()[i].DebugString();
+    case DT_VARIANT: return t.data<Variant>()[i].DebugString();
     default: return "?";
   }
 }

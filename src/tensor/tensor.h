@@ -2,7 +2,7 @@
 //
 // Copies are cheap (they share the buffer); Slice() shares it too. A Tensor is a value: it is
 // safe to read one from many threads, and writers must own the buffer alone (RefCountIsOne()) or
-// copy first. Strings are stored as std::string elements.
+// copy first. Strings are stored as std::string elements, variants as Variant.
 #pragma once
 
 #include <atomic>
@@ -19,6 +19,7 @@
 #include "tensor/dtype.h"
 #include "tensor/resource_handle.h"
 #include "tensor/tensor_shape.h"
+#include "tensor/variant.h"
 
 namespace dflow {
 
@@ -65,6 +66,7 @@ class Tensor {
   explicit Tensor(std::string v);
   explicit Tensor(const char* v) : Tensor(std::string(v)) {}
   explicit Tensor(ResourceHandle h);
+  explicit Tensor(Variant v);
 
   // Allocates without zeroing numbers; ResourceExhausted when memory runs out.
   static StatusOr<Tensor> Allocate(DType dtype, const TensorShape& shape);

@@ -121,7 +121,7 @@ void ShapeToProto(const PartialTensorShape& s, proto::TensorShapeProto* p) {
 
 StatusOr<Tensor> TensorFromProto(const proto::TensorProto& p) {
   const int raw_dtype = static_cast<int>(p.dtype());
-  if (!IsValidDType(raw_dtype) || raw_dtype == DT_RESOURCE) {
+  if (!IsValidDType(raw_dtype) || raw_dtype == DT_RESOURCE || raw_dtype == DT_VARIANT) {
     return errors::InvalidArgument("TensorProto has unsupported dtype ", DTypeString(static_cast<DType>(raw_dtype)),
                                    " (enum value ", raw_dtype, ")");
   }
@@ -183,6 +183,9 @@ void TensorToProto(const Tensor& t, proto::TensorProto* p) {
     for (const std::string& s : t.flat<std::string>()) p->add_string_val(s);
     return;
   }
+  // Handles and variants are meaningful only in their process: they travel as dtype and shape
+  // only, and TensorFromProto rejects them.
+  if (t.dtype() == DT_RESOURCE || t.dtype() == DT_VARIANT) return;
   const size_t bytes = t.TotalBytes();
   if (bytes > 0) p->set_tensor_content(static_cast<const char*>(t.raw_data()), bytes);
 }

@@ -10,10 +10,12 @@
 //   dflow launch --ps 2 --workers 2 -- build/bin/distributed_trainer --last_step 2000 --checkpoint_dir /tmp/m
 //
 // Flags: --last_step N (or --train_steps N), --checkpoint_dir DIR, --save_checkpoint_steps N
-// (100), --max_wait_secs N (how long a worker waits for the chief, 600), --sync and
-// --replicas_to_aggregate N (synchronous training; not available in this build).
-// With --job_name=ps it just serves. Prints, per worker, a line per session it created, then its
-// own steps, the final global step and the loss before and after.
+// (100), --max_wait_secs N (how long a worker waits for the chief, 600), --sync (synchronous
+// training with SyncReplicasOptimizer: each step applies the mean of --replicas_to_aggregate N
+// gradients, all workers by default; the rest are backups).
+// With --job_name=ps it just serves, until the chief tells every task that the job is complete
+// (after its final checkpoint); then every task exits 0. Prints, per worker, a line per session
+// it created, then its own steps, the final global step and the loss before and after.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +25,7 @@
 #include "dflow/dflow.h"
 #include "dflow/monitored_session.h"
 #include "dflow/server.h"
+#include "dflow/sync_replicas_optimizer.h"
 
 namespace {
 
@@ -96,10 +99,8 @@ Status ParseFlags(const std::vector<std::string>& rest, Flags* f) {
       return errors::InvalidArgument(name, " must be a positive integer, got '", value, "'");
     }
   }
-  if (f->sync || f->replicas_to_aggregate > 0) {
-    return errors::Unimplemented(
-        "--sync and --replicas_to_aggregate need SyncReplicasOptimizer, which this build "
-        "does not have");
+  if (f->replicas_to_aggregate > 0 && !f->sync) {
+    return errors::InvalidArgument("--replicas_to_aggregate needs --sync");
   }
   return absl::OkStatus();
 }
@@ -145,7 +146,24 @@ int main(int argc, char** argv) {
   Output hidden = ops::Relu(w.WithOpName("layer_1"), ops::Add(w, ops::MatMul(w, x, w1), b1));
   Output y_hat = ops::Add(w.WithOpName("layer_2"), ops::MatMul(w, hidden, w2), b2);
   Output loss = losses::MeanSquaredError(w.WithOpName("loss"), y, y_hat);
-  Operation train_op = train::GradientDescentOptimizer(0.1f).Minimize(w.WithOpName("train"), loss, {}, global_step);
+  train::GradientDescentOptimizer sgd(0.1f);
+  Operation train_op;
+  std::shared_ptr<train::SessionRunHook> sync_hook;
+  std::unique_ptr<train::SyncReplicasOptimizer> sync;
+  if (flags.sync) {
+    // Every step applies the mean of replicas_to_aggregate gradients (all workers by default);
+    // the other workers are backups.
+    const int workers = task->cluster.num_tasks("worker");
+    const int replicas = flags.replicas_to_aggregate > 0 ? static_cast<int>(flags.replicas_to_aggregate) : workers;
+    sync = std::make_unique<train::SyncReplicasOptimizer>(sgd, replicas, workers);
+    train_op = sync->Minimize(w, loss, {}, global_step);
+    sync_hook = sync->MakeSessionRunHook(root, task->is_chief);
+  } else {
+    train_op = sgd.Minimize(w.WithOpName("train"), loss, {}, global_step);
+  }
+  // The global step read after this worker's update: the worker whose update is the last one
+  // anywhere sees the final count.
+  Output step_after = ops::Identity(w.WithControlDependencies({train_op}).WithOpName("global_step_after"), global_step);
   if (!root.ok()) return Fail(root.status());
 
   train::MonitoredTrainingSessionOptions mts;
@@ -154,34 +172,58 @@ int main(int argc, char** argv) {
   mts.checkpoint_dir = flags.checkpoint_dir;
   mts.save_checkpoint_steps = flags.save_checkpoint_steps;
   mts.max_wait_secs = flags.max_wait_secs;
+  // Once the chief told every task the job is complete, a step that fails because the ps tasks
+  // are gone is the end of training, not a failure to recover from.
+  Server* own_server = server->get();
+  mts.recovery.job_complete = [own_server] { return own_server->job_complete(); };
   mts.global_step = global_step;
   // This worker's session involves the ps tasks and itself only.
   mts.config.device_filters = {"/job:ps", worker};
   mts.hooks = {std::make_shared<train::StopAtStepHook>(global_step, 0, flags.last_step),
                std::make_shared<SessionStartPrinter>(task->task_index, global_step)};
+  if (sync_hook != nullptr) mts.hooks.push_back(sync_hook);
   auto session = train::MonitoredTrainingSession(root, mts);
   if (!session.ok()) return Fail(session.status());
   auto first = (*session)->Run({loss});
   if (!first.ok()) return Fail(first.status());
   const float initial_loss = (*first)[0].scalar<float>();
   int64_t local_steps = 0;
+  // The last values a step returned: what this worker reports when the job completed under it
+  // (the chief told every task, so no more steps run anywhere).
+  float loss_value = initial_loss;
+  int64_t step_value = 0;
   auto start = std::chrono::steady_clock::now();
   while (!(*session)->ShouldStop()) {
-    auto r = (*session)->Run({}, {}, {train_op});
+    auto r = (*session)->Run({}, {loss, step_after}, {train_op});
     if (!r.ok()) {
-      if (absl::IsOutOfRange(r.status())) break;
+      if (absl::IsOutOfRange(r.status())) break;  // input done, sync queue closed, job complete
       return Fail(r.status());
     }
+    loss_value = (*r)[0].scalar<float>();
+    step_value = (*r)[1].scalar<int64_t>();
     ++local_steps;
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if ((*session)->raw_session() == nullptr) return Fail(errors::Internal("no session after training"));
-  auto last = (*session)->raw_session()->Run({loss, global_step});
-  if (!last.ok()) return Fail(last.status());
-  // The chief's final checkpoint.
-  if (Status s = (*session)->Close(); !s.ok()) return Fail(s);
+  if ((*session)->raw_session() != nullptr) {
+    auto last = (*session)->raw_session()->Run({loss, global_step});
+    if (last.ok()) {
+      loss_value = (*last)[0].scalar<float>();
+      step_value = (*last)[1].scalar<int64_t>();
+    } else if (!absl::IsOutOfRange(last.status())) {
+      return Fail(last.status());
+    }
+  }
+  // The chief's final checkpoint. A worker whose task was told the job is complete cannot run
+  // its hooks' last steps any more, which is fine: the job is over.
+  if (Status s = (*session)->Close(); !s.ok() && !(absl::IsOutOfRange(s) && !task->is_chief)) return Fail(s);
   std::printf("worker %d: %lld local steps (%.0f steps/s), global step %lld, loss %.6f -> %.6f\n", task->task_index,
-              static_cast<long long>(local_steps), local_steps / secs,
-              static_cast<long long>((*last)[1].scalar<int64_t>()), initial_loss, (*last)[0].scalar<float>());
+              static_cast<long long>(local_steps), local_steps / secs, static_cast<long long>(step_value),
+              initial_loss, loss_value);
+  std::fflush(stdout);
+  if (task->is_chief) {
+    // Training is over: every task hears it, so the ps tasks exit 0 by themselves.
+    JobCompleteResult result;
+    if (Status s = (*server)->NotifyJobComplete({}, &result); !s.ok()) return Fail(s);
+  }
   return 0;
 }

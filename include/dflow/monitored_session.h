@@ -26,17 +26,20 @@
 // - then everybody runs the local init op, and the hooks' AfterCreateSession.
 //
 // Recovery: a step (or a session creation) that fails with Aborted or Unavailable — a ps task or
-// a peer died or restarted — closes the session, waits (exponential backoff), creates a new one
-// as above (the chief restores the latest checkpoint; a worker waits for the model again), and
-// runs the step again. At most RecoveryOptions::max_recovery_attempts consecutive failures; then
+// a peer died or restarted — or Cancelled (a task was stopped during the step) closes the
+// session, waits (exponential backoff), creates a new one as above (the chief restores the
+// latest checkpoint; a worker waits for the model again), and runs the step again. At most RecoveryOptions::max_recovery_attempts consecutive failures; then
 // the last error is returned. A successful step resets the count. Any other error ends training:
 // Run returns it and Close skips the hooks' End. OutOfRange (an input ran out) ends training
 // cleanly: ShouldStop() becomes true, Run returns the OutOfRange status, and Close calls End.
+// So does a failure once RecoveryOptions::job_complete says the job is over (the chief told every
+// task; Run returns OutOfRange "Job is complete (...)").
 //
 // Thread-safety: a MonitoredSession is used by one thread at a time.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -142,6 +145,10 @@ struct RecoveryOptions {
   // The wait before attempt k is min(initial_backoff_ms * 2^(k-1), max_backoff_ms).
   int64_t initial_backoff_ms = 100;
   int64_t max_backoff_ms = 5000;
+  // Asked before each recovery attempt; true means the failure is the end of the job (the chief
+  // told every task it is complete, so the ps tasks are gone on purpose: Server::job_complete):
+  // training then ends cleanly, as with OutOfRange, instead of recovering.
+  std::function<bool()> job_complete;
 };
 
 class MonitoredSession {
@@ -162,7 +169,9 @@ class MonitoredSession {
   StatusOr<std::vector<Tensor>> Run(const std::vector<Output>& fetches) { return Run({}, fetches, {}); }
 
   // True once a hook asked to stop, an input ran out (OutOfRange), or training failed.
-  bool ShouldStop() const { return stop_requested_ || !status_.ok() || closed_; }
+  // The coordinator given to the hooks' AfterCreateSession asks to stop too (a queue runner hit
+  // the end of its input, or failed: then Run returns that error).
+  bool ShouldStop() const;
   // Calls every hook's End (when training did not fail) and closes the session. Returns the
   // first error of the hooks (or of training). Idempotent.
   Status Close();
@@ -176,8 +185,15 @@ class MonitoredSession {
  private:
   MonitoredSession(std::unique_ptr<SessionCreator> creator, std::vector<std::shared_ptr<SessionRunHook>> hooks,
                    const RecoveryOptions& recovery);
-  // Creates the session and calls AfterCreateSession; the error of the first failing piece.
+  // Creates the session and a Coordinator and calls AfterCreateSession; the error of the first
+  // failing piece.
   Status CreateOnce();
+  // Stops and joins the threads registered with the coordinator; their first error.
+  Status StopCoordinator();
+  // Stops the coordinator's threads and closes the session (after a failure).
+  void DropSession();
+  // Ends training cleanly after `error` because the job is complete: OutOfRange.
+  Status EndOfJob(const Status& error);
   // Waits before the next attempt; false when the budget is spent.
   bool BackOff(const Status& error);
   StatusOr<std::vector<Tensor>> HookedRun(const ClientSession::FeedDict& feeds, const std::vector<Output>& fetches,
@@ -187,9 +203,11 @@ class MonitoredSession {
   std::vector<std::shared_ptr<SessionRunHook>> hooks_;
   RecoveryOptions recovery_;
   std::unique_ptr<ClientSession> session_;
+  std::unique_ptr<Coordinator> coord_;  // one per session: its runners use that session
   int failed_attempts_ = 0;
   int sessions_created_ = 0;
   bool stop_requested_ = false;
+  bool job_complete_ = false;
   bool closed_ = false;
   Status status_;  // the error that ended training (OutOfRange is not one)
 };

@@ -10,15 +10,17 @@
 #include "absl/strings/str_cat.h"
 #include "base/logging.h"
 #include "dflow/basic_session_run_hooks.h"
+#include "dflow/coordinator.h"
 #include "dflow/summary.h"
 #include "graph/graph.h"
 
 namespace dflow::train {
 namespace {
 
-// A task died or restarted (a ps lost its variables, a peer's graphs are gone): a new session
-// can continue from the latest checkpoint.
-bool IsRecoverable(const Status& s) { return absl::IsAborted(s) || absl::IsUnavailable(s); }
+// A task died or restarted (a ps lost its variables, a peer's graphs are gone), or a task that
+// was stopped (SIGTERM, job completion) cancelled the step: a new session can continue from the
+// latest checkpoint. Nothing else cancels this session's steps: only Close does, after them.
+bool IsRecoverable(const Status& s) { return absl::IsAborted(s) || absl::IsUnavailable(s) || absl::IsCancelled(s); }
 
 }  // namespace
 
@@ -50,31 +52,61 @@ StatusOr<std::unique_ptr<MonitoredSession>> MonitoredSession::Create(std::unique
   return ms;
 }
 
-Status MonitoredSession::CreateOnce() {
+Status MonitoredSession::StopCoordinator() {
+  if (coord_ == nullptr) return absl::OkStatus();
+  // The runners use the session: they end before it does.
+  coord_->RequestStop();
+  Status s = coord_->Join();
+  coord_.reset();
+  return s;
+}
+
+void MonitoredSession::DropSession() {
+  StopCoordinator().IgnoreError();  // the failure being recovered from is what counts
   session_.reset();
+}
+
+Status MonitoredSession::CreateOnce() {
+  DropSession();
   ASSIGN_OR_RETURN(session_, creator_->CreateSession());
   ++sessions_created_;
+  coord_ = std::make_unique<Coordinator>();
   for (const auto& hook : hooks_) {
-    Status s = hook->AfterCreateSession(session_.get(), nullptr);
+    Status s = hook->AfterCreateSession(session_.get(), coord_.get());
     if (!s.ok()) {
-      session_.reset();
+      DropSession();
       return s;
     }
   }
   return absl::OkStatus();
 }
 
+bool MonitoredSession::ShouldStop() const {
+  return stop_requested_ || !status_.ok() || closed_ || (coord_ != nullptr && coord_->ShouldStop());
+}
+
 bool MonitoredSession::BackOff(const Status& error) {
-  if (!IsRecoverable(error) || failed_attempts_ >= recovery_.max_recovery_attempts) return false;
+  if (!IsRecoverable(error)) return false;
+  if (recovery_.job_complete && recovery_.job_complete()) {
+    job_complete_ = true;
+    return false;
+  }
+  if (failed_attempts_ >= recovery_.max_recovery_attempts) return false;
   ++failed_attempts_;
   int64_t wait = std::max<int64_t>(recovery_.initial_backoff_ms, 0);
   for (int i = 1; i < failed_attempts_ && wait < recovery_.max_backoff_ms; ++i) wait *= 2;
   wait = std::min(wait, std::max<int64_t>(recovery_.max_backoff_ms, 0));
   LOG(WARNING) << "A task failed or restarted (" << error << "); creating a new session in " << wait
                << " ms (recovery attempt " << failed_attempts_ << " of " << recovery_.max_recovery_attempts << ")";
-  session_.reset();
+  DropSession();
   std::this_thread::sleep_for(std::chrono::milliseconds(wait));
   return true;
+}
+
+Status MonitoredSession::EndOfJob(const Status& error) {
+  DropSession();  // its tasks are gone; End cannot run on it
+  stop_requested_ = true;
+  return errors::OutOfRange("Job is complete (", error.message(), ")");
 }
 
 StatusOr<std::vector<Tensor>> MonitoredSession::Run(const ClientSession::FeedDict& feeds,
@@ -87,6 +119,7 @@ StatusOr<std::vector<Tensor>> MonitoredSession::Run(const ClientSession::FeedDic
       Status s = CreateOnce();
       if (!s.ok()) {
         if (BackOff(s)) continue;
+        if (job_complete_) return EndOfJob(s);
         status_ = s;
         return s;
       }
@@ -102,6 +135,7 @@ StatusOr<std::vector<Tensor>> MonitoredSession::Run(const ClientSession::FeedDic
       return r.status();
     }
     if (BackOff(r.status())) continue;
+    if (job_complete_) return EndOfJob(r.status());
     status_ = r.status();
     return r.status();
   }
@@ -144,6 +178,8 @@ StatusOr<std::vector<Tensor>> MonitoredSession::HookedRun(const ClientSession::F
     RETURN_IF_ERROR(hooks_[h]->AfterRun(&ctx, values));
   }
   if (ctx.stop_requested()) stop_requested_ = true;
+  // A thread a hook started (a queue runner) failed.
+  if (coord_ != nullptr) RETURN_IF_ERROR(coord_->GetStatus());
   std::vector<Tensor> result;
   for (size_t slot : caller_slots) result.push_back(outs[slot]);
   return result;
@@ -159,6 +195,8 @@ Status MonitoredSession::Close() {
       if (!s.ok()) break;
     }
   }
+  Status runners = StopCoordinator();
+  if (s.ok()) s = runners;
   session_.reset();
   status_ = s;
   return s;

@@ -332,5 +332,33 @@ TEST(MonitoredSessionRecoveryTest, SessionCreationIsRetriedToo) {
   EXPECT_EQ(never.faults.failures, 3);
 }
 
+TEST(MonitoredSessionRecoveryTest, AFailureAfterTheJobCompletedEndsTrainingCleanly) {
+  FlakyTarget target("job_complete");
+  Scope root = Scope::NewRootScope();
+  Model m(root);
+  MonitoredTrainingSessionOptions o;
+  o.config = target.options();
+  o.master = o.config.target;
+  o.log_step_count_steps = 0;
+  o.recovery = FastRecovery(5);
+  bool complete = false;
+  o.recovery.job_complete = [&complete] { return complete; };
+  auto ms = MonitoredTrainingSession(root, o);
+  ASSERT_TRUE(ms.ok()) << ms.status();
+  ASSERT_TRUE((*ms)->Run({}, {}, {m.train_op}).ok());
+  {
+    std::lock_guard<std::mutex> l(target.faults.mu);
+    target.faults.fail_runs = 1000;
+    target.faults.code = absl::StatusCode::kCancelled;  // the ps stopped during the step
+  }
+  complete = true;
+  auto r = (*ms)->Run({}, {}, {m.train_op});
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kOutOfRange) << r.status();
+  EXPECT_THAT(r.status().message(), HasSubstr("Job is complete"));
+  EXPECT_EQ(target.faults.failures, 1);  // no recovery attempt
+  EXPECT_TRUE((*ms)->ShouldStop());
+  EXPECT_TRUE((*ms)->Close().ok());
+}
+
 }  // namespace
 }  // namespace dflow::train

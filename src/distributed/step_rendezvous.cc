@@ -72,14 +72,16 @@ void StepRendezvous::RecvAsync(const std::string& key, DoneCallback done) {
     return;
   }
   auto opts = std::make_shared<CallOptions>();
+  Status aborted;
   {
     std::lock_guard<std::mutex> l(mu_);
-    if (!abort_status_.ok()) {
-      Status a = abort_status_;
-      done(a, Tensor(), false);
-      return;
-    }
-    in_flight_.insert(opts);
+    if (abort_status_.ok()) in_flight_.insert(opts);
+    else aborted = abort_status_;
+  }
+  if (!aborted.ok()) {
+    // Outside the lock: the callback fails the step, which aborts this rendezvous again.
+    done(aborted, Tensor(), false);
+    return;
   }
   auto req = std::make_shared<proto::RecvTensorRequest>();
   req->set_step_id(step_id_);

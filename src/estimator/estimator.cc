@@ -259,6 +259,10 @@ StatusOr<std::unique_ptr<TrainingRun>> EstimatorAccess::StartTraining(Estimator&
     mts.master = e.server_->target();
     // This worker's session involves the ps tasks and itself only.
     mts.config.device_filters = {"/job:ps", WorkerDevice(config)};
+    // Once the chief completed the job the ps tasks are gone on purpose: a failing step is the
+    // end of training, not something to recover from.
+    Server* server = e.server_.get();
+    mts.recovery.job_complete = [server] { return server->job_complete(); };
   }
   // Read where the global step lives: a read elsewhere would receive the value the step started
   // with, whatever its control dependencies.

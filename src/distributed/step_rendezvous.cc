@@ -19,9 +19,9 @@ Status StepRendezvous::Send(const std::string& key, const Tensor& value, bool is
 }
 
 void StepRendezvous::ServeRecv(const std::string& key, DoneCallback done) {
-  local_.RecvAsync(key, [this, done = std::move(done)](const Status& s, const Tensor& t, bool is_dead) {
+  local_.RecvAsync(key, [this, done = std::move(done)](const Status& s, Tensor t, bool is_dead) {
     if (s.ok()) unserved_.fetch_sub(1);
-    done(s, t, is_dead);
+    done(s, std::move(t), is_dead);
   });
 }
 
@@ -51,9 +51,9 @@ void StepRendezvous::RecvAsync(const std::string& key, DoneCallback done) {
     deposited = !deposited_.empty() && deposited_.count(key) > 0;
   }
   if (deposited) {
-    local_.RecvAsync(key, [this, done = std::move(done)](const Status& s, const Tensor& t, bool is_dead) {
+    local_.RecvAsync(key, [this, done = std::move(done)](const Status& s, Tensor t, bool is_dead) {
       if (s.ok()) undelivered_.fetch_sub(1);
-      done(s, t, is_dead);
+      done(s, std::move(t), is_dead);
     });
     return;
   }
@@ -100,7 +100,8 @@ void StepRendezvous::RecvAsync(const std::string& key, DoneCallback done) {
                                    Tensor(), false);
                               return;
                             }
-                            done(absl::OkStatus(), result->tensor, result->is_dead);
+                            // Handed over, not shared: nothing here keeps a reference.
+                            done(absl::OkStatus(), std::move(result->tensor), result->is_dead);
                           });
 }
 

@@ -286,9 +286,9 @@ void Worker::RunGraphAsync(const proto::RunGraphRequest* req, proto::RunGraphRes
         bool is_dead = false;
       };
       auto answer = std::make_shared<Answer>();
-      rendezvous->ServeRecv(req->push_keys(i), [answer](const Status& st, const Tensor& t, bool is_dead) {
+      rendezvous->ServeRecv(req->push_keys(i), [answer](const Status& st, Tensor t, bool is_dead) {
         answer->status = st;
-        answer->value = t;
+        answer->value = std::move(t);
         answer->is_dead = is_dead;
         answer->done = true;
       });
@@ -357,9 +357,9 @@ void Worker::RecvTensorAsync(const proto::RecvTensorRequest* req, RecvTensorResu
   }
   const int64_t step_id = req->step_id();
   (*step)->ServeRecv(req->rendezvous_key(), [this, step_id, result, done = std::move(done)](
-                                                const Status& st, const Tensor& t, bool is_dead) {
+                                                const Status& st, Tensor t, bool is_dead) {
     if (st.ok()) {
-      result->tensor = t;
+      result->tensor = std::move(t);
       result->is_dead = is_dead;
     }
     ReleaseStep(step_id, false);

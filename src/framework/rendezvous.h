@@ -14,7 +14,9 @@ namespace dflow {
 
 class Rendezvous {
  public:
-  using DoneCallback = std::function<void(const Status&, const Tensor&, bool is_dead)>;
+  // The tensor is passed by value so that a receiver can take it over: a consumer that finds
+  // itself the only holder (Assign adopting a received value) then needs no copy.
+  using DoneCallback = std::function<void(const Status&, Tensor, bool is_dead)>;
   virtual ~Rendezvous() = default;
 
   // Stores `value` for `key`, or hands it to a waiting receiver. Never blocks.

@@ -1,12 +1,12 @@
 #include "rpc/grpc_remote_worker.h"
 
-#include <cstring>
+#include <grpcpp/generic/generic_stub.h>
 
 #include "distributed/job_completion.h"
 #include "framework/device_name.h"
 #include "proto/rpc/services.grpc.pb.h"
 #include "rpc/grpc_util.h"
-#include "tensor/tensor_proto.h"
+#include "rpc/tensor_chunks.h"
 
 namespace dflow::rpc {
 namespace {
@@ -14,100 +14,68 @@ namespace {
 // Deadlines of the calls that have no step deadline of their own.
 constexpr int64_t kControlTimeoutMs = 60000;
 
-// Assembles a streamed tensor: the first chunk says what it is, the others carry its bytes.
-class RecvTensorReader : public grpc::ClientReadReactor<proto::RecvTensorChunk> {
+// The RecvTensor method, called through a generic stub so that chunks arrive as raw buffers.
+constexpr char kRecvTensorMethod[] = "/dflow.proto.rpc.WorkerService/RecvTensor";
+
+// Receives a streamed tensor. The call is server-streaming on the wire; the client side is a
+// bidi reactor only because that is the generic stub's streaming form. Each chunk is read where
+// gRPC received it (TensorChunkAssembler), so its bytes are copied once, into the tensor.
+class RecvTensorReader : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
-  RecvTensorReader(std::string from, RecvTensorResult* result, CallOptions* opts, StatusCallback done)
-      : from_(std::move(from)), result_(result), opts_(opts), done_(std::move(done)) {
+  RecvTensorReader(std::string from, const proto::RecvTensorRequest& req, RecvTensorResult* result,
+                   CallOptions* opts, StatusCallback done)
+      : assembler_(std::move(from)), result_(result), opts_(opts), done_(std::move(done)) {
+    grpc::Slice slice(req.SerializeAsString());
+    request_ = grpc::ByteBuffer(&slice, 1);
     if (opts_ != nullptr) {
       SetTimeout(ctx_.get(), opts_->timeout_ms);
       // The context is shared so that a late cancel finds it alive.
       opts_->SetCancelCallback([ctx = ctx_] { ctx->TryCancel(); });
     }
   }
-  grpc::ClientContext* context() { return ctx_.get(); }
-  void Start() {
+  void Start(grpc::GenericStub* stub) {
+    stub->PrepareBidiStreamingCall(ctx_.get(), kRecvTensorMethod, grpc::StubOptions(), this);
+    StartWriteLast(&request_, grpc::WriteOptions());
     StartRead(&chunk_);
     StartCall();
   }
 
   void OnReadDone(bool ok) override {
     if (!ok) return;  // the stream ended; OnDone follows
-    if (error_.ok()) error_ = Take();
+    if (error_.ok()) {
+      std::vector<grpc::Slice> slices;
+      error_ = FromGrpc(chunk_.Dump(&slices));
+      std::vector<absl::string_view> pieces;
+      pieces.reserve(slices.size());
+      for (const grpc::Slice& sl : slices) {
+        pieces.emplace_back(reinterpret_cast<const char*>(sl.begin()), sl.size());
+      }
+      if (error_.ok()) error_ = assembler_.Add(pieces);
+      // No point in the rest of a stream that went wrong.
+      if (!error_.ok()) ctx_->TryCancel();
+    }
     chunk_.Clear();
     StartRead(&chunk_);
   }
 
   void OnDone(const grpc::Status& s) override {
     if (opts_ != nullptr) opts_->ClearCancelCallback();
-    Status status = FromGrpc(s);
-    if (status.ok()) status = error_;
-    if (status.ok() && !got_first_) status = Malformed("no chunk arrived");
-    if (status.ok() && received_ != expected_) {
-      status = Malformed(absl::StrCat(received_, " of ", expected_, " bytes arrived"));
-    }
-    if (status.ok()) {
-      result_->tensor = std::move(tensor_);
-      result_->is_dead = is_dead_;
-    }
+    Status status = error_.ok() ? FromGrpc(s) : error_;
+    if (status.ok()) status = assembler_.Finish(result_);
     StatusCallback done = std::move(done_);
     delete this;
     done(status);
   }
 
  private:
-  Status Malformed(const std::string& what) const {
-    return errors::DataLoss("Malformed tensor stream from ", from_, ": ", what);
-  }
-
-  Status Take() {
-    if (!got_first_) {
-      got_first_ = true;
-      is_dead_ = chunk_.is_dead();
-      if (is_dead_) return absl::OkStatus();
-      if (chunk_.has_proto()) {
-        ASSIGN_OR_RETURN(tensor_, TensorFromProto(chunk_.proto()));
-        return absl::OkStatus();
-      }
-      DType dtype = static_cast<DType>(chunk_.dtype());
-      if (!IsValidDType(chunk_.dtype()) || dtype == DT_STRING || dtype == DT_RESOURCE || dtype == DT_VARIANT) {
-        return Malformed(absl::StrCat("dtype ", chunk_.dtype(), " cannot travel as bytes"));
-      }
-      StatusOr<TensorShape> shape = ShapeFromProto(chunk_.shape());
-      if (!shape.ok()) return Malformed(std::string(shape.status().message()));
-      StatusOr<Tensor> t = Tensor::Allocate(dtype, *shape);
-      if (!t.ok()) return t.status();
-      tensor_ = std::move(t).value();
-      expected_ = tensor_.TotalBytes();
-      if (chunk_.total_bytes() != static_cast<int64_t>(expected_)) {
-        return Malformed(absl::StrCat("announces ", chunk_.total_bytes(), " bytes for a ", DTypeString(dtype),
-                                      " tensor of shape ", shape->DebugString(), " (", expected_, " bytes)"));
-      }
-    } else if (is_dead_ || !tensor_.IsInitialized() || expected_ == 0) {
-      return Malformed("data after a tensor that takes none");
-    }
-    const std::string& data = chunk_.data();
-    if (data.size() > expected_ - received_) {
-      return Malformed(absl::StrCat("more bytes than the tensor holds (", data.size(), " more after ", received_,
-                                    " of ", expected_, ")"));
-    }
-    if (!data.empty()) std::memcpy(static_cast<char*>(tensor_.raw_data()) + received_, data.data(), data.size());
-    received_ += data.size();
-    return absl::OkStatus();
-  }
-
-  const std::string from_;
+  TensorChunkAssembler assembler_;
   RecvTensorResult* result_;
   CallOptions* opts_;
   StatusCallback done_;
   std::shared_ptr<grpc::ClientContext> ctx_ = std::make_shared<grpc::ClientContext>();
-  proto::RecvTensorChunk chunk_;
+  grpc::ByteBuffer request_;
+  grpc::ByteBuffer chunk_;
   Status error_;
-  bool got_first_ = false;
-  bool is_dead_ = false;
-  Tensor tensor_;
-  size_t expected_ = 0;
-  size_t received_ = 0;
 };
 
 // The callback form of a stub method (the method names are overloaded, so no member pointers).
@@ -119,7 +87,11 @@ class RecvTensorReader : public grpc::ClientReadReactor<proto::RecvTensorChunk> 
 class GrpcRemoteWorker : public WorkerInterface {
  public:
   GrpcRemoteWorker(const std::string& address, std::string task)
-      : address_(address), task_(std::move(task)), stub_(proto::rpc::WorkerService::NewStub(NewChannel(address))) {}
+      : address_(address),
+        task_(std::move(task)),
+        channel_(NewChannel(address)),
+        stub_(proto::rpc::WorkerService::NewStub(channel_)),
+        generic_(channel_) {}
 
   void GetStatusAsync(const proto::GetStatusRequest* req, proto::GetStatusResponse* resp, CallOptions* opts,
                       StatusCallback done) override {
@@ -167,9 +139,8 @@ class GrpcRemoteWorker : public WorkerInterface {
   }
   void RecvTensorAsync(const proto::RecvTensorRequest* req, RecvTensorResult* result, CallOptions* opts,
                        StatusCallback done) override {
-    auto* reader = new RecvTensorReader(Where(), result, opts, std::move(done));
-    stub_->async()->RecvTensor(reader->context(), req, reader);
-    reader->Start();
+    auto* reader = new RecvTensorReader(Where(), *req, result, opts, std::move(done));
+    reader->Start(&generic_);
   }
 
  private:
@@ -196,7 +167,9 @@ class GrpcRemoteWorker : public WorkerInterface {
 
   const std::string address_;
   const std::string task_;
+  std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<proto::rpc::WorkerService::Stub> stub_;
+  grpc::GenericStub generic_;
 };
 
 #undef STUB_CALL

@@ -52,7 +52,7 @@ void LocalRendezvous::RecvAsync(const std::string& key, DoneCallback done) {
       }
     }
   }
-  done(error, value, is_dead);
+  done(error, std::move(value), is_dead);
 }
 
 void LocalRendezvous::StartAbort(const Status& status) {

@@ -34,6 +34,34 @@ Rendezvous::DoneCallback Into(Received* r) {
   };
 }
 
+// The receiver gets the only reference to a value whose sender let go of it, so that a consumer
+// like Assign can adopt the buffer instead of copying it.
+TEST(LocalRendezvousTest, TheReceiverTakesOverTheValue) {
+  for (bool send_first : {true, false}) {
+    LocalRendezvous r;
+    bool sole = false, called = false;
+    const void* data = nullptr;
+    auto recv = [&] {
+      r.RecvAsync("k", [&](const Status& s, Tensor t, bool) {
+        called = s.ok();
+        sole = t.RefCountIsOne();
+        data = t.raw_data();
+      });
+    };
+    Tensor value = Tensor::Allocate(DT_FLOAT, TensorShape({1024})).value();
+    const void* sent = value.raw_data();
+    if (!send_first) recv();
+    ASSERT_TRUE(r.Send("k", value, false).ok());
+    value = Tensor();
+    if (send_first) recv();
+    EXPECT_TRUE(called) << send_first;
+    EXPECT_EQ(data, sent) << send_first;
+    // A receiver that waited is handed the sender's own reference (still held by `value` during
+    // Send), so only a receiver that came second can be the sole holder.
+    if (send_first) EXPECT_TRUE(sole);
+  }
+}
+
 TEST(LocalRendezvousTest, SendThenRecv) {
   LocalRendezvous r;
   ASSERT_TRUE(r.Send("k", Tensor(3.0f), false).ok());

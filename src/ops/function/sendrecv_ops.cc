@@ -51,7 +51,7 @@ class RecvOp : public AsyncOpKernel {
       done();
       return;
     }
-    r->RecvAsync(key_, [this, ctx, done = std::move(done)](const Status& s, const Tensor& t, bool is_dead) {
+    r->RecvAsync(key_, [this, ctx, done = std::move(done)](const Status& s, Tensor t, bool is_dead) {
       if (!s.ok()) {
         ctx->SetStatus(s);
       } else if (is_dead) {
@@ -61,7 +61,7 @@ class RecvOp : public AsyncOpKernel {
                                         " tensor for '", key_, "' but received ",
                                         t.IsInitialized() ? DTypeString(t.dtype()) : std::string("no tensor")));
       } else {
-        ctx->set_output(0, t);
+        ctx->set_output(0, std::move(t));
       }
       done();
     });

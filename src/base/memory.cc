@@ -17,4 +17,8 @@ void TuneMemoryAllocator() {
   });
 }
 
+namespace {
+[[maybe_unused]] const bool tuned_at_load = (TuneMemoryAllocator(), true);
+}  // namespace
+
 }  // namespace dflow

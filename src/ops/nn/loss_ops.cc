@@ -74,24 +74,7 @@ class SparseSoftmaxXentOp : public OpKernel {
     for (int64_t r = 0; r < batch; ++r) {
       const T* f = features.data<T>() + r * depth;
       T* bp = backprop->data<T>() + r * depth;
-      double m = f[0];
-      for (int64_t j = 1; j < depth; ++j) m = std::max<double>(m, f[j]);
-      double lse;
-      if (std::isinf(m)) {
-        lse = LogSumExp(f, depth);
-        for (int64_t j = 0; j < depth; ++j) bp[j] = static_cast<T>(std::exp(double(f[j]) - lse));
-      } else {
-        // One exponential per element: softmax = exp(f - m) / sum, and lse = m + log(sum).
-        double s = 0;
-        for (int64_t j = 0; j < depth; ++j) {
-          const double e = std::exp(double(f[j]) - m);
-          bp[j] = static_cast<T>(e);
-          s += e;
-        }
-        const double inv = 1.0 / s;
-        for (int64_t j = 0; j < depth; ++j) bp[j] = static_cast<T>(double(bp[j]) * inv);
-        lse = m + std::log(s);
-      }
+      const double lse = SoftmaxRowAndLogSumExp(f, depth, bp);
       bp[lab[r]] = static_cast<T>(double(bp[lab[r]]) - 1.0);
       loss->data<T>()[r] = static_cast<T>(lse - double(f[lab[r]]));
     }

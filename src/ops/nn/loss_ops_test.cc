@@ -1,6 +1,7 @@
 // SoftmaxCrossEntropyWithLogits, SparseSoftmaxCrossEntropyWithLogits and L2Loss against naive
 // loops, bad inputs (shapes, labels out of range) and numerical gradient checks.
 #include <cmath>
+#include <limits>
 
 #include "gmock/gmock.h"
 #include "ops/nn/nn_test_util.h"
@@ -117,6 +118,20 @@ TEST(SparseSoftmaxXentTest, Values) {
   CheckSparseXent<double, int64_t>(3, 6, 2);
   CheckSparseXent<float, int32_t>(4, 3, 3);
   CheckSparseXent<float, int64_t>(2, 8, 4);
+}
+
+// A -inf logit has probability 0; a row of -inf only has no softmax (NaN, as in TensorFlow).
+TEST(SparseSoftmaxXentTest, InfiniteLogits) {
+  const double inf = std::numeric_limits<double>::infinity();
+  Tensor f = testing::MakeTensor<double>({0, -inf, 1, -inf, -inf, -inf}, TensorShape{2, 3});
+  auto out = RunOp("SparseSoftmaxCrossEntropyWithLogits", {f, testing::MakeTensor<int32_t>({2, 0}, TensorShape{2})});
+  ASSERT_EQ(out.size(), 2u);
+  const double e = std::exp(1.0), p0 = 1 / (1 + e), p2 = e / (1 + e);
+  EXPECT_NEAR(out[0].flat<double>()[0], -std::log(p2), 1e-15);
+  EXPECT_NEAR(out[1].flat<double>()[0], p0, 1e-15);
+  EXPECT_EQ(out[1].flat<double>()[1], 0.0);
+  EXPECT_NEAR(out[1].flat<double>()[2], p2 - 1, 1e-15);
+  EXPECT_TRUE(std::isnan(out[0].flat<double>()[1]));
 }
 
 TEST(SparseSoftmaxXentTest, LabelOutOfRangeIsInvalidArgument) {

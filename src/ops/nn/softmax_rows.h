@@ -20,12 +20,19 @@ double LogSumExp(const T* x, int64_t n) {
   return m + std::log(s);
 }
 
-// y = softmax(x) for one row of n.
+// y = softmax(x) for one row of n; returns log(sum(exp(x))) (-inf for an empty row). One
+// exponential per element: softmax = exp(x - m) / s and log-sum-exp = m + log(s). A row whose
+// maximum is infinite (all -inf, or a +inf) goes through LogSumExp, as it has no finite shift.
 template <typename T>
-void SoftmaxRow(const T* x, int64_t n, T* y) {
-  if (n == 0) return;
+double SoftmaxRowAndLogSumExp(const T* x, int64_t n, T* y) {
+  if (n == 0) return -INFINITY;
   double m = x[0];
   for (int64_t j = 1; j < n; ++j) m = std::max<double>(m, x[j]);
+  if (std::isinf(m)) {
+    const double lse = LogSumExp(x, n);
+    for (int64_t j = 0; j < n; ++j) y[j] = static_cast<T>(std::exp(double(x[j]) - lse));
+    return lse;
+  }
   double s = 0;
   for (int64_t j = 0; j < n; ++j) {
     const double e = std::exp(double(x[j]) - m);
@@ -33,7 +40,14 @@ void SoftmaxRow(const T* x, int64_t n, T* y) {
     s += e;
   }
   const double inv = 1.0 / s;
-  for (int64_t j = 0; j < n; ++j) y[j] = static_cast<T>(y[j] * inv);
+  for (int64_t j = 0; j < n; ++j) y[j] = static_cast<T>(double(y[j]) * inv);
+  return m + std::log(s);
+}
+
+// y = softmax(x) for one row of n.
+template <typename T>
+void SoftmaxRow(const T* x, int64_t n, T* y) {
+  SoftmaxRowAndLogSumExp(x, n, y);
 }
 
 }  // namespace dflow

@@ -99,6 +99,28 @@ StatusOr<std::string> CheckpointToRead(const std::string& asked, const std::stri
   return std::string();
 }
 
+// The op that initializes a graph's local state: the input iterator and the local variables
+// (metrics). Invalid when there is none.
+Operation LocalInitOp(const Scope& root, const BuiltInput& in) {
+  std::vector<Operation> local;
+  if (in.initializer.valid()) local.push_back(in.initializer);
+  if (!LocalVariables(root).empty()) local.push_back(LocalVariablesInitializer(root));
+  return local.empty() ? Operation() : ops::Group(root.WithOpName("local_init"), local);
+}
+
+// The session of an evaluation or prediction over the finished graph `root`: `checkpoint`
+// restored (or the model initialized when it is empty), then the local state initialized.
+StatusOr<std::unique_ptr<train::MonitoredSession>> OpenRestoringSession(
+    const Scope& root, const BuiltInput& in, const std::string& checkpoint,
+    const std::vector<std::shared_ptr<train::SessionRunHook>>& hooks) {
+  Operation init = GlobalVariablesInitializer(root);
+  Operation local_init = LocalInitOp(root, in);
+  train::Saver saver(root);
+  RETURN_IF_ERROR(root.status());
+  auto creator = std::make_unique<RestoringSessionCreator>(root, saver, checkpoint, init, local_init);
+  return train::MonitoredSession::Create(std::move(creator), hooks);
+}
+
 }  // namespace
 
 // ---- input ----
@@ -237,10 +259,7 @@ StatusOr<std::unique_ptr<TrainingRun>> EstimatorAccess::StartTraining(Estimator&
   run->global_step = global_step;
 
   train::MonitoredTrainingSessionOptions mts;
-  std::vector<Operation> local_init;
-  if (in.initializer.valid()) local_init.push_back(in.initializer);
-  if (!LocalVariables(root).empty()) local_init.push_back(LocalVariablesInitializer(root));
-  if (!local_init.empty()) mts.scaffold.local_init_op = ops::Group(root.WithOpName("local_init"), local_init);
+  mts.scaffold.local_init_op = LocalInitOp(root, in);
   train::SaverOptions so;
   so.sharded = config.distributed();
   so.max_to_keep = config.keep_checkpoint_max;
@@ -347,17 +366,8 @@ StatusOr<EvalResult> Estimator::Evaluate(const InputFn& input_fn, const EvalOpti
     updates.push_back(loss.update_op);
     values.push_back(loss.value);
   }
-  Operation init = GlobalVariablesInitializer(root);
-  std::vector<Operation> local;
-  if (in.initializer.valid()) local.push_back(in.initializer);
-  if (!LocalVariables(root).empty()) local.push_back(LocalVariablesInitializer(root));
-  Operation local_init = local.empty() ? Operation() : ops::Group(root.WithOpName("local_init"), local);
-  train::Saver saver(root);
-  RETURN_IF_ERROR(root.status());
-
-  auto creator = std::make_unique<RestoringSessionCreator>(root, saver, checkpoint, init, local_init);
   ASSIGN_OR_RETURN(std::unique_ptr<train::MonitoredSession> sess,
-                   train::MonitoredSession::Create(std::move(creator), options.hooks));
+                   OpenRestoringSession(root, in, checkpoint, options.hooks));
   int64_t batches = 0;
   while (!sess->ShouldStop() && (options.steps == 0 || batches < options.steps)) {
     StatusOr<std::vector<Tensor>> r = sess->Run(updates);
@@ -414,17 +424,8 @@ StatusOr<std::vector<Prediction>> Estimator::Predict(const InputFn& input_fn, co
     fetches.push_back(it->second);
   }
   if (fetches.empty()) return errors::InvalidArgument("Estimator: the model_fn's PREDICT spec has no predictions");
-  Operation init = GlobalVariablesInitializer(root);
-  std::vector<Operation> local;
-  if (in.initializer.valid()) local.push_back(in.initializer);
-  if (!LocalVariables(root).empty()) local.push_back(LocalVariablesInitializer(root));
-  Operation local_init = local.empty() ? Operation() : ops::Group(root.WithOpName("local_init"), local);
-  train::Saver saver(root);
-  RETURN_IF_ERROR(root.status());
-
-  auto creator = std::make_unique<RestoringSessionCreator>(root, saver, checkpoint, init, local_init);
   ASSIGN_OR_RETURN(std::unique_ptr<train::MonitoredSession> sess,
-                   train::MonitoredSession::Create(std::move(creator), options.hooks));
+                   OpenRestoringSession(root, in, checkpoint, options.hooks));
   std::vector<Prediction> out;
   while (!sess->ShouldStop()) {
     StatusOr<std::vector<Tensor>> r = sess->Run(fetches);

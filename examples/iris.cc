@@ -31,7 +31,6 @@
 #include "absl/strings/numbers.h"
 #include "dflow/dflow.h"
 #include "dflow/estimator.h"
-#include "dflow/server.h"
 
 namespace dflow::examples {
 
@@ -140,15 +139,8 @@ inline Status RunIris(const std::vector<std::string>& args, const std::string& t
   ASSIGN_OR_RETURN(est::RunConfig config, est::RunConfig::FromArgs(args, tf_config, &rest));
   IrisFlags flags;
   RETURN_IF_ERROR(ParseIrisFlags(rest, &flags));
-  if (config.task_type() == "ps") {  // a parameter server only serves, until the job is complete
-    ServerOptions so;
-    so.cluster = config.task->cluster;
-    so.job_name = "ps";
-    so.task_index = config.task_id();
-    ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::Create(so));
-    server->Join();
-    return absl::OkStatus();
-  }
+  // A parameter server only serves, until the job is complete.
+  if (config.task_type() == "ps") return est::RunParameterServer(config);
   ASSIGN_OR_RETURN(IrisColumns train, LoadIris(flags.data_dir + "/iris_training.csv"));
   ASSIGN_OR_RETURN(IrisColumns test, LoadIris(flags.data_dir + "/iris_test.csv"));
 

@@ -267,4 +267,8 @@ struct EvalSpec {
 //   max_steps; returns the last evaluation.
 StatusOr<EvalResult> TrainAndEvaluate(Estimator& estimator, const TrainSpec& train_spec, const EvalSpec& eval_spec);
 
+// What a ps task of an estimator job does: serves its variables until the job is complete (the
+// chief's NotifyJobComplete). FailedPrecondition when `config` is not a ps task.
+Status RunParameterServer(const RunConfig& config);
+
 }  // namespace dflow::estimator

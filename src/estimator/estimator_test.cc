@@ -386,6 +386,10 @@ TEST(RunConfigTest, FromFlagsTfConfigOrNothing) {
   EXPECT_FALSE(bad.ok());
   auto bad_flag = est::RunConfig::FromArgs({"--job_name=boss", "--worker_hosts=127.0.0.1:2"}, "", nullptr);
   EXPECT_FALSE(bad_flag.ok());
+  // Only a ps task serves: a worker's config is refused before any server is made.
+  Status not_ps = est::RunParameterServer(*flags);
+  EXPECT_EQ(not_ps.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(not_ps.message(), ::testing::HasSubstr("'worker' task"));
 }
 
 TEST(TrainAndEvaluateTest, LocallyTrainsThenEvaluates) {

@@ -89,16 +89,25 @@ StatusOr<EvalResult> RunEvaluator(Estimator& est, const TrainSpec& train_spec, c
 
 }  // namespace
 
+Status RunParameterServer(const RunConfig& config) {
+  if (config.task_type() != "ps") {
+    return errors::FailedPrecondition("RunParameterServer on a '", config.task_type(), "' task; it is for ps tasks");
+  }
+  ServerOptions so;
+  so.cluster = config.task->cluster;
+  so.job_name = "ps";
+  so.task_index = config.task_id();
+  so.startup_wait_ms = config.startup_wait_secs * 1000;
+  ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::Create(so));
+  server->Join();
+  return absl::OkStatus();
+}
+
 StatusOr<EvalResult> TrainAndEvaluate(Estimator& est, const TrainSpec& train_spec, const EvalSpec& eval_spec) {
   const RunConfig& c = est.config();
   const std::string type = c.task_type();
   if (type == "ps") {
-    ServerOptions so;
-    so.cluster = c.task->cluster;
-    so.job_name = "ps";
-    so.task_index = c.task_id();
-    ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::Create(so));
-    server->Join();
+    RETURN_IF_ERROR(RunParameterServer(c));
     return EvalResult();
   }
   if (type == "evaluator") return RunEvaluator(est, train_spec, eval_spec);

@@ -18,7 +18,8 @@
 // task of the cluster then refuses new steps (OutOfRange "Job is complete: ..."), lets the steps
 // in progress finish for up to drain_ms (then fails them with the same error) and stops its
 // server: Join returns and job_complete() is true, so `dflow server` ps tasks exit 0 by
-// themselves. The chief's own server is told last.
+// themselves. Workers are told before the ps tasks, and the chief's own server last: a step that
+// fails because a ps task stopped fails on a task that already knows the job is complete.
 #pragma once
 
 #include <memory>
@@ -55,10 +56,11 @@ struct JobCompleteResult {
 };
 
 // Tells every task of the cluster of the server at `target` ("grpc://host:port") that the job is
-// complete, that server's own task last; returns once every task acknowledged or could not be
-// reached (bounded by about 2 * timeout_ms). Tasks that are gone already are listed in `result`
-// (may be null) and are not an error: the job is over for them too. InvalidArgument for a target
-// that is not grpc://host:port; Unavailable when the master at `target` cannot be reached.
+// complete: the tasks of jobs other than ps, then the ps tasks, then that server's own task;
+// returns once every task acknowledged or could not be reached (bounded by about 3 * timeout_ms).
+// Tasks that are gone already are listed in `result` (may be null) and are not an error: the job
+// is over for them too. InvalidArgument for a target that is not grpc://host:port; Unavailable
+// when the master at `target` cannot be reached.
 Status NotifyJobComplete(const std::string& target, const JobCompleteOptions& options = {},
                          JobCompleteResult* result = nullptr);
 
@@ -77,7 +79,9 @@ class Server {
   // Blocks until Stop() (from another thread), or until the job is complete (another task called
   // NotifyJobComplete) and the steps in progress here finished or failed.
   void Join();
-  // True once the server stopped because the job is complete.
+  // True from the moment this task is told the job is complete (while it finishes the steps in
+  // progress, and after it stopped). A step that fails from then on marks the end of training,
+  // not a failure to recover from.
   bool job_complete() const;
   // NotifyJobComplete(target(), ...): this task tells the whole cluster, itself last.
   Status NotifyJobComplete(const JobCompleteOptions& options = {}, JobCompleteResult* result = nullptr);

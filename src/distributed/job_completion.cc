@@ -65,16 +65,22 @@ void BroadcastJobComplete(WorkerCache* workers, const std::string& local_task, c
           absl::StrCat(c->task, where.empty() ? "" : absl::StrCat(" (", where, ")"), ": ", c->status.ToString()));
     }
   };
-  std::vector<std::shared_ptr<Call>> calls;
+  // Three waves: the tasks that run training steps, then the ps tasks, then this one. A ps task
+  // that stops fails the steps that still need it; told first, their tasks already know why.
+  std::vector<std::string> others, ps;
   bool has_local = false;
   for (const std::string& task : workers->ListTasks()) {
     if (task == local_task) {
       has_local = true;
-      continue;
+    } else {
+      (absl::StartsWith(task, "/job:ps/") ? ps : others).push_back(task);
     }
-    calls.push_back(start(task));
   }
-  for (const auto& c : calls) finish(c);
+  for (const std::vector<std::string>* wave : {&others, &ps}) {
+    std::vector<std::shared_ptr<Call>> calls;
+    for (const std::string& task : *wave) calls.push_back(start(task));
+    for (const auto& c : calls) finish(c);
+  }
   if (has_local) finish(start(local_task));
 }
 

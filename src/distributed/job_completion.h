@@ -32,11 +32,12 @@ Status JobCompleteError(const std::string& task, const std::string& source);
 // Whether `s` is (or wraps) a JobCompleteError.
 bool IsJobCompleteError(const Status& s);
 
-// Sends JobComplete to every task of `workers`: all others at once (each bounded by
-// req.timeout_ms), then `local_task` (when it is in the cluster) last, so that the caller's own
-// server stops after the others were told. Fills `resp` with the tasks told and those that could
-// not be (already gone: that is not an error, the job is over for them). Never blocks longer
-// than about twice the timeout.
+// Sends JobComplete to every task of `workers` in three waves, the tasks of each wave at once
+// (each call bounded by req.timeout_ms): the tasks of jobs other than "ps", then the ps tasks, then
+// `local_task` (when it is in the cluster), so that a worker knows the job is complete before a ps
+// task it uses stops, and the caller's own server stops after the others were told. Fills `resp`
+// with the tasks told and those that could not be (already gone: that is not an error, the job is
+// over for them). Never blocks longer than about three times the timeout.
 void BroadcastJobComplete(WorkerCache* workers, const std::string& local_task, const proto::CompleteJobRequest& req,
                           proto::CompleteJobResponse* resp);
 

@@ -173,6 +173,7 @@ void Worker::ReleaseStep(int64_t step_id, bool for_run) {
   if (it->second.runs == 0 && (it->second.rendezvous->Idle() || !it->second.rendezvous->aborted_status().ok())) {
     dropped = std::move(it->second.rendezvous);
     steps_.erase(it);
+    if (steps_.empty()) idle_cv_.notify_all();
   }
 }
 
@@ -329,7 +330,10 @@ void Worker::AbortStepAsync(const proto::AbortStepRequest* req, proto::AbortStep
     auto it = steps_.find(req->step_id());
     if (it != steps_.end()) {
       r = it->second.rendezvous;
-      if (it->second.runs == 0) steps_.erase(it);
+      if (it->second.runs == 0) {
+        steps_.erase(it);
+        if (steps_.empty()) idle_cv_.notify_all();
+      }
     }
   }
   if (r != nullptr) r->StartAbort(status);
@@ -422,6 +426,12 @@ Status Worker::job_complete_status() {
 bool Worker::WaitUntilIdle(int64_t timeout_ms) {
   std::unique_lock<std::mutex> l(mu_);
   return idle_cv_.wait_for(l, std::chrono::milliseconds(timeout_ms), [&] { return in_flight_ == 0; });
+}
+
+bool Worker::WaitUntilStepsDone(int64_t timeout_ms) {
+  std::unique_lock<std::mutex> l(mu_);
+  return idle_cv_.wait_for(l, std::chrono::milliseconds(timeout_ms),
+                           [&] { return in_flight_ == 0 && steps_.empty(); });
 }
 
 void Worker::AbortAll(const Status& status) {

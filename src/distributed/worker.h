@@ -69,6 +69,11 @@ class Worker : public WorkerInterface {
   // Waits until no RunGraph or RecvTensor is in progress here (their callbacks have returned),
   // at most `timeout_ms`. False on timeout.
   bool WaitUntilIdle(int64_t timeout_ms);
+  // Waits until, beyond that, every step here is over: no tensor a partition sent is still
+  // waiting for its receiver on another task (a step's partition may end before its peers took
+  // their inputs from it). At most `timeout_ms`; false on timeout. What a job-complete drain
+  // waits for, so that stopping the server cannot fail a step that ran here.
+  bool WaitUntilStepsDone(int64_t timeout_ms);
 
  private:
   struct Registered {
@@ -100,8 +105,8 @@ class Worker : public WorkerInterface {
   std::unique_ptr<Device> device_;
 
   std::mutex mu_;
-  std::condition_variable idle_cv_;
-  int64_t in_flight_ = 0;  // RunGraph and RecvTensor calls not yet completed
+  std::condition_variable idle_cv_;  // in_flight_ reached 0, or steps_ became empty
+  int64_t in_flight_ = 0;            // RunGraph and RecvTensor calls not yet completed
   Status stopped_;         // set by AbortAll
   Status job_complete_;    // set by JobComplete: refuses new steps
   int64_t next_run_id_ = 1;

@@ -31,8 +31,7 @@ struct GrpcServer::Impl {
   std::condition_variable cv;
   bool stopping = false;
   bool stopped = false;
-  bool job_complete = false;  // the server stopped because the job is complete
-  std::thread drain;          // finishes the steps in progress after JobComplete, then stops
+  std::thread drain;  // finishes the steps in progress after JobComplete, then stops
 };
 
 namespace {
@@ -96,7 +95,7 @@ void StartDrain(GrpcServer::Impl* impl, const std::string& source, int64_t drain
                                       deadline - std::chrono::steady_clock::now())
                                       .count());
     };
-    bool idle = impl->master->WaitUntilIdle(drain_ms) && impl->worker->WaitUntilIdle(left_ms());
+    bool idle = impl->master->WaitUntilIdle(drain_ms) && impl->worker->WaitUntilStepsDone(left_ms());
     if (!idle) {
       std::fprintf(stderr, "dflow: task %s: steps still running after %lld ms fail: the job is complete\n",
                    impl->task.c_str(), static_cast<long long>(drain_ms));
@@ -105,10 +104,6 @@ void StartDrain(GrpcServer::Impl* impl, const std::string& source, int64_t drain
       impl->worker->AbortAll(done);
       impl->worker->WaitUntilIdle(2000);
       impl->master->WaitUntilIdle(2000);  // steps waiting on other tasks, which drain too
-    }
-    {
-      std::lock_guard<std::mutex> l(impl->mu);
-      impl->job_complete = true;
     }
     StopServer(impl, done);
   });
@@ -164,10 +159,7 @@ void GrpcServer::Join() {
   impl_->cv.wait(l, [&] { return impl_->stopped; });
 }
 
-bool GrpcServer::job_complete() const {
-  std::lock_guard<std::mutex> l(impl_->mu);
-  return impl_->job_complete;
-}
+bool GrpcServer::job_complete() const { return !impl_->worker->job_complete_status().ok(); }
 
 void GrpcServer::Stop() {
   StopServer(impl_.get(), errors::Unavailable("Task ", impl_->task, " is stopping"));

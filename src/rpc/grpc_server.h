@@ -35,7 +35,8 @@ class GrpcServer {
   Worker* worker();
   // Blocks until Stop, or until the server stopped because the job is complete (JobComplete).
   void Join();
-  // True once the server stopped because another task declared the job complete.
+  // True once another task declared the job complete, from the moment this task was told (while
+  // it drains, and after it stopped).
   bool job_complete() const;
   // Fails the steps in progress, closes sessions and stops serving (bounded: in-flight calls get
   // a few seconds). Idempotent.

@@ -12,7 +12,8 @@
 // Flags: --last_step N (or --train_steps N), --checkpoint_dir DIR, --save_checkpoint_steps N
 // (100), --max_wait_secs N (how long a worker waits for the chief, 600), --sync (synchronous
 // training with SyncReplicasOptimizer: each step applies the mean of --replicas_to_aggregate N
-// gradients, all workers by default; the rest are backups).
+// gradients, all workers by default; the rest are backups; a worker stops once its step took a
+// token of --last_step).
 // With --job_name=ps it just serves, until the chief tells every task that the job is complete
 // (after its final checkpoint); then every task exits 0. Prints, per worker, a line per session
 // it created, then its own steps, the final global step and the loss before and after.
@@ -162,8 +163,12 @@ int main(int argc, char** argv) {
     train_op = sgd.Minimize(w.WithOpName("train"), loss, {}, global_step);
   }
   // The global step read after this worker's update: the worker whose update is the last one
-  // anywhere sees the final count.
-  Output step_after = ops::Identity(w.WithControlDependencies({train_op}).WithOpName("global_step_after"), global_step);
+  // anywhere sees the final count. The read runs on the global step's task, after the update; on
+  // the worker it would read the value the ps sent when its step began.
+  Output step_after =
+      ops::Identity(ps0.WithControlDependencies({train_op}).WithOpName("global_step_after"), global_step);
+  // Synchronous: the token this worker's step took, the global step its next gradient is for.
+  Output token = flags.sync ? ops::Identity(w.WithControlDependencies({train_op}), sync->local_step()) : step_after;
   if (!root.ok()) return Fail(root.status());
 
   train::MonitoredTrainingSessionOptions mts;
@@ -179,8 +184,11 @@ int main(int argc, char** argv) {
   mts.global_step = global_step;
   // This worker's session involves the ps tasks and itself only.
   mts.config.device_filters = {"/job:ps", worker};
-  mts.hooks = {std::make_shared<train::StopAtStepHook>(global_step, 0, flags.last_step),
-               std::make_shared<SessionStartPrinter>(task->task_index, global_step)};
+  mts.hooks = {std::make_shared<SessionStartPrinter>(task->task_index, global_step)};
+  // Synchronous workers stop on the token their step took (below), not on a read of the global
+  // step: a read may lag a step behind, and a worker that takes a second token of the last step
+  // can leave the chief waiting for one that never comes.
+  if (!flags.sync) mts.hooks.push_back(std::make_shared<train::StopAtStepHook>(global_step, 0, flags.last_step));
   if (sync_hook != nullptr) mts.hooks.push_back(sync_hook);
   auto session = train::MonitoredTrainingSession(root, mts);
   if (!session.ok()) return Fail(session.status());
@@ -194,7 +202,7 @@ int main(int argc, char** argv) {
   int64_t step_value = 0;
   auto start = std::chrono::steady_clock::now();
   while (!(*session)->ShouldStop()) {
-    auto r = (*session)->Run({}, {loss, step_after}, {train_op});
+    auto r = (*session)->Run({}, {loss, step_after, token}, {train_op});
     if (!r.ok()) {
       if (absl::IsOutOfRange(r.status())) break;  // input done, sync queue closed, job complete
       return Fail(r.status());
@@ -202,20 +210,25 @@ int main(int argc, char** argv) {
     loss_value = (*r)[0].scalar<float>();
     step_value = (*r)[1].scalar<int64_t>();
     ++local_steps;
+    // Each apply gives a token of the new step to every worker, and each worker takes one token
+    // of the last step at most: every worker gets one, and no gradient is sent past it.
+    if (flags.sync && (*r)[2].scalar<int64_t>() >= flags.last_step) break;
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // Once the job is complete the ps tasks may be gone: what the last step returned stands.
+  auto job_over = [&](const Status& s) { return absl::IsOutOfRange(s) || own_server->job_complete(); };
   if ((*session)->raw_session() != nullptr) {
     auto last = (*session)->raw_session()->Run({loss, global_step});
     if (last.ok()) {
       loss_value = (*last)[0].scalar<float>();
       step_value = (*last)[1].scalar<int64_t>();
-    } else if (!absl::IsOutOfRange(last.status())) {
+    } else if (!job_over(last.status())) {
       return Fail(last.status());
     }
   }
   // The chief's final checkpoint. A worker whose task was told the job is complete cannot run
   // its hooks' last steps any more, which is fine: the job is over.
-  if (Status s = (*session)->Close(); !s.ok() && !(absl::IsOutOfRange(s) && !task->is_chief)) return Fail(s);
+  if (Status s = (*session)->Close(); !s.ok() && !(job_over(s) && !task->is_chief)) return Fail(s);
   std::printf("worker %d: %lld local steps (%.0f steps/s), global step %lld, loss %.6f -> %.6f\n", task->task_index,
               static_cast<long long>(local_steps), local_steps / secs, static_cast<long long>(step_value),
               initial_loss, loss_value);

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "dflow/dflow.h"
 #include "dflow/server.h"
@@ -71,6 +72,9 @@ int main(int argc, char** argv) {
   train::GradientDescentOptimizer sgd(1.0f);
   train::SyncReplicasOptimizer sync(sgd, static_cast<int>(replicas), workers);
   Operation train_op = sync.Minimize(s, loss, {}, global_step);
+  // The token the step took: the global step its next gradient is for. A worker stops on it,
+  // not on a read of global_step that may lag a step (docs/CLUSTER.md, "Who stops").
+  Output token = ops::Identity(root.WithDevice(worker).WithControlDependencies({train_op}), sync.local_step());
   std::unique_ptr<train::SessionRunHook> hook = sync.MakeSessionRunHook(s, task->is_chief);
   Output dropped = sync.NumDroppedGradients(s);
   Output held = ops::AccumulatorNumAccumulated(s, sync.accumulators().empty() ? Output() : sync.accumulators()[0]);
@@ -103,9 +107,11 @@ int main(int argc, char** argv) {
   RunOptions run_options;
   run_options.timeout_in_ms = 60000;
   while (step < last_step && !coord.ShouldStop()) {
-    auto r = session.Run({}, {global_step}, {train_op}, nullptr, run_options);
-    // OutOfRange: the token queue was closed or the job completed (the gradient was sent).
-    if (r.ok() || r.status().code() == absl::StatusCode::kOutOfRange) ++sent;
+    auto r = session.Run({}, {token}, {train_op}, nullptr, run_options);
+    // OutOfRange: the token queue was closed after the gradient was sent, or the job completed
+    // (a step refused then sent nothing).
+    const bool refused = absl::StrContains(r.status().message(), "Job is complete");
+    if (r.ok() || (r.status().code() == absl::StatusCode::kOutOfRange && !refused)) ++sent;
     if (!r.ok()) {
       if (r.status().code() == absl::StatusCode::kOutOfRange) break;
       return Fail(r.status());

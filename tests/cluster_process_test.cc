@@ -19,6 +19,7 @@
 #include "dflow/server.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/test_processes.h"
 #include "tools/commands.h"
 
 namespace dflow {
@@ -27,51 +28,12 @@ namespace {
 using ::testing::AnyOf;
 using ::testing::HasSubstr;
 
-std::string BinDir() {
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  std::string path(buf, n > 0 ? n : 0);
-  return path.substr(0, path.rfind('/'));
-}
-
-// A child process, killed when the object goes away.
-class Child {
- public:
-  explicit Child(std::vector<std::string> args) {
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    const pid_t parent = getpid();
-    pid_ = fork();
-    if (pid_ == 0) {
-      prctl(PR_SET_PDEATHSIG, SIGKILL);  // no orphan if the test process dies
-      if (getppid() != parent) _exit(127);
-      int devnull = open("/dev/null", O_WRONLY);
-      if (devnull >= 0) dup2(devnull, 1);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
-  }
-  ~Child() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      kill(pid_, SIGCONT);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-  pid_t pid() const { return pid_; }
-  void Signal(int sig) { kill(pid_, sig); }
-
- private:
-  pid_t pid_ = -1;
-};
-
 struct PsAndWorker {
   PsAndWorker() {
     std::vector<int> ports = PickFreePorts(2).value();
     ps_addr = "127.0.0.1:" + std::to_string(ports[0]);
     worker_addr = "127.0.0.1:" + std::to_string(ports[1]);
-    ps = std::make_unique<Child>(std::vector<std::string>{BinDir() + "/dflow", "server", "--ps_hosts=" + ps_addr,
+    ps = std::make_unique<ChildProcess>(std::vector<std::string>{BinDir() + "/dflow", "server", "--ps_hosts=" + ps_addr,
                                                           "--worker_hosts=" + worker_addr, "--job_name=ps",
                                                           "--task_index=0"});
     ServerOptions o;
@@ -83,7 +45,7 @@ struct PsAndWorker {
     if (s.ok()) worker = std::move(s).value();
   }
   std::string ps_addr, worker_addr;
-  std::unique_ptr<Child> ps;
+  std::unique_ptr<ChildProcess> ps;
   std::unique_ptr<Server> worker;
 };
 

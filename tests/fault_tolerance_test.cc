@@ -22,72 +22,13 @@
 #include "dflow/server.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/test_processes.h"
 #include "tools/commands.h"
 
 namespace dflow {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string BinDir() {
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  std::string path(buf, n > 0 ? n : 0);
-  return path.substr(0, path.rfind('/'));
-}
-
-// A child process whose stdout and stderr go to `log`; killed when the object goes away.
-class Child {
- public:
-  Child(std::vector<std::string> args, const std::string& log) {
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    const pid_t parent = getpid();
-    pid_ = fork();
-    if (pid_ == 0) {
-      prctl(PR_SET_PDEATHSIG, SIGKILL);  // no orphan if the test process dies
-      if (getppid() != parent) _exit(127);
-      int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      if (fd >= 0) {
-        dup2(fd, 1);
-        dup2(fd, 2);
-      }
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
-  }
-  ~Child() {
-    if (pid_ > 0 && !exited_) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-  void Signal(int sig) {
-    if (!exited_) kill(pid_, sig);
-  }
-  // The exit code (128 + signal for a signal), or -1 when it is still running at the deadline.
-  int Wait(double timeout_s) {
-    if (exited_) return code_;
-    auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s);
-    while (true) {
-      int status = 0;
-      pid_t r = waitpid(pid_, &status, WNOHANG);
-      if (r == pid_) {
-        exited_ = true;
-        code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        return code_;
-      }
-      if (Clock::now() >= deadline) return -1;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-  }
-
- private:
-  pid_t pid_ = -1;
-  bool exited_ = false;
-  int code_ = -1;
-};
 
 std::string ReadLog(const std::string& path) {
   auto r = Env::Default()->ReadFile(path);
@@ -140,12 +81,12 @@ struct Cluster {
   std::string Log(const std::string& name) const { return JoinPath(dir.path(), name + ".log"); }
   std::string CheckpointDir() const { return JoinPath(dir.path(), "ckpt"); }
   void StartPs() {
-    ps = std::make_unique<Child>(std::vector<std::string>{BinDir() + "/dflow", "server", ps_hosts, worker_hosts,
+    ps = std::make_unique<ChildProcess>(std::vector<std::string>{BinDir() + "/dflow", "server", ps_hosts, worker_hosts,
                                                           "--job_name=ps", "--task_index=0"},
                                  Log("ps"));
   }
   void StartWorker(int i) {
-    workers[i] = std::make_unique<Child>(
+    workers[i] = std::make_unique<ChildProcess>(
         std::vector<std::string>{BinDir() + "/distributed_trainer", ps_hosts, worker_hosts, "--job_name=worker",
                                  "--task_index=" + std::to_string(i), "--last_step=" + std::to_string(last_step),
                                  "--checkpoint_dir=" + CheckpointDir(), "--save_checkpoint_steps=20",
@@ -164,8 +105,8 @@ struct Cluster {
   TempDir dir;
   int64_t last_step;
   std::string ps_hosts, worker_hosts;
-  std::unique_ptr<Child> ps;
-  std::unique_ptr<Child> workers[2];
+  std::unique_ptr<ChildProcess> ps;
+  std::unique_ptr<ChildProcess> workers[2];
 };
 
 TEST(FaultToleranceTest, WorkersRecoverFromAKilledAndRestartedPs) {
@@ -264,12 +205,12 @@ TEST(FaultToleranceTest, AfterAPsRestartTheChiefResumesWithExactlyTheCheckpointe
   const std::string ps_addr = "127.0.0.1:" + std::to_string(ports[0]);
   const std::string worker_addr = "127.0.0.1:" + std::to_string(ports[1]);
   auto start_ps = [&] {
-    return std::make_unique<Child>(
+    return std::make_unique<ChildProcess>(
         std::vector<std::string>{BinDir() + "/dflow", "server", "--ps_hosts=" + ps_addr,
                                  "--worker_hosts=" + worker_addr, "--job_name=ps", "--task_index=0"},
         JoinPath(dir.path(), "ps.log"));
   };
-  std::unique_ptr<Child> ps = start_ps();
+  std::unique_ptr<ChildProcess> ps = start_ps();
   ServerOptions so;
   so.cluster = ClusterSpec::FromJobs({{"ps", {ps_addr}}, {"worker", {worker_addr}}}).value();
   so.job_name = "worker";

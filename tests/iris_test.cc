@@ -14,19 +14,13 @@
 #include "base/temp_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/test_processes.h"
 #include "tools/commands.h"
 
 namespace dflow {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::string BinDir() {
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  std::string path(buf, n > 0 ? n : 0);
-  return path.substr(0, path.rfind('/'));
-}
 
 // Runs the job in process; returns what it printed.
 StatusOr<std::string> RunIrisJob(const std::vector<std::string>& args) {

@@ -17,19 +17,13 @@
 #include "base/temp_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/test_processes.h"
 #include "tools/commands.h"
 
 namespace dflow {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::string BinDir() {
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  std::string path(buf, n > 0 ? n : 0);
-  return path.substr(0, path.rfind('/'));
-}
 
 // What the chief prints at the end, and the gradients every worker says it sent.
 struct Summary {
@@ -77,53 +71,6 @@ TEST(SyncReplicasProcessTest, EveryStepAppliesTwoGradientsAndEveryProcessExitsZe
   EXPECT_GT(s.dropped, 0) << text;  // the backup worker's surplus
 }
 
-// A child whose stdout and stderr go to a file.
-class Child {
- public:
-  Child(std::vector<std::string> args, const std::string& log) {
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    const pid_t parent = getpid();
-    pid_ = fork();
-    if (pid_ == 0) {
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (getppid() != parent) _exit(127);
-      FILE* f = std::fopen(log.c_str(), "w");
-      if (f != nullptr) {
-        dup2(fileno(f), 1);
-        dup2(fileno(f), 2);
-      }
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
-  }
-  ~Child() {
-    if (pid_ > 0 && !reaped_) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-  void Kill() { kill(pid_, SIGKILL); }
-  // The exit code, -signal, or nullopt if it has not ended within `seconds`.
-  std::optional<int> Wait(double seconds) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-    while (std::chrono::steady_clock::now() < deadline) {
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        reaped_ = true;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return std::nullopt;
-  }
-
- private:
-  pid_t pid_ = -1;
-  bool reaped_ = false;
-};
-
 std::string ReadFile(const std::string& path) {
   std::ifstream f(path);
   std::stringstream ss;
@@ -138,10 +85,10 @@ TEST(SyncReplicasProcessTest, AKilledWorkerDoesNotStopTraining) {
   std::vector<std::string> flags = {"--ps_hosts=" + addr(0),
                                     "--worker_hosts=" + addr(1) + "," + addr(2) + "," + addr(3)};
   auto log = [&](const std::string& name) { return dir.path() + "/" + name + ".log"; };
-  Child ps({BinDir() + "/dflow", "server", flags[0], flags[1], "--job_name=ps", "--task_index=0"}, log("ps"));
-  std::vector<std::unique_ptr<Child>> workers;
+  ChildProcess ps({BinDir() + "/dflow", "server", flags[0], flags[1], "--job_name=ps", "--task_index=0"}, log("ps"));
+  std::vector<std::unique_ptr<ChildProcess>> workers;
   for (int i = 0; i < 3; ++i) {
-    workers.push_back(std::make_unique<Child>(
+    workers.push_back(std::make_unique<ChildProcess>(
         std::vector<std::string>{BinDir() + "/sync_trainer", flags[0], flags[1], "--job_name=worker",
                                  "--task_index=" + std::to_string(i), "--replicas_to_aggregate=2",
                                  "--last_step=1500"},
@@ -149,10 +96,10 @@ TEST(SyncReplicasProcessTest, AKilledWorkerDoesNotStopTraining) {
   }
   // Wait (bounded) until training runs, then kill worker 2 for good.
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-  workers[2]->Kill();
+  workers[2]->Signal(SIGKILL);
   // The kill came in the middle: the chief has not finished yet.
   EXPECT_THAT(ReadFile(log("worker0")), ::testing::Not(HasSubstr("chief:")));
-  EXPECT_EQ(workers[2]->Wait(10), -SIGKILL);
+  EXPECT_EQ(workers[2]->Wait(10), 128 + SIGKILL);
   std::optional<int> chief = workers[0]->Wait(180);
   std::optional<int> other = workers[1]->Wait(30);
   std::optional<int> ps_code = ps.Wait(30);

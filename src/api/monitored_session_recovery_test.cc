@@ -148,6 +148,17 @@ RecoveryOptions FastRecovery(int attempts) {
   return r;
 }
 
+// Options of a MonitoredTrainingSession on `target` that retries `attempts` times, quickly and
+// without step-rate lines.
+MonitoredTrainingSessionOptions OptionsFor(const FlakyTarget& target, int attempts) {
+  MonitoredTrainingSessionOptions o;
+  o.config = target.options();
+  o.master = o.config.target;
+  o.log_step_count_steps = 0;
+  o.recovery = FastRecovery(attempts);
+  return o;
+}
+
 // Captures the variables right after each session is created.
 class SnapshotHook : public SessionRunHook {
  public:
@@ -174,13 +185,9 @@ TEST(MonitoredSessionRecoveryTest, TheChiefRestoresTheLatestCheckpointExactlyAft
   target.faults.wipe_variables = true;
   Scope root = Scope::NewRootScope();
   Model m(root);
-  MonitoredTrainingSessionOptions o;
-  o.config = target.options();
-  o.master = o.config.target;
+  MonitoredTrainingSessionOptions o = OptionsFor(target, 3);
   o.checkpoint_dir = dir.path();
   o.save_checkpoint_steps = 4;
-  o.log_step_count_steps = 0;
-  o.recovery = FastRecovery(3);
   auto snapshot = std::make_shared<SnapshotHook>(std::vector<Output>{m.w.read(), m.global_step});
   o.hooks = {std::make_shared<StopAtStepHook>(m.global_step, 0, 20), snapshot};
   auto ms = MonitoredTrainingSession(root, o);
@@ -263,11 +270,7 @@ TEST(MonitoredSessionRecoveryTest, OtherErrorsEndTheSessionWithoutRetry) {
   FlakyTarget target("other_errors");
   Scope root = Scope::NewRootScope();
   Model m(root);
-  MonitoredTrainingSessionOptions o;
-  o.config = target.options();
-  o.master = o.config.target;
-  o.log_step_count_steps = 0;
-  o.recovery = FastRecovery(5);
+  MonitoredTrainingSessionOptions o = OptionsFor(target, 5);
   auto ms = MonitoredTrainingSession(root, o);
   ASSERT_TRUE(ms.ok()) << ms.status();
   {
@@ -286,11 +289,7 @@ TEST(MonitoredSessionRecoveryTest, TheRetryBudgetEndsWithTheLastError) {
   FlakyTarget target("budget");
   Scope root = Scope::NewRootScope();
   Model m(root);
-  MonitoredTrainingSessionOptions o;
-  o.config = target.options();
-  o.master = o.config.target;
-  o.log_step_count_steps = 0;
-  o.recovery = FastRecovery(4);
+  MonitoredTrainingSessionOptions o = OptionsFor(target, 4);
   auto ms = MonitoredTrainingSession(root, o);
   ASSERT_TRUE(ms.ok()) << ms.status();
   {
@@ -310,11 +309,7 @@ TEST(MonitoredSessionRecoveryTest, SessionCreationIsRetriedToo) {
   target.faults.fail_creates = 2;
   Scope root = Scope::NewRootScope();
   Model m(root);
-  MonitoredTrainingSessionOptions o;
-  o.config = target.options();
-  o.master = o.config.target;
-  o.log_step_count_steps = 0;
-  o.recovery = FastRecovery(2);
+  MonitoredTrainingSessionOptions o = OptionsFor(target, 2);
   auto ms = MonitoredTrainingSession(root, o);
   ASSERT_TRUE(ms.ok()) << ms.status();
   EXPECT_EQ(target.faults.failures, 2);
@@ -336,11 +331,7 @@ TEST(MonitoredSessionRecoveryTest, AFailureAfterTheJobCompletedEndsTrainingClean
   FlakyTarget target("job_complete");
   Scope root = Scope::NewRootScope();
   Model m(root);
-  MonitoredTrainingSessionOptions o;
-  o.config = target.options();
-  o.master = o.config.target;
-  o.log_step_count_steps = 0;
-  o.recovery = FastRecovery(5);
+  MonitoredTrainingSessionOptions o = OptionsFor(target, 5);
   bool complete = false;
   o.recovery.job_complete = [&complete] { return complete; };
   auto ms = MonitoredTrainingSession(root, o);

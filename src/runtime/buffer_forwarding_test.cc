@@ -6,6 +6,7 @@
 #include "framework/op_kernel.h"
 #include "framework/shape_inference.h"
 #include "gtest/gtest.h"
+#include "runtime/executor_test_util.h"
 #include "graph/graph_def.h"
 #include "ops/register_all.h"
 #include "proto/graph.pb.h"
@@ -14,6 +15,8 @@
 
 namespace dflow {
 namespace {
+
+using executor_test::Add;
 
 // y = x + 1 in x's buffer when it may be taken; `forwarded` says whether it was.
 class ProbeOp : public OpKernel {
@@ -47,17 +50,6 @@ void RegisterProbe() {
                    }));
     RegisterKernel<ProbeOp>(KernelBuilder("TestForwardProbe"));
   });
-}
-
-Node* Add(Graph* g, const std::string& name, const std::string& op, std::vector<NodeOut> inputs, AttrMap attrs = {}) {
-  NodeSpec s;
-  s.name = name;
-  s.op = op;
-  s.inputs = std::move(inputs);
-  s.attrs = std::move(attrs);
-  auto n = g->AddNode(std::move(s));
-  EXPECT_TRUE(n.ok()) << n.status();
-  return *n;
 }
 
 std::unique_ptr<Session> MakeSession(const Graph& g) {

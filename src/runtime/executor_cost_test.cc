@@ -11,10 +11,15 @@
 #include "gtest/gtest.h"
 #include "ops/register_all.h"
 #include "runtime/executor.h"
+#include "runtime/executor_test_util.h"
 #include "runtime/local_device.h"
 
 namespace dflow {
 namespace {
+
+using executor_test::Add;
+using executor_test::MakeExecutor;
+using executor_test::RunSync;
 
 std::mutex g_mu;
 std::set<std::thread::id> g_threads;
@@ -82,45 +87,6 @@ void RegisterOps() {
     RegisterKernel<WhereOp>(KernelBuilder("TestWhere"));
     RegisterKernel<DoneAtOnceOp>(KernelBuilder("TestDoneAtOnce"));
   });
-}
-
-Node* Add(Graph* g, const std::string& name, const std::string& op, std::vector<NodeOut> inputs, AttrMap attrs = {}) {
-  NodeSpec s;
-  s.name = name;
-  s.op = op;
-  s.inputs = std::move(inputs);
-  s.attrs = std::move(attrs);
-  auto n = g->AddNode(std::move(s));
-  EXPECT_TRUE(n.ok()) << n.status();
-  return *n;
-}
-
-std::unique_ptr<Executor> MakeExecutor(std::unique_ptr<Graph> g) {
-  ExecutorParams p;
-  p.device = LocalCpuDevice();
-  p.create_kernel = [](const Node& n) -> StatusOr<std::shared_ptr<OpKernel>> {
-    ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> k,
-                     KernelRegistry::Global()->CreateKernel(LocalCpuDevice(), "CPU", n.props_ptr()));
-    return std::shared_ptr<OpKernel>(std::move(k));
-  };
-  auto e = Executor::Create(std::move(p), std::move(g));
-  EXPECT_TRUE(e.ok()) << e.status();
-  return std::move(e).value();
-}
-
-Status RunSync(const Executor& e) {
-  Executor::Args args;
-  args.step.device = LocalCpuDevice();
-  CancellationManager cm;
-  args.step.cancellation = &cm;
-  Notification done;
-  Status result;
-  e.RunAsync(args, [&](const Status& s, std::vector<NodeExecStats>) {
-    result = s;
-    done.Notify();
-  });
-  if (!done.WaitFor(std::chrono::seconds(20))) return errors::DeadlineExceeded("test step did not finish");
-  return result;
 }
 
 // Two expensive nodes ready together.

@@ -1,6 +1,7 @@
 // Executor scheduling, built from Graphs directly with test-only kernels: independent branches
 // run in parallel, errors stop the step, cancellation unblocks waiting kernels, deadlines hold.
 #include "runtime/executor.h"
+#include "runtime/executor_test_util.h"
 
 #include <condition_variable>
 #include <mutex>
@@ -20,6 +21,10 @@
 
 namespace dflow {
 namespace {
+
+using executor_test::Add;
+using executor_test::MakeExecutor;
+using executor_test::RunSync;
 
 using ::testing::HasSubstr;
 
@@ -95,43 +100,6 @@ void RegisterTestOps() {
     RegisterOp(OpDefBuilder("TestSleep").Input("x: float").Output("y: float").SetShapeFn(ScalarShape));
     RegisterKernel<SleepOp>(KernelBuilder("TestSleep"));
   });
-}
-
-Node* Add(Graph* g, const std::string& name, const std::string& op, std::vector<NodeOut> inputs, AttrMap attrs = {}) {
-  NodeSpec s;
-  s.name = name;
-  s.op = op;
-  s.inputs = std::move(inputs);
-  s.attrs = std::move(attrs);
-  auto n = g->AddNode(std::move(s));
-  EXPECT_TRUE(n.ok()) << n.status();
-  return *n;
-}
-
-std::unique_ptr<Executor> MakeExecutor(std::unique_ptr<Graph> g) {
-  ExecutorParams p;
-  p.device = LocalCpuDevice();
-  p.create_kernel = [](const Node& n) -> StatusOr<std::shared_ptr<OpKernel>> {
-    ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> k, KernelRegistry::Global()->CreateKernel(LocalCpuDevice(), "CPU", n.props_ptr()));
-    return std::shared_ptr<OpKernel>(std::move(k));
-  };
-  auto e = Executor::Create(std::move(p), std::move(g));
-  EXPECT_TRUE(e.ok()) << e.status();
-  return std::move(e).value();
-}
-
-Status RunSync(const Executor& e, CancellationManager* cm, std::chrono::seconds limit = std::chrono::seconds(20)) {
-  Executor::Args args;
-  args.step.device = LocalCpuDevice();
-  args.step.cancellation = cm;
-  Notification done;
-  Status result;
-  e.RunAsync(args, [&](const Status& s, std::vector<NodeExecStats>) {
-    result = s;
-    done.Notify();
-  });
-  if (!done.WaitFor(limit)) return errors::DeadlineExceeded("test step did not finish");
-  return result;
 }
 
 TEST(ExecutorTest, IndependentBranchesRunInParallel) {

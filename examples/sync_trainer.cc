@@ -11,7 +11,8 @@
 // The gradient of w is 1 from every replica and the learning rate 1, so after G steps w = -G
 // exactly. Each worker prints how many gradients it sent; the chief also prints the final
 // global step, w, and how many gradients the accumulators dropped (stale or surplus) or still
-// hold: 2 * G + dropped + held = the gradients all workers sent.
+// hold, once every other worker has finished (it waits 10 s at most for them): 2 * G + dropped +
+// held = the gradients all workers sent.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -78,6 +79,11 @@ int main(int argc, char** argv) {
   std::unique_ptr<train::SessionRunHook> hook = sync.MakeSessionRunHook(s, task->is_chief);
   Output dropped = sync.NumDroppedGradients(s);
   Output held = ops::AccumulatorNumAccumulated(s, sync.accumulators().empty() ? Output() : sync.accumulators()[0]);
+  // Each other worker adds one when it has left its loop. The chief waits for them before it
+  // reads the counts: a worker's last step may send its gradient after the chief closed the token
+  // queue. (Made after Minimize: not a variable to train.)
+  Variable finished = Variable::Create(s.WithOpName("workers_finished"), {}, DT_INT64);
+  Output finish = ops::AssignAdd(s, finished.ref(), ops::Const(s, int64_t{1}));
   Operation init = GlobalVariablesInitializer(s);
   if (!root.ok()) return Fail(root.status());
 
@@ -120,10 +126,28 @@ int main(int argc, char** argv) {
   }
   std::printf("worker %d: sent %lld gradients\n", task->task_index, static_cast<long long>(sent));
   std::fflush(stdout);
-  if (!task->is_chief) return 0;
+  if (!task->is_chief) {
+    st = session.Run({finish}).status();
+    // The job may be complete already (the chief stopped waiting for this worker).
+    if (!st.ok() && !(*server)->job_complete()) return Fail(st);
+    return 0;
+  }
   st = hook->End(&session);
   if (!st.ok()) return Fail(st);
   if (!coord.GetStatus().ok()) return Fail(coord.GetStatus());
+  // A worker that died never reports: the wait is bounded.
+  const auto wait_until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  int64_t done = 0;
+  while (done < workers - 1 && std::chrono::steady_clock::now() < wait_until) {
+    auto r = session.Run({finished.read()});
+    if (!r.ok()) return Fail(r.status());
+    done = (*r)[0].scalar<int64_t>();
+    if (done < workers - 1) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (done < workers - 1) {
+    std::printf("chief: %lld of %d other workers finished; the counts may miss their last gradients\n",
+                static_cast<long long>(done), workers - 1);
+  }
   auto final_values = session.Run({global_step, w.ref(), dropped, held});
   if (!final_values.ok()) return Fail(final_values.status());
   std::printf("chief: global step %lld, w %.1f, dropped %lld, held %d\n",

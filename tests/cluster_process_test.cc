@@ -90,7 +90,7 @@ TEST(ClusterProcessTest, AFrozenPsEndsTheStepAtItsDeadline) {
   ASSERT_TRUE(session.Run({m.init}).ok());
   ASSERT_TRUE(session.Run({m.step}).ok());  // registered before the freeze
   ASSERT_TRUE(session.Run({m.w.read()}).ok());
-  c.ps->Signal(SIGSTOP);
+  ASSERT_TRUE(c.ps->Freeze(10));
   RunOptions o;
   o.timeout_in_ms = 1000;
   auto start = std::chrono::steady_clock::now();
@@ -106,7 +106,7 @@ TEST(ClusterProcessTest, AFrozenPsEndsTheStepAtItsDeadline) {
   EXPECT_THAT(read.status().code(), AnyOf(absl::StatusCode::kDeadlineExceeded, absl::StatusCode::kUnavailable))
       << read.status();
   EXPECT_LT(secs, 5.0);
-  c.ps->Signal(SIGCONT);
+  c.ps->Thaw();
 }
 
 TEST(ClusterProcessTest, DistributedTrainerUnderLaunch) {

@@ -110,6 +110,8 @@ TEST(SyncReplicasProcessTest, AKilledWorkerDoesNotStopTraining) {
   Summary s = Parse(chief_log);
   EXPECT_GE(s.global_step, 1500) << chief_log;
   EXPECT_EQ(s.w, -static_cast<double>(s.global_step)) << chief_log;
+  // The chief waited for the live worker, and not forever for the dead one.
+  EXPECT_THAT(chief_log, HasSubstr("chief: 1 of 2 other workers finished")) << chief_log;
   EXPECT_THAT(ReadFile(log("ps")), HasSubstr("the job is complete; stopped"));
 }
 

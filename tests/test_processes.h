@@ -62,6 +62,27 @@ class ChildProcess {
   void Signal(int sig) {
     if (pid_ > 0 && !exited_) kill(pid_, sig);
   }
+  // Stops it (SIGSTOP) and waits, at most `seconds`, until every thread of it has stopped:
+  // kill() returns before that, and a loaded machine may run the child's other threads for a
+  // while. False if it did not stop in time (or is gone).
+  bool Freeze(double seconds) {
+    if (pid_ <= 0 || exited_ || kill(pid_, SIGSTOP) != 0) return false;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (true) {
+      int status = 0;
+      pid_t r = waitpid(pid_, &status, WNOHANG | WUNTRACED);
+      if (r == pid_ && WIFSTOPPED(status)) return true;
+      if (r == pid_) {  // it ended instead
+        exited_ = true;
+        code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        return false;
+      }
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  // Lets a frozen child run again.
+  void Thaw() { Signal(SIGCONT); }
   // Its exit code, or 128 + the signal that ended it; nullopt while it still runs after
   // `seconds`.
   std::optional<int> Wait(double seconds) {

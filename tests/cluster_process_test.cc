@@ -34,8 +34,8 @@ struct PsAndWorker {
     ps_addr = "127.0.0.1:" + std::to_string(ports[0]);
     worker_addr = "127.0.0.1:" + std::to_string(ports[1]);
     ps = std::make_unique<ChildProcess>(std::vector<std::string>{BinDir() + "/dflow", "server", "--ps_hosts=" + ps_addr,
-                                                          "--worker_hosts=" + worker_addr, "--job_name=ps",
-                                                          "--task_index=0"});
+                                                                 "--worker_hosts=" + worker_addr, "--job_name=ps",
+                                                                 "--task_index=0"});
     ServerOptions o;
     o.cluster = ClusterSpec::FromJobs({{"ps", {ps_addr}}, {"worker", {worker_addr}}}).value();
     o.job_name = "worker";

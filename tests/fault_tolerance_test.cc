@@ -82,8 +82,8 @@ struct Cluster {
   std::string CheckpointDir() const { return JoinPath(dir.path(), "ckpt"); }
   void StartPs() {
     ps = std::make_unique<ChildProcess>(std::vector<std::string>{BinDir() + "/dflow", "server", ps_hosts, worker_hosts,
-                                                          "--job_name=ps", "--task_index=0"},
-                                 Log("ps"));
+                                                                 "--job_name=ps", "--task_index=0"},
+                                        Log("ps"));
   }
   void StartWorker(int i) {
     workers[i] = std::make_unique<ChildProcess>(

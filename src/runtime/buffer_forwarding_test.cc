@@ -5,12 +5,12 @@
 
 #include "framework/op_kernel.h"
 #include "framework/shape_inference.h"
-#include "gtest/gtest.h"
-#include "runtime/executor_test_util.h"
 #include "graph/graph_def.h"
+#include "gtest/gtest.h"
 #include "ops/register_all.h"
 #include "proto/graph.pb.h"
 #include "runtime/direct_session.h"
+#include "runtime/executor_test_util.h"
 #include "runtime/local_device.h"
 
 namespace dflow {

@@ -1,7 +1,6 @@
 // Executor scheduling, built from Graphs directly with test-only kernels: independent branches
 // run in parallel, errors stop the step, cancellation unblocks waiting kernels, deadlines hold.
 #include "runtime/executor.h"
-#include "runtime/executor_test_util.h"
 
 #include <condition_variable>
 #include <mutex>
@@ -12,11 +11,12 @@
 #include "framework/cancellation.h"
 #include "framework/shape_inference.h"
 #include "gmock/gmock.h"
+#include "graph/graph_def.h"
 #include "gtest/gtest.h"
 #include "ops/register_all.h"
-#include "graph/graph_def.h"
 #include "proto/graph.pb.h"
 #include "runtime/direct_session.h"
+#include "runtime/executor_test_util.h"
 #include "runtime/local_device.h"
 
 namespace dflow {

@@ -3,6 +3,8 @@
 #include <map>
 #include <mutex>
 
+#include "base/net.h"
+
 namespace dflow {
 namespace {
 
@@ -15,17 +17,13 @@ std::map<int, std::shared_ptr<LocalMaster>>& Registry() {
   return *r;
 }
 
-bool IsLoopbackName(const std::string& host) {
-  return host == "localhost" || host.rfind("127.", 0) == 0 || host == "[::1]" || host == "::1";
-}
-
 }  // namespace
 
 std::shared_ptr<LocalMaster> LocalMaster::Find(const std::string& host, int port) {
   std::lock_guard<std::mutex> l(RegistryMu());
   auto it = Registry().find(port);
   if (it == Registry().end()) return nullptr;
-  if (!IsLoopbackName(host) && host != it->second->host_) return nullptr;
+  if (!IsLoopbackHost(host) && host != it->second->host_) return nullptr;
   return it->second;
 }
 

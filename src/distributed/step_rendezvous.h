@@ -33,6 +33,8 @@ class StepRendezvous : public Rendezvous {
 
   // For a peer's RecvTensor: the value sent here under `key`, when it is sent.
   void ServeRecv(const std::string& key, DoneCallback done);
+  // The peer that asked for `key` gave up: its ServeRecv, if still waiting, ends with `status`.
+  void CancelServe(const std::string& key, const Status& status) { local_.CancelRecv(key, status); }
   // Keys whose values the master deposits (sent by another task, yet received from the local
   // table instead of pulled).
   void ExpectDeposits(const std::vector<std::string>& keys);

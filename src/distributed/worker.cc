@@ -1,5 +1,6 @@
 #include "distributed/worker.h"
 
+#include <atomic>
 #include <chrono>
 #include <random>
 
@@ -340,7 +341,7 @@ void Worker::AbortStepAsync(const proto::AbortStepRequest* req, proto::AbortStep
   done(absl::OkStatus());
 }
 
-void Worker::RecvTensorAsync(const proto::RecvTensorRequest* req, RecvTensorResult* result, CallOptions*,
+void Worker::RecvTensorAsync(const proto::RecvTensorRequest* req, RecvTensorResult* result, CallOptions* opts,
                              StatusCallback done_in) {
   StatusCallback done = Track(std::move(done_in));
   RendezvousKey k;
@@ -360,8 +361,10 @@ void Worker::RecvTensorAsync(const proto::RecvTensorRequest* req, RecvTensorResu
     return;
   }
   const int64_t step_id = req->step_id();
-  (*step)->ServeRecv(req->rendezvous_key(), [this, step_id, result, done = std::move(done)](
+  auto finished = std::make_shared<std::atomic<bool>>(false);
+  (*step)->ServeRecv(req->rendezvous_key(), [this, step_id, result, finished, done = std::move(done)](
                                                 const Status& st, Tensor t, bool is_dead) {
+    finished->store(true);
     if (st.ok()) {
       result->tensor = std::move(t);
       result->is_dead = is_dead;
@@ -369,6 +372,17 @@ void Worker::RecvTensorAsync(const proto::RecvTensorRequest* req, RecvTensorResu
     ReleaseStep(step_id, false);
     done(st);
   });
+  // A caller that gives up (its deadline passed, it cancelled, it went away) takes its waiter
+  // with it; otherwise a key that never comes would hold the waiter and the step forever. (Set
+  // after ServeRecv: a cancellation that came first runs at once. `opts` lives at least until
+  // this returns.)
+  if (opts != nullptr && !finished->load()) {
+    std::shared_ptr<StepRendezvous> rendezvous = *step;
+    std::string key = req->rendezvous_key();
+    opts->SetCancelCallback([rendezvous, key] {
+      rendezvous->CancelServe(key, errors::Cancelled("The receiver of '", key, "' gave up waiting for it"));
+    });
+  }
 }
 
 Status Worker::Deposit(int64_t step_id, const std::string& key, const Tensor& value, bool is_dead) {
@@ -385,6 +399,11 @@ void Worker::ResetAsync(const proto::ResetRequest* req, proto::ResetResponse*, S
     for (const std::string& c : req->container()) device_->resource_manager()->Cleanup(c);
   }
   done(absl::OkStatus());
+}
+
+size_t Worker::num_steps() {
+  std::lock_guard<std::mutex> l(mu_);
+  return steps_.size();
 }
 
 StatusCallback Worker::Track(StatusCallback done) {

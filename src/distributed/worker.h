@@ -74,6 +74,8 @@ class Worker : public WorkerInterface {
   // their inputs from it). At most `timeout_ms`; false on timeout. What a job-complete drain
   // waits for, so that stopping the server cannot fail a step that ran here.
   bool WaitUntilStepsDone(int64_t timeout_ms);
+  // Steps whose state this task holds now (for tests: none is left once every call is over).
+  size_t num_steps();
 
  private:
   struct Registered {

@@ -7,6 +7,8 @@
 #include <mutex>
 #include <thread>
 
+#include "absl/strings/numbers.h"
+#include "base/net.h"
 #include "distributed/local_master.h"
 #include "distributed/worker.h"
 #include "rpc/grpc_master_service.h"
@@ -123,8 +125,11 @@ StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const GrpcServerOptions
   size_t colon = address.rfind(':');
   std::string host = address.substr(0, colon), port = address.substr(colon + 1);
   // Loopback clusters listen on loopback only; others on every interface.
-  bool loopback = host == "localhost" || host.rfind("127.", 0) == 0;
-  std::string listen = absl::StrCat(loopback ? "127.0.0.1" : "[::]", ":", port);
+  int port_number = 0;
+  if (!absl::SimpleAtoi(port, &port_number) || port_number < 0 || port_number > 65535) {
+    return errors::InvalidArgument("Task ", impl->task, " has the address '", address, "', whose port is not a number");
+  }
+  std::string listen = ListenAddress(host, port_number);
   // The worker reaches its peers through the cache, and the cache reaches it directly.
   impl->cache = std::make_unique<GrpcWorkerCache>(options.cluster, impl->task, nullptr);
   impl->worker = std::make_shared<Worker>(impl->task, impl->cache.get());

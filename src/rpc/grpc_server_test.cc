@@ -3,7 +3,12 @@
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
+#include <chrono>
+#include <fstream>
+#include <latch>
 #include <set>
+#include <sstream>
+#include <thread>
 
 #include "base/net.h"
 #include "dflow/dflow.h"
@@ -11,6 +16,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "proto/rpc/services.grpc.pb.h"
+#include "tests/delay_proxy.h"
 
 namespace dflow {
 namespace {
@@ -226,6 +232,133 @@ TEST(GrpcServerTest, AnUnreachableTaskIsReportedInTime) {
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("/job:ps/replica:0/task:0"));
   EXPECT_THAT(std::string(r.status().message()), HasSubstr(Addr(ports[0])));
+}
+
+// The local addresses of the sockets listening on `port`, as /proc/net/tcp and tcp6 write them
+// (hex, each 32-bit word in host order): "0100007F" is 127.0.0.1 (also when an IPv6 socket
+// holds it), 31 zeros and a 1 before the last six digits is ::1, all zeros is every interface.
+std::vector<std::string> ListeningAddresses(int port) {
+  std::vector<std::string> found;
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream f(table);
+    std::string line;
+    std::getline(f, line);  // header
+    while (std::getline(f, line)) {
+      std::istringstream fields(line);
+      std::string slot, local, remote, state;
+      fields >> slot >> local >> remote >> state;
+      size_t colon = local.find(':');
+      if (state != "0A" || colon == std::string::npos) continue;  // 0A: LISTEN
+      if (std::stoi(local.substr(colon + 1), nullptr, 16) != port) continue;
+      std::string address = local.substr(0, colon);
+      // An IPv4 address bound through an IPv6 socket (::ffff:a.b.c.d): the IPv4 form.
+      if (address.size() == 32 && address.compare(0, 24, "0000000000000000FFFF0000") == 0) address = address.substr(24);
+      found.push_back(address);
+    }
+  }
+  return found;
+}
+
+TEST(GrpcServerTest, EveryLoopbackFormListensOnLoopbackOnly) {
+  const std::string ipv6_loopback = "00000000000000000000000001000000";
+  for (const auto& [host, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"[::1]", ipv6_loopback},
+           {"[0:0:0:0:0:0:0:1]", ipv6_loopback},
+           {"localhost", "0100007F"},
+           {"127.0.0.1", "0100007F"},
+           {"127.0.0.2", "0200007F"}}) {
+    int port = FreePorts(1)[0];
+    ServerOptions o;
+    o.cluster = ClusterSpec::FromJobs({{"worker", {host + ":" + std::to_string(port)}}}).value();
+    o.job_name = "worker";
+    auto server = Server::Create(o);
+    ASSERT_TRUE(server.ok()) << host << ": " << server.status();
+    EXPECT_EQ(ListeningAddresses(port), std::vector<std::string>{expected}) << host;
+    // And it serves there: a session on that very address runs a step.
+    Scope root = Scope::NewRootScope();
+    Output one = ops::Const(root, 1.0f);
+    SessionOptions so;
+    so.target = "grpc://" + host + ":" + std::to_string(port);
+    so.direct_to_local_master = false;
+    auto r = ClientSession(root, so).Run({one});
+    ASSERT_TRUE(r.ok()) << host << ": " << r.status();
+    EXPECT_EQ((*r)[0].scalar<float>(), 1.0f);
+  }
+}
+
+// A client 300 ms away (each way) from its master, and that master 300 ms away from the ps task:
+// every connection takes two round trips (1.2 s) before its first call, far beyond any short
+// connect timeout.
+TEST(GrpcServerTest, SessionsWorkOverALinkOf300MsEachWay) {
+  std::vector<int> ports = FreePorts(2);
+  auto spec_with_ps_at = [&](int ps_port) {
+    return ClusterSpec::FromJobs({{"ps", {Addr(ps_port)}}, {"worker", {Addr(ports[1])}}}).value();
+  };
+  DelayProxy to_ps(ports[0], 300), to_worker(ports[1], 300);
+  ASSERT_NE(to_ps.port(), 0);
+  ASSERT_NE(to_worker.port(), 0);
+  ServerOptions pso;
+  pso.cluster = spec_with_ps_at(ports[0]);
+  pso.job_name = "ps";
+  auto ps = Server::Create(pso);
+  ASSERT_TRUE(ps.ok()) << ps.status();
+  ServerOptions wo;
+  wo.cluster = spec_with_ps_at(to_ps.port());  // the worker reaches the ps through the slow link
+  wo.job_name = "worker";
+  auto worker = Server::Create(wo);
+  ASSERT_TRUE(worker.ok()) << worker.status();
+
+  Scope root = Scope::NewRootScope();
+  Variable v = Variable::Create(root.WithDevice("/job:ps/task:0").WithOpName("v"), {2}, DT_FLOAT,
+                                init::Constant(3.0f));
+  Output doubled = ops::Mul(root.WithDevice("/job:worker/task:0"), v.read(), 2.0f);
+  Operation init = GlobalVariablesInitializer(root);
+  SessionOptions so;
+  so.target = "grpc://" + Addr(to_worker.port());
+  const auto start = std::chrono::steady_clock::now();
+  ClientSession session(root, so);
+  ASSERT_TRUE(session.Run({init}).ok());
+  auto r = session.Run({doubled});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)[0].flat<float>()[0], 6.0f);
+  EXPECT_EQ((*r)[0].flat<float>()[1], 6.0f);
+  // The calls really crossed both links: at least the client's and the master's handshakes.
+  EXPECT_GE(to_worker.connections(), 1);
+  EXPECT_GE(to_ps.connections(), 1);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(2400));
+}
+
+TEST(GrpcServerTest, FiveHundredClientsConnectingAtOnceAllSucceed) {
+  auto server = Server::CreateLocalServer();
+  ASSERT_TRUE(server.ok()) << server.status();
+  constexpr int kClients = 500;
+  std::latch ready(kClients);
+  std::vector<Status> results(kClients);
+  std::vector<float> values(kClients, 0.0f);
+  std::vector<std::thread> clients;
+  for (int i = 0; i < kClients; ++i) {
+    clients.emplace_back([&, i] {
+      Scope root = Scope::NewRootScope();
+      Output x = ops::Const(root, static_cast<float>(i));
+      SessionOptions so;
+      so.target = (*server)->target();
+      so.direct_to_local_master = false;  // each client its own channel and connection
+      ready.arrive_and_wait();
+      auto r = ClientSession(root, so).Run({x});
+      results[i] = r.status();
+      if (r.ok()) values[i] = (*r)[0].scalar<float>();
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  int failed = 0;
+  for (int i = 0; i < kClients; ++i) {
+    if (!results[i].ok()) {
+      if (failed++ < 5) ADD_FAILURE() << "client " << i << ": " << results[i];
+      continue;
+    }
+    EXPECT_EQ(values[i], static_cast<float>(i));
+  }
+  EXPECT_EQ(failed, 0);
 }
 
 TEST(GrpcServerTest, ARestartedTaskIsAbortedNamingIt) {

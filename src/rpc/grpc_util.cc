@@ -12,9 +12,16 @@ std::shared_ptr<grpc::Channel> NewChannel(const std::string& address) {
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
   args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  // A peer that restarts is found again within a second: reconnect attempts start 100 ms after
+  // a failure and back off to 1 s at most.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  // gRPC also reads this one as the least time a connection attempt may take before it is given
+  // up (TCP handshake plus the peer's HTTP/2 SETTINGS: two round trips). At 100 ms, as it once
+  // was, every task more than 50 ms away, and many clients connecting at once on one machine,
+  // failed; gRPC's default of 20 s covers links across the world. Calls still fail at their
+  // own deadlines, and a refused connection fails at once.
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, kMinConnectTimeoutMs);
   // Each channel its own connection: tasks do not share one TCP stream's flow control.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   // Big flow-control windows: a tensor stream should not stall waiting for window updates.

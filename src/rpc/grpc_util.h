@@ -29,6 +29,9 @@ void ConfigureServer(grpc::ServerBuilder* builder);
 // Sets the deadline of `ctx` `timeout_ms` from now (nothing for 0).
 void SetTimeout(grpc::ClientContext* ctx, int64_t timeout_ms);
 
+// The least time one connection attempt gets (gRPC's default): enough for any real link.
+constexpr int kMinConnectTimeoutMs = 20000;
+
 // Bytes of a tensor per RecvTensor chunk.
 constexpr size_t kChunkBytes = size_t{4} << 20;
 

@@ -69,6 +69,18 @@ void LocalRendezvous::StartAbort(const Status& status) {
   for (DoneCallback& w : waiters) w(s, Tensor(), false);
 }
 
+void LocalRendezvous::CancelRecv(const std::string& key, const Status& status) {
+  DoneCallback waiter;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = table_.find(key);
+    if (it == table_.end() || it->second.has_value) return;
+    waiter = std::move(it->second.waiter);
+    table_.erase(it);
+  }
+  waiter(status.ok() ? errors::Cancelled("The receive of '", key, "' was cancelled") : status, Tensor(), false);
+}
+
 Status LocalRendezvous::status() const {
   std::lock_guard<std::mutex> l(mu_);
   return status_;

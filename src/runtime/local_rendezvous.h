@@ -14,7 +14,8 @@
 //   RecvAsync when the value is already there, or StartAbort), never under the table's lock, so a
 //   callback may call back into the rendezvous.
 // - Nothing blocks: a receive that no Send ever matches waits until StartAbort, which is how a
-//   failed or cancelled step releases it.
+//   failed or cancelled step releases it, or until CancelRecv, which is how a receiver that went
+//   away (a peer's call that was cancelled or passed its deadline) releases it.
 #pragma once
 
 #include <mutex>
@@ -36,6 +37,10 @@ class LocalRendezvous : public Rendezvous {
   Status Send(const std::string& key, const Tensor& value, bool is_dead) override;
   void RecvAsync(const std::string& key, DoneCallback done) override;
   void StartAbort(const Status& status) override;
+  // A receiver of `key` that still waits gives up: its callback gets `status` now (on this
+  // thread) and the key is free again. Nothing happens when no receiver waits for `key` (its
+  // value came first, or it was never asked for).
+  void CancelRecv(const std::string& key, const Status& status);
 
   // The abort status, OK while not aborted.
   Status status() const;

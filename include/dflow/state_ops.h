@@ -12,7 +12,9 @@
 //
 // Resources (variables, queues, mutexes) are named by (container, shared_name); an empty
 // container is the session's default (per graph in process), an empty shared_name the node's
-// name, so every session of a graph shares them.
+// name, so every session of a graph shares them. On a server, queues and accumulators without a
+// shared_name belong to the session that made them instead (TensorFlow's rule, docs/CLUSTER.md):
+// give one a shared_name to share it among the clients of a cluster.
 #pragma once
 
 #include <string>

@@ -27,7 +27,10 @@ Status Master::CreateSession(const proto::CreateSessionRequest& req, proto::Crea
   std::string handle;
   {
     std::lock_guard<std::mutex> l(mu_);
-    handle = absl::StrCat("session", next_session_++, "_", std::random_device{}());
+    // 64 random bits: workers keep each session's private state under its handle, and
+    // sessions of different masters meet on the same ps tasks.
+    std::random_device rd;
+    handle = absl::StrCat("session", next_session_++, "_", absl::Hex((static_cast<uint64_t>(rd()) << 32) ^ rd()));
   }
   ASSIGN_OR_RETURN(std::shared_ptr<MasterSession> s,
                    MasterSession::Create(handle, local_task_, workers_, req.config(), options_.startup_wait_ms,

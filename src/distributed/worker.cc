@@ -3,7 +3,9 @@
 #include <atomic>
 #include <chrono>
 #include <random>
+#include <set>
 
+#include "absl/strings/match.h"
 #include "base/env.h"
 #include "distributed/job_completion.h"
 #include "framework/call_frame.h"
@@ -147,8 +149,48 @@ void Worker::DeregisterGraphAsync(const proto::DeregisterGraphRequest* req, prot
       graphs_.erase(it);
     }
   }
-  if (reg != nullptr) reg->closed->StartCancel();
+  if (reg != nullptr) {
+    reg->closed->StartCancel();
+    DropSessionStateIfClosed(reg->session);
+  }
   done(absl::OkStatus());
+}
+
+std::string Worker::SessionContainer(const std::string& session) {
+  return session.empty() ? std::string() : absl::StrCat("__session_", session);
+}
+
+void Worker::DropSessionStateIfClosed(const std::string& session) {
+  if (session.empty()) return;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    for (const auto& [handle, reg] : graphs_) {
+      if (reg->session == session) return;  // the session still has graphs here
+    }
+  }
+  // Destroyed outside the lock: a kernel may hold resources whose destructors wait.
+  std::vector<std::shared_ptr<OpKernel>> dropped;
+  {
+    std::lock_guard<std::mutex> l(kernels_mu_);
+    for (auto it = stateful_kernels_.lower_bound({session, ""});
+         it != stateful_kernels_.end() && it->first.first == session;) {
+      dropped.push_back(std::move(it->second));
+      it = stateful_kernels_.erase(it);
+    }
+  }
+  device_->resource_manager()->Cleanup(SessionContainer(session));
+}
+
+size_t Worker::num_session_states() {
+  std::set<std::string> sessions;
+  {
+    std::lock_guard<std::mutex> l(kernels_mu_);
+    for (const auto& [key, kernel] : stateful_kernels_) sessions.insert(SessionContainer(key.first));
+  }
+  for (const std::string& c : device_->resource_manager()->Containers()) {
+    if (absl::StartsWith(c, "__session_")) sessions.insert(c);
+  }
+  return sessions.size();
 }
 
 StatusOr<std::shared_ptr<StepRendezvous>> Worker::FindOrCreateStep(int64_t step_id, bool for_run) {
@@ -244,6 +286,7 @@ void Worker::RunGraphAsync(const proto::RunGraphRequest* req, proto::RunGraphRes
   a.step.cancellation = &state->cancellation;
   a.step.function_library = reg->function_library.get();
   a.step.session_cancellation = reg->closed;
+  a.step.session_container = SessionContainer(reg->session);
   a.collect_stats = req->collect_stats();
   if (req->timeout_in_ms() > 0) a.deadline_micros = Env::Default()->NowMicros() + req->timeout_in_ms() * 1000;
   const int64_t step_id = req->step_id();

@@ -3,9 +3,11 @@
 // the partition's _Recv nodes pull tensors from other tasks through the step's rendezvous,
 // which peers in turn pull from with RecvTensor.
 //
-// The task has one CPU device, "<task>/device:CPU:0", whose resources (variables, queues)
-// outlive sessions and are shared by every session that names them (the default container is
-// the same for all). The incarnation, drawn at random when the Worker is made, lets masters tell
+// The task has one CPU device, "<task>/device:CPU:0". Its variables, and resources with a
+// shared_name, outlive sessions and are shared by every session that names them (the default
+// container is the same for all); what TensorFlow keeps per session — queues, iterators and
+// accumulators without a shared_name, stateful kernels such as random generators — is kept per
+// session and dropped when the session closes (its graphs are deregistered). The incarnation, drawn at random when the Worker is made, lets masters tell
 // a restarted task from the one they registered graphs with.
 //
 // Thread-safe. Every call completes through its callback.
@@ -74,6 +76,10 @@ class Worker : public WorkerInterface {
   // their inputs from it). At most `timeout_ms`; false on timeout. What a job-complete drain
   // waits for, so that stopping the server cannot fail a step that ran here.
   bool WaitUntilStepsDone(int64_t timeout_ms);
+  // Sessions whose private state this task holds now: stateful kernels (random generators) and
+  // a container of resources without a shared_name (queues, iterators, accumulators). Each is
+  // dropped when its session deregisters its last graph here (the session closed).
+  size_t num_session_states();
   // Steps whose state this task holds now (for tests: none is left once every call is over).
   size_t num_steps();
 
@@ -98,6 +104,10 @@ class Worker : public WorkerInterface {
   void ReleaseStep(int64_t step_id, bool for_run);
   StatusOr<std::shared_ptr<OpKernel>> CreateKernel(const std::string& session, const Node& n,
                                                    FunctionLibraryRuntime* flr);
+  // The container of the resources private to `session` ("" for none).
+  static std::string SessionContainer(const std::string& session);
+  // Drops what `session` kept here once it has no registered graph left.
+  void DropSessionStateIfClosed(const std::string& session);
   // `done`, counted as in flight until it has returned.
   StatusCallback Track(StatusCallback done);
 

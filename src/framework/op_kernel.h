@@ -38,6 +38,11 @@ struct StepParams {
   Device* device = nullptr;
   // Container for stateful resources of nodes that name none.
   std::string default_container;
+  // Where the resources that TensorFlow keeps per session go when they have no shared_name
+  // (queues, dataset iterators, gradient accumulators): a worker serving remote sessions keeps
+  // one container per session ("__session_<handle>") and drops it when the session closes.
+  // Empty: they go where shared ones do (an in-process session keeps them per graph).
+  std::string session_container;
   CallFrame* call_frame = nullptr;
   Rendezvous* rendezvous = nullptr;
   CancellationManager* cancellation = nullptr;

@@ -2,8 +2,9 @@
 // by MakeIterator), OneShotIterator (initialized on first use from its dataset_factory
 // function), MakeIterator and IteratorGetNext.
 //
-// An iterator is a resource of the device's ResourceMgr under (container, shared_name or the
-// node's name). GetNext calls are serialized per iterator. The session whose step initialized
+// An iterator is a resource of the device's ResourceMgr under (container, shared_name), or
+// without a shared_name under (the session's container, the node's name): private to the
+// session that made it where the runtime keeps sessions apart (MakeSessionResourceHandle). GetNext calls are serialized per iterator. The session whose step initialized
 // it (StepParams::session_cancellation) stops it when it closes: its background work ends and
 // later GetNext calls fail with Cancelled.
 #include <atomic>
@@ -142,7 +143,7 @@ class IteratorHandleOp : public OpKernel {
  public:
   explicit IteratorHandleOp(OpKernelConstruction* c) : OpKernel(c) { c->SetStatus(ReadIteratorAttrs(c, &attrs_)); }
   void Compute(OpKernelContext* ctx) override {
-    ResourceHandle h = MakeResourceHandle(ctx, attrs_.container, attrs_.shared_name, kKind);
+    ResourceHandle h = MakeSessionResourceHandle(ctx, attrs_.container, attrs_.shared_name, kKind);
     OP_REQUIRES_ASSIGN(ctx, std::shared_ptr<IteratorResource> it,
                        ctx->step().device->resource_manager()->LookupOrCreate<IteratorResource>(
                            h.container, h.name, [&]() -> StatusOr<std::shared_ptr<IteratorResource>> {
@@ -192,7 +193,7 @@ class OneShotIteratorOp : public OpKernel {
   bool IsExpensive() const override { return true; }
 
   void Compute(OpKernelContext* ctx) override {
-    ResourceHandle h = MakeResourceHandle(ctx, attrs_.container, attrs_.shared_name, kKind);
+    ResourceHandle h = MakeSessionResourceHandle(ctx, attrs_.container, attrs_.shared_name, kKind);
     ResourceMgr* rm = ctx->step().device->resource_manager();
     if (!rm->Lookup<IteratorResource>(h.container, h.name).ok()) {
       // Run the factory outside the manager's lock, then store the iterator unless another

@@ -1,6 +1,7 @@
 // Gradient accumulators with TensorFlow's resource-handle ops: ResourceConditionalAccumulator
 // (outputs a handle, creating the accumulator in the device's ResourceMgr under (container,
-// shared_name or the node name) on first use), ResourceAccumulatorApplyGradient,
+// shared_name) on first use; without a shared_name it belongs to the session, see
+// MakeSessionResourceHandle), ResourceAccumulatorApplyGradient,
 // ResourceAccumulatorTakeGradient (asynchronous: waits inside the accumulator without holding a
 // thread, cancelled with its step), ResourceAccumulatorNumAccumulated and
 // ResourceAccumulatorSetGlobalStep; and dflow's ResourceAccumulatorNumDropped, the count of stale
@@ -37,7 +38,7 @@ class ConditionalAccumulatorOp : public OpKernel {
   }
 
   void Compute(OpKernelContext* ctx) override {
-    ResourceHandle h = MakeResourceHandle(ctx, container_, shared_name_, ConditionalAccumulator::kKind);
+    ResourceHandle h = MakeSessionResourceHandle(ctx, container_, shared_name_, ConditionalAccumulator::kKind);
     OP_REQUIRES_ASSIGN(ctx, std::shared_ptr<ConditionalAccumulator> a,
                        ctx->step().device->resource_manager()->LookupOrCreate<ConditionalAccumulator>(
                            h.container, h.name, [&]() -> StatusOr<std::shared_ptr<ConditionalAccumulator>> {

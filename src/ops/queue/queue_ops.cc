@@ -1,6 +1,7 @@
 // Queue ops with TensorFlow's names and attrs: FIFOQueueV2, RandomShuffleQueueV2 (output a
-// handle, creating the queue in the device's ResourceMgr under (container, shared_name or the
-// node name) on first use), QueueEnqueueV2, QueueEnqueueManyV2, QueueDequeueV2,
+// handle, creating the queue in the device's ResourceMgr on first use under (container,
+// shared_name), or without a shared_name under the session's container and the node name:
+// private to a session where the runtime keeps sessions apart, see MakeSessionResourceHandle), QueueEnqueueV2, QueueEnqueueManyV2, QueueDequeueV2,
 // QueueDequeueManyV2, QueueCloseV2 (asynchronous: they wait inside the queue without holding a
 // thread, cancelled with their step), QueueSizeV2 and QueueIsClosedV2.
 #include "framework/shape_inference.h"
@@ -50,7 +51,7 @@ class FIFOQueueOp : public OpKernel {
   explicit FIFOQueueOp(OpKernelConstruction* c) : OpKernel(c) { c->SetStatus(ReadQueueAttrs(c, &attrs_)); }
 
   void Compute(OpKernelContext* ctx) override {
-    ResourceHandle h = MakeResourceHandle(ctx, attrs_.container, attrs_.shared_name, FIFOQueue::kKind);
+    ResourceHandle h = MakeSessionResourceHandle(ctx, attrs_.container, attrs_.shared_name, FIFOQueue::kKind);
     OP_REQUIRES_ASSIGN(ctx, std::shared_ptr<QueueBase> q,
                        ctx->step().device->resource_manager()->LookupOrCreate<QueueBase>(
                            h.container, h.name, [&]() -> StatusOr<std::shared_ptr<QueueBase>> {
@@ -82,7 +83,7 @@ class RandomShuffleQueueOp : public OpKernel {
   }
 
   void Compute(OpKernelContext* ctx) override {
-    ResourceHandle h = MakeResourceHandle(ctx, attrs_.container, attrs_.shared_name, RandomShuffleQueue::kKind);
+    ResourceHandle h = MakeSessionResourceHandle(ctx, attrs_.container, attrs_.shared_name, RandomShuffleQueue::kKind);
     OP_REQUIRES_ASSIGN(ctx, std::shared_ptr<QueueBase> q,
                        ctx->step().device->resource_manager()->LookupOrCreate<QueueBase>(
                            h.container, h.name, [&]() -> StatusOr<std::shared_ptr<QueueBase>> {

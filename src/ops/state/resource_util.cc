@@ -12,6 +12,13 @@ ResourceHandle MakeResourceHandle(OpKernelContext* ctx, const std::string& conta
   return h;
 }
 
+ResourceHandle MakeSessionResourceHandle(OpKernelContext* ctx, const std::string& container,
+                                         const std::string& shared_name, std::string type_name) {
+  ResourceHandle h = MakeResourceHandle(ctx, container, shared_name, std::move(type_name));
+  if (shared_name.empty() && !ctx->step().session_container.empty()) h.container = ctx->step().session_container;
+  return h;
+}
+
 void SetHandleOutput(OpKernelContext* ctx, int index, ResourceHandle handle) {
   ctx->set_output(index, Tensor(std::move(handle)));
 }

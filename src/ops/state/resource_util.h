@@ -18,6 +18,13 @@ namespace dflow {
 ResourceHandle MakeResourceHandle(OpKernelContext* ctx, const std::string& container, const std::string& shared_name,
                                   std::string type_name);
 
+// The handle of a resource that belongs to the session that runs the step unless it has a
+// `shared_name` (TensorFlow's rule for queues, iterators and accumulators): without one it is
+// (step's session_container, node name) when the step has a session container; otherwise, and
+// with a shared_name, what MakeResourceHandle gives, shared by every session that names it.
+ResourceHandle MakeSessionResourceHandle(OpKernelContext* ctx, const std::string& container,
+                                         const std::string& shared_name, std::string type_name);
+
 // Outputs a scalar DT_RESOURCE tensor holding `handle` as output `index`.
 void SetHandleOutput(OpKernelContext* ctx, int index, ResourceHandle handle);
 

@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "proto/rpc/services.grpc.pb.h"
 #include "rpc/grpc_server.h"
+#include "rpc/grpc_test_util.h"
 
 namespace dflow::rpc {
 namespace {
@@ -21,15 +22,11 @@ namespace {
 class AbandonedRecvTensorTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    int port = PickFreePorts(1).value()[0];
-    GrpcServerOptions o;
-    o.cluster = ClusterSpec::FromJobs({{"worker", {"127.0.0.1:" + std::to_string(port)}}}).value();
-    o.job_name = "worker";
-    auto s = GrpcServer::Create(o);
+    auto s = StartOneTaskServer();
     ASSERT_TRUE(s.ok()) << s.status();
     server_ = std::move(s).value();
     stub_ = proto::rpc::WorkerService::NewStub(
-        grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
+        grpc::CreateChannel("127.0.0.1:" + std::to_string(server_->port()), grpc::InsecureChannelCredentials()));
     grpc::ClientContext ctx;
     proto::GetStatusRequest req;
     proto::GetStatusResponse resp;

@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rpc/grpc_server.h"
+#include "rpc/grpc_test_util.h"
 
 namespace dflow::rpc {
 namespace {
@@ -19,11 +20,7 @@ namespace {
 class SessionStateTest : public ::testing::Test {
  public:
   void SetUp() override {
-    int port = PickFreePorts(1).value()[0];
-    GrpcServerOptions o;
-    o.cluster = ClusterSpec::FromJobs({{"worker", {"127.0.0.1:" + std::to_string(port)}}}).value();
-    o.job_name = "worker";
-    auto s = GrpcServer::Create(o);
+    auto s = StartOneTaskServer();
     ASSERT_TRUE(s.ok()) << s.status();
     server_ = std::move(s).value();
   }

@@ -1,20 +1,27 @@
 // Synchronous replicas and job completion with real processes on 127.0.0.1: 1 ps (`dflow
 // server`) and 3 workers (examples/sync_trainer) with replicas_to_aggregate = 2. Every step
 // applies exactly two gradients; a worker killed in the middle does not stop training; when the
-// chief reaches the last step every process exits 0. Every wait is bounded.
+// chief reaches the last step every process exits 0, also under `dflow launch`, whose default rule
+// lets the other tasks go on when a worker other than the chief dies. Every wait is bounded.
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "base/net.h"
 #include "base/temp_dir.h"
+#include "dflow/ops.h"
+#include "dflow/session.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/test_processes.h"
@@ -113,6 +120,86 @@ TEST(SyncReplicasProcessTest, AKilledWorkerDoesNotStopTraining) {
   // The chief waited for the live worker, and not forever for the dead one.
   EXPECT_THAT(chief_log, HasSubstr("chief: 1 of 2 other workers finished")) << chief_log;
   EXPECT_THAT(ReadFile(log("ps")), HasSubstr("the job is complete; stopped"));
+}
+
+// The global step as the ps task at `ps_address` holds it; nullopt while the chief has not
+// initialized it or the ps does not answer. A client reads it by name from the server's default
+// container, without a part in the job.
+std::optional<int64_t> ReadGlobalStep(const std::string& ps_address) {
+  Scope root = Scope::NewRootScope();
+  Output global_step = ops::Identity(
+      root, ops::VariableV2(root.WithDevice("/job:ps/task:0").WithOpName("global_step"), PartialTensorShape::Scalar(),
+                            DT_INT64));
+  SessionOptions options;
+  options.target = "grpc://" + ps_address;
+  options.device_filters = {"/job:ps"};
+  ClientSession session(root, options);
+  RunOptions run_options;
+  run_options.timeout_in_ms = 10000;
+  auto r = session.Run({}, {global_step}, {}, nullptr, run_options);
+  if (!r.ok()) return std::nullopt;
+  return (*r)[0].scalar<int64_t>();
+}
+
+// What follows `prefix` in `text` up to the first `end`, or "".
+std::string Between(const std::string& text, const std::string& prefix, char end) {
+  size_t at = text.find(prefix);
+  if (at == std::string::npos) return "";
+  at += prefix.size();
+  size_t stop = text.find(end, at);
+  return stop == std::string::npos ? "" : text.substr(at, stop - at);
+}
+
+TEST(SyncReplicasProcessTest, UnderLaunchAKilledWorkerIsReportedAndTheJobCompletes) {
+  constexpr int64_t kLastStep = 1500;
+  SharedText out_text, err_text;
+  std::ostream out(&out_text), err(&err_text);
+  std::atomic<int> code{-1};
+  std::thread launch([&] {
+    code = tools::RunDflowCommand({"launch", "--ps", "1", "--workers", "3", "--timeout", "240", "--",
+                                   BinDir() + "/sync_trainer", "--replicas_to_aggregate=2",
+                                   "--last_step=" + std::to_string(kLastStep)},
+                                  out, err);
+  });
+  // The launcher names the ps address and every task's pid as it starts them.
+  const bool started = err_text.WaitFor(
+      [](const std::string& t) { return !Between(t, "started worker 2 (pid ", ')').empty(); }, 60);
+  const std::string err_so_far = err_text.str();
+  const std::string ps_address = Between(err_so_far, "cluster ps: [", ']');
+  const pid_t worker2 = std::atoi(Between(err_so_far, "started worker 2 (pid ", ')').c_str());
+  const pid_t chief = std::atoi(Between(err_so_far, "started worker 0 (pid ", ')').c_str());
+  EXPECT_TRUE(started && !ps_address.empty() && worker2 > 0) << err_so_far;
+
+  // Wait (bounded) until training runs, then kill worker 2 for good in the middle of it.
+  std::optional<int64_t> step_at_kill;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (started && worker2 > 0 && std::chrono::steady_clock::now() < deadline) {
+    step_at_kill = ReadGlobalStep(ps_address);
+    if (step_at_kill.has_value() && *step_at_kill >= 10) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const bool killed = step_at_kill.has_value() && *step_at_kill >= 10 && kill(worker2, SIGKILL) == 0;
+  const std::string out_at_kill = out_text.str();
+  EXPECT_TRUE(killed) << "global step " << step_at_kill.value_or(-1) << "\n" << err_text.str();
+  if (!killed && chief > 0) kill(chief, SIGKILL);  // ends the launch now: the chief failed
+  EXPECT_LT(step_at_kill.value_or(0), kLastStep);
+  EXPECT_THAT(out_at_kill, ::testing::Not(HasSubstr("chief:")));  // the chief had not finished
+  EXPECT_TRUE(err_text.WaitFor(
+      [](const std::string& t) {
+        return absl::StrContains(t, "dflow launch: worker 2 was killed by signal 9 (Killed); the other tasks go on\n");
+      },
+      30))
+      << err_text.str();
+  launch.join();  // bounded by --timeout
+
+  const std::string text = out_text.str();
+  ASSERT_EQ(code.load(), 0) << text << err_text.str();
+  EXPECT_THAT(err_text.str(), HasSubstr("dflow launch: worker 0 (the chief) exited 0: the job is complete\n"));
+  EXPECT_THAT(err_text.str(), ::testing::Not(HasSubstr("stopping all tasks")));
+  Summary s = Parse(text);
+  EXPECT_GE(s.global_step, kLastStep) << text;
+  EXPECT_EQ(s.w, -static_cast<double>(s.global_step)) << text;
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("[worker 2] worker 2: sent"))) << text;  // it died in its loop
 }
 
 }  // namespace

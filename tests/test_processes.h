@@ -9,7 +9,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
 #include <optional>
+#include <streambuf>
 #include <string>
 #include <thread>
 #include <vector>
@@ -104,6 +108,44 @@ class ChildProcess {
   pid_t pid_ = -1;
   bool exited_ = false;
   int code_ = -1;
+};
+
+// Text that one thread writes through a std::ostream (`std::ostream out(&text)`) while another
+// reads it and waits, bounded, for what it needs to see: a test blocks on a program's output
+// instead of sleeping.
+class SharedText : public std::streambuf {
+ public:
+  std::string str() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return text_;
+  }
+  // Waits at most `seconds` until `done(text)` holds; false if it still does not.
+  bool WaitFor(const std::function<bool(const std::string&)>& done, double seconds) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, std::chrono::duration<double>(seconds), [&] { return done(text_); });
+  }
+
+ protected:
+  // No buffer: every write reaches the text at once.
+  int_type overflow(int_type c) override {
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    char ch = traits_type::to_char_type(c);
+    xsputn(&ch, 1);
+    return c;
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      text_.append(s, static_cast<size_t>(n));
+    }
+    cv_.notify_all();
+    return n;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::string text_;
 };
 
 }  // namespace dflow

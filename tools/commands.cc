@@ -33,11 +33,12 @@ constexpr char kUsage[] =
     "  server --ps_hosts=H:P,... --worker_hosts=H:P,... --job_name=ps|worker --task_index=N\n"
     "                               run one task of a cluster until SIGTERM or SIGINT\n"
     "                               (the task may also come from TF_CONFIG)\n"
-    "  launch --ps N --workers M [--base_port P] [--timeout SECONDS] [--] TRAINER [ARGS...]\n"
+    "  launch --ps N --workers M [--base_port P] [--timeout SECONDS] [--fail_fast] [--] TRAINER [ARGS...]\n"
     "                               start N ps servers and M trainers on 127.0.0.1, each\n"
     "                               given --ps_hosts, --worker_hosts, --job_name, --task_index;\n"
     "                               output lines prefixed [ps 0], [worker 1]; exit 0 when\n"
-    "                               every worker exits 0\n";
+    "                               the chief (worker 0) exits 0 (--help: the other options\n"
+    "                               and rules)\n";
 
 int Ops(std::ostream& out) {
   for (const OpDef* def : OpRegistry::Global()->ListOps()) {

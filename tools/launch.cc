@@ -31,7 +31,12 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: dflow launch --ps N --workers M [--base_port P] [--timeout SECONDS] [--grace_period SECONDS]\n"
-    "                    [--] TRAINER [ARGS...]\n";
+    "                    [--finish_timeout SECONDS] [--fail_fast] [--] TRAINER [ARGS...]\n"
+    "The chief (worker 0) ends the launch. When it exits 0 the job is complete: the launcher waits up to\n"
+    "--finish_timeout (10 s) for the other tasks to exit, stops those left (SIGTERM, then SIGKILL after\n"
+    "--grace_period, 5 s) and exits 0. Another worker that fails is reported and the others go on; with\n"
+    "--fail_fast it stops every task and the exit code is 1. The chief failing, a ps task failing before\n"
+    "the chief finished, a task that cannot start and --timeout stop every task; the exit code is 1.\n";
 constexpr int kMaxTasks = 256;
 constexpr size_t kMaxLineBytes = size_t{1} << 20;  // a longer unfinished line is written out in pieces
 constexpr double kReapAfterKillS = 5;              // how long to wait for tasks after SIGKILL
@@ -107,6 +112,7 @@ class SignalGuard {
 struct Task {
   std::string name;  // "ps 0", "worker 1"
   bool is_worker = false;
+  int index = 0;  // --task_index
   std::vector<std::string> argv;
   pid_t pid = -1;  // also its process group
   int fd = -1;     // read end of its stdout+stderr pipe; -1 once closed
@@ -128,6 +134,9 @@ std::string DescribeExit(const Task& t) {
 }
 
 bool Succeeded(const Task& t) { return t.status_known && WIFEXITED(t.wait_status) && WEXITSTATUS(t.wait_status) == 0; }
+
+// The chief is worker 0 (TensorFlow's rule for the ps/worker layout): its end is the job's end.
+bool IsChief(const Task& t) { return t.is_worker && t.index == 0; }
 
 // Forks and execs the task with its output into a fresh pipe. Between fork and exec the child
 // uses only async-signal-safe calls; a failed exec reports errno through a close-on-exec pipe.
@@ -309,7 +318,13 @@ StatusOr<LaunchOptions> ParseLaunchArgs(const std::vector<std::string>& args) {
       name = a.substr(0, eq);
       value = a.substr(eq + 1);
     }
-    static const char* kFlags[] = {"--ps", "--workers", "--base_port", "--timeout", "--grace_period", "--server_cmd"};
+    if (name == "--fail_fast") {
+      if (inline_value) return errors::InvalidArgument("--fail_fast takes no value, got '", a, "'");
+      o.fail_fast = true;
+      continue;
+    }
+    static const char* kFlags[] = {"--ps",           "--workers",         "--base_port", "--timeout",
+                                   "--grace_period", "--finish_timeout", "--server_cmd"};
     if (std::find_if(std::begin(kFlags), std::end(kFlags), [&](const char* f) { return name == f; }) ==
         std::end(kFlags)) {
       return errors::InvalidArgument("unknown option '", a, "'");
@@ -343,6 +358,8 @@ StatusOr<LaunchOptions> ParseLaunchArgs(const std::vector<std::string>& args) {
       RETURN_IF_ERROR(seconds_value(1e-9, &o.timeout_s));
     } else if (name == "--grace_period") {
       RETURN_IF_ERROR(seconds_value(0, &o.grace_period_s));
+    } else if (name == "--finish_timeout") {
+      RETURN_IF_ERROR(seconds_value(0, &o.finish_timeout_s));
     } else {
       o.server_cmd = absl::StrSplit(value, ' ', absl::SkipEmpty());
       if (o.server_cmd.empty()) return errors::InvalidArgument("--server_cmd is empty");
@@ -391,26 +408,32 @@ int RunLaunch(const LaunchOptions& options, std::ostream& out, std::ostream& err
   for (int i = 0; i < n; ++i) {
     Task& t = tasks[i];
     t.is_worker = i >= options.num_ps;
-    int index = t.is_worker ? i - options.num_ps : i;
-    t.name = absl::StrCat(t.is_worker ? "worker " : "ps ", index);
+    t.index = t.is_worker ? i - options.num_ps : i;
+    t.name = absl::StrCat(t.is_worker ? "worker " : "ps ", t.index);
     t.argv = t.is_worker ? options.trainer : server_cmd;
     t.argv.push_back("--ps_hosts=" + ps_hosts);
     t.argv.push_back("--worker_hosts=" + worker_hosts);
     t.argv.push_back(t.is_worker ? "--job_name=worker" : "--job_name=ps");
-    t.argv.push_back(absl::StrCat("--task_index=", index));
+    t.argv.push_back(absl::StrCat("--task_index=", t.index));
   }
   err << "dflow launch: cluster " << config->cluster.DebugString() << std::endl;
 
   SignalGuard signals;
   const Clock::time_point start = Clock::now();
   int exit_code = 0;
-  bool stopping = false, killed = false;
-  Clock::time_point stop_time, kill_time;
+  // job_complete: the chief exited 0 (at finish_time); the other tasks have --finish_timeout to exit by themselves.
+  bool job_complete = false, stopping = false, killed = false;
+  Clock::time_point finish_time, stop_time, kill_time;
   auto begin_stop = [&]() {
     if (stopping) return;
     stopping = true;
     stop_time = Clock::now();
     for (const Task& t : tasks) SignalTask(t, SIGTERM);
+  };
+  auto fail_and_stop = [&](const std::string& what) {
+    err << "dflow launch: " << what << "; stopping all tasks" << std::endl;
+    exit_code = 1;
+    begin_stop();
   };
 
   for (Task& t : tasks) {
@@ -420,6 +443,7 @@ int RunLaunch(const LaunchOptions& options, std::ostream& out, std::ostream& err
       begin_stop();
       break;
     }
+    err << "dflow launch: started " << t.name << " (pid " << t.pid << ")" << std::endl;
   }
 
   while (true) {
@@ -473,31 +497,47 @@ int RunLaunch(const LaunchOptions& options, std::ostream& out, std::ostream& err
       t.wait_status = status;
       t.status_known = r == t.pid;  // ECHILD: someone else reaped it (SIGCHLD ignored)
       if (stopping) continue;  // expected now
-      if (t.is_worker && !Succeeded(t)) {
-        err << "dflow launch: " << t.name << " failed: it " << DescribeExit(t) << "; stopping all tasks" << std::endl;
-        exit_code = 1;
-        begin_stop();
-      } else if (!t.is_worker && !Succeeded(t)) {
-        // A ps task that exits 0 was told the job is complete (NotifyJobComplete): the workers
-        // finish on their own.
-        err << "dflow launch: " << t.name << " " << DescribeExit(t)
-            << " before the workers finished; stopping all tasks" << std::endl;
-        exit_code = 1;
-        begin_stop();
+      if (Succeeded(t)) {
+        // Another worker that exits 0 has done its part; a ps task that exits 0 was told that the
+        // job is complete (NotifyJobComplete).
+        if (!IsChief(t)) continue;
+        job_complete = true;
+        finish_time = Clock::now();
+        err << "dflow launch: " << t.name << " (the chief) exited 0: the job is complete" << std::endl;
+      } else if (IsChief(t)) {
+        fail_and_stop(absl::StrCat(t.name, " (the chief) failed: it ", DescribeExit(t)));
+      } else if (t.is_worker && options.fail_fast) {
+        fail_and_stop(absl::StrCat(t.name, " failed: it ", DescribeExit(t)));
+      } else if (job_complete) {
+        err << "dflow launch: " << t.name << " " << DescribeExit(t) << " after the job completed" << std::endl;
+      } else if (t.is_worker) {
+        // A synchronous job with backup workers, or an asynchronous one, trains on without it;
+        // if it cannot, the chief fails or --timeout ends the launch.
+        err << "dflow launch: " << t.name << " " << DescribeExit(t) << "; the other tasks go on" << std::endl;
+      } else {
+        // Nothing restarts a ps task under the launcher: the workers cannot finish without it.
+        fail_and_stop(absl::StrCat(t.name, " ", DescribeExit(t), " before the chief finished"));
       }
     }
 
     if (!stopping) {
-      bool workers_done = true;
-      for (const Task& t : tasks) workers_done = workers_done && (!t.is_worker || t.exited);
-      if (workers_done) {
-        err << "dflow launch: all " << options.num_workers << " workers succeeded"
-            << (options.num_ps > 0 ? "; stopping the ps tasks" : "") << std::endl;
+      bool all_exited = true;
+      for (const Task& t : tasks) all_exited = all_exited && t.exited;
+      if (job_complete && all_exited) {
+        begin_stop();  // what is left are children that tasks left behind in their process groups
+      } else if (job_complete && SecondsSince(finish_time) >= options.finish_timeout_s) {
+        for (const Task& t : tasks) {
+          if (!t.exited) {
+            err << "dflow launch: " << t.name << " has not exited " << Seconds(options.finish_timeout_s)
+                << " s after the chief finished; stopping it" << std::endl;
+          }
+        }
         begin_stop();
       } else if (options.timeout_s > 0 && SecondsSince(start) >= options.timeout_s) {
+        // After the chief's success this only shortens the wait for the others.
         err << "dflow launch: timed out after " << Seconds(options.timeout_s) << " s; stopping all tasks"
             << std::endl;
-        exit_code = 1;
+        if (!job_complete) exit_code = 1;
         begin_stop();
       }
       continue;

@@ -1,6 +1,7 @@
 // `dflow launch`: starts a whole cluster on 127.0.0.1 and runs a trainer on it.
 //
-//   dflow launch --ps 2 --workers 3 [--base_port P] [--timeout S] [--] TRAINER [ARGS...]
+//   dflow launch --ps 2 --workers 3 [--base_port P] [--timeout S] [--grace_period S] [--finish_timeout S]
+//                [--fail_fast] [--] TRAINER [ARGS...]
 //
 // Picks one port per task (OS-assigned free ports on 127.0.0.1, or P, P+1, ... with --base_port),
 // starts N parameter servers
@@ -11,17 +12,28 @@
 // each in its own process group, with stdin from /dev/null and stdout+stderr through a pipe.
 // Every line a task writes goes to `out` prefixed with the task ("[ps 0] ", "[worker 1] "); lines
 // are written whole, so lines of different tasks never mix. The launcher's own messages go to
-// `err`, prefixed "dflow launch: ".
+// `err`, prefixed "dflow launch: ", among them each task's pid as it starts
+// ("dflow launch: started worker 2 (pid 1234)").
 //
-// When every worker has exited, the ps tasks get SIGTERM, and SIGKILL after the grace period
-// (--grace_period, 5 s by default). The exit code is 0 when every worker exited 0. Otherwise the
-// launcher says which task failed and how (exit status or signal), stops all the other tasks the
-// same way, and returns 1: when a worker fails, when a ps task fails before the workers are done
-// (a ps task that exits 0 was told the job is complete, and the workers go on to finish),
-// when a task cannot be started, or when --timeout S passes. SIGINT or SIGTERM to the launcher
-// stops every task and returns 128 + the signal number (a second signal kills them at once).
-// Bad arguments return 2. Every wait is bounded: after SIGKILL the launcher waits at most 5 s more
-// for the tasks and their output, then returns.
+// The launch ends with the chief, worker 0 (TensorFlow's rule for the ps/worker layout):
+// - The chief exits 0: the job is complete. The chief has told the other tasks
+//   (NotifyJobComplete) and they exit by themselves; the launcher waits for them at most
+//   --finish_timeout seconds (10 by default), then stops those left: SIGTERM, and SIGKILL after
+//   --grace_period seconds (5 by default), naming each. The exit code is 0, however the other
+//   tasks end.
+// - Another worker fails (exits non-zero or is killed by a signal): the launcher says so ("worker
+//   2 was killed by signal 9 (Killed); the other tasks go on") and the others go on: a synchronous
+//   job with backup workers, or an asynchronous one, trains on without it. With --fail_fast a
+//   worker's failure stops all the tasks and the exit code is 1 (also after the chief's success).
+// - A ps task that exits 0 was told the job is complete and is not a failure. One that fails
+//   before the chief finished stops all the tasks (nothing restarts a ps task under the launcher)
+//   and the exit code is 1; after, it is only reported.
+// The exit code is also 1, and all the tasks are stopped, when the chief fails, when a task cannot
+// be started, or when --timeout S passes before the chief finished (after, it only cuts the wait
+// for the others short). SIGINT or SIGTERM to the launcher stops every task and returns 128 + the
+// signal number (a second signal kills them at once). Bad arguments return 2. Every wait is
+// bounded: after SIGKILL the launcher waits at most 5 s more for the tasks and their output, then
+// returns (1 if the job had not failed yet).
 //
 // --server_cmd CMD is for tests: it runs CMD (split at spaces) instead of `dflow server`, with the
 // same flags appended.
@@ -45,6 +57,8 @@ struct LaunchOptions {
   int base_port = 0;          // 0: OS-assigned free ports
   double timeout_s = 0;       // 0: no timeout
   double grace_period_s = 5;  // between SIGTERM and SIGKILL when stopping tasks
+  double finish_timeout_s = 10;  // after the chief's success, how long the other tasks may take to exit
+  bool fail_fast = false;        // a failing worker stops the launch (otherwise only the chief's does)
   std::vector<std::string> server_cmd;  // empty: {<dir of the dflow binary>/dflow, "server"}
   std::vector<std::string> trainer;     // TRAINER ARGS...
 };

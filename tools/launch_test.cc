@@ -68,16 +68,21 @@ class LaunchTest : public ::testing::Test {
     return path;
   }
 
-  // A fake `dflow server`: announces itself, marks itself ready, and serves until SIGTERM.
+  // A fake `dflow server`: announces itself, marks itself ready, and serves until SIGTERM or until
+  // a trainer completes the job (CompleteJob()); then it exits 0.
   std::string FakeServer() {
     return Script("fake_server.sh", absl::StrCat(kGetIndex,
                                                  "trap 'echo \"ps $IDX got TERM\"; exit 0' TERM\n"
                                                  "echo \"serving $*\"\n"
+                                                 "echo \"pid $$\"\n"
                                                  "touch \"",
-                                                 dir_,
-                                                 "/ps_ready_$IDX\"\n"
-                                                 "while :; do sleep 0.05; done\n"));
+                                                 dir_, "/ps_ready_$IDX\"\n", "while [ ! -f \"", dir_,
+                                                 "/job_complete\" ]; do sleep 0.05; done\n"
+                                                 "echo \"ps $IDX: the job is complete\"\n"));
   }
+
+  // A shell line that tells the fake servers that the job is complete.
+  std::string CompleteJob() { return absl::StrCat("touch \"", dir_, "/job_complete\"\n"); }
 
   // Shell lines that wait (at most 10 s) until the fake servers 0..n-1 are ready.
   std::string WaitForPs(int n) {
@@ -115,13 +120,24 @@ std::string FlagIn(const std::string& line, const std::string& flag) {
 }
 
 TEST_F(LaunchTest, PrefixesEveryLineAndSucceeds) {
+  // The chief (worker 0) ends the job once worker 1 has written everything; nobody tells the fake
+  // servers that the job is complete, so they are stopped at the end of --finish_timeout.
   std::string trainer = Script("trainer.sh", absl::StrCat(kGetIndex, WaitForPs(2),
                                                           "echo hello\n"
                                                           "echo \"args: $*\"\n"
                                                           "echo \"to stderr $IDX\" >&2\n"
-                                                          "printf 'tail without newline'\n"));
-  Result r = Launch({"launch", "--ps", "2", "--workers=2", "--timeout=60", "--server_cmd", "/bin/sh " + FakeServer(),
-                     trainer, "a", "b"});
+                                                          "echo \"pid $$\"\n"
+                                                          "printf 'tail without newline'\n"
+                                                          "touch \"",
+                                                          dir_, "/worker_done_$IDX\"\n",
+                                                          "if [ \"$IDX\" = 0 ]; then\n"
+                                                          "  i=0; while [ ! -f \"",
+                                                          dir_, "/worker_done_1\" ] && [ $i -lt 200 ]; do\n",
+                                                          "    sleep 0.05; i=$((i+1))\n"
+                                                          "  done\n"
+                                                          "fi\n"));
+  Result r = Launch({"launch", "--ps", "2", "--workers=2", "--timeout=60", "--finish_timeout=0.5", "--server_cmd",
+                     "/bin/sh " + FakeServer(), trainer, "a", "b"});
   EXPECT_EQ(r.code, 0) << r.err << r.out;
   for (int w = 0; w < 2; ++w) {
     std::string p = absl::StrCat("[worker ", w, "] ");
@@ -140,7 +156,20 @@ TEST_F(LaunchTest, PrefixesEveryLineAndSucceeds) {
     EXPECT_TRUE(absl::StartsWith(line, "[ps ") || absl::StartsWith(line, "[worker ")) << line;
   }
   EXPECT_THAT(r.err, HasSubstr("dflow launch: cluster ps: [127.0.0.1:"));
-  EXPECT_THAT(r.err, HasSubstr("all 2 workers succeeded; stopping the ps tasks"));
+  EXPECT_THAT(r.err, HasSubstr("dflow launch: worker 0 (the chief) exited 0: the job is complete\n"));
+  for (int p = 0; p < 2; ++p) {
+    EXPECT_THAT(r.err, HasSubstr(absl::StrCat("dflow launch: ps ", p,
+                                              " has not exited 0.5 s after the chief finished; stopping it\n")));
+  }
+  // The launcher names each task's pid as it starts it: the pid the task itself sees.
+  for (const std::string name : {"ps 0", "ps 1", "worker 0", "worker 1"}) {
+    std::string started = "dflow launch: started " + name + " (pid ";
+    size_t at = r.err.find(started);
+    ASSERT_NE(at, std::string::npos) << r.err;
+    at += started.size();
+    std::string pid = r.err.substr(at, r.err.find(')', at) - at);
+    EXPECT_THAT(r.out, HasSubstr("[" + name + "] pid " + pid + "\n"));
+  }
 
   // Every task sees the same cluster, with four different ports on 127.0.0.1.
   std::set<std::string> ps_hosts, worker_hosts;
@@ -192,12 +221,84 @@ TEST_F(LaunchTest, LinesOfDifferentTasksNeverInterleave) {
   EXPECT_THAT(next, ElementsAre(std::pair(0, 300), std::pair(1, 300), std::pair(2, 300)));
 }
 
-TEST_F(LaunchTest, WorkerFailureStopsTheOthers) {
+// Shell lines that wait (at most 10 s) until the process whose pid is in FILE is gone: reaped by
+// the launcher, which reports a task's end when it reaps it (a zombie still answers kill -0).
+std::string WaitUntilReaped(const std::string& file) {
+  return absl::StrCat("i=0; while [ ! -s \"", file, "\" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done\n",
+                      "p=$(cat \"", file, "\")\n",
+                      "i=0; while kill -0 \"$p\" 2>/dev/null && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done\n");
+}
+
+TEST_F(LaunchTest, ANonChiefWorkerFailingDoesNotStopTheOthers) {
+  // Worker 1 exits 3 and worker 2 is killed by SIGKILL while the chief runs; the chief then
+  // completes the job (the fake server exits 0) and exits 0.
+  std::string trainer = Script(
+      "trainer.sh",
+      absl::StrCat(kGetIndex, WaitForPs(1),
+                   "if [ \"$IDX\" = 1 ]; then echo $$ > \"", dir_, "/pid_1\"; echo failing; exit 3; fi\n",
+                   "if [ \"$IDX\" = 2 ]; then echo $$ > \"", dir_, "/pid_2\"; kill -KILL $$; fi\n",
+                   WaitUntilReaped(dir_ + "/pid_1"), WaitUntilReaped(dir_ + "/pid_2"), "echo chief done\n",
+                   CompleteJob()));
+  Result r = Launch({"launch", "--ps", "1", "--workers", "3", "--timeout", "60", "--grace_period", "2",
+                     "--server_cmd", FakeServer(), trainer});
+  EXPECT_EQ(r.code, 0) << r.err << r.out;
+  EXPECT_THAT(r.err, HasSubstr("dflow launch: worker 1 exited with status 3; the other tasks go on\n"));
+  EXPECT_THAT(r.err, HasSubstr("dflow launch: worker 2 was killed by signal 9 (Killed); the other tasks go on\n"));
+  EXPECT_THAT(r.err, HasSubstr("dflow launch: worker 0 (the chief) exited 0: the job is complete\n"));
+  EXPECT_LT(r.err.find("worker 2 was killed"), r.err.find("the job is complete")) << r.err;
+  EXPECT_THAT(r.err, Not(HasSubstr("stopping")));  // the ps task exited by itself
+  EXPECT_THAT(r.out, HasSubstr("[worker 0] chief done\n"));
+  EXPECT_THAT(r.out, HasSubstr("[ps 0] ps 0: the job is complete\n"));
+  EXPECT_LT(r.seconds, 30);
+}
+
+TEST_F(LaunchTest, TheChiefFailingStopsEverything) {
+  std::string trainer = Script("trainer.sh", absl::StrCat(kGetIndex, WaitForPs(1),
+                                                          "if [ \"$IDX\" = 0 ]; then echo failing; exit 5; fi\n"
+                                                          "sleep 60\n"));
+  Result r = Launch({"launch", "--ps", "1", "--workers", "3", "--timeout", "60", "--grace_period", "2",
+                     "--server_cmd", FakeServer(), trainer});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("dflow launch: worker 0 (the chief) failed: it exited with status 5; stopping all "
+                               "tasks\n"));
+  EXPECT_THAT(r.err, Not(HasSubstr("timed out")));
+  EXPECT_THAT(r.out, HasSubstr("[worker 0] failing\n"));
+  EXPECT_THAT(r.out, HasSubstr("[ps 0] ps 0 got TERM\n"));
+  EXPECT_LT(r.seconds, 30);  // the sleeping workers were stopped, not waited for
+
+  // A chief killed by a signal, alone.
+  trainer = Script("killed.sh", "kill -KILL $$\n");
+  r = Launch({"launch", "--workers", "1", "--timeout", "60", trainer});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("worker 0 (the chief) failed: it was killed by signal 9 (Killed); stopping all tasks"));
+}
+
+TEST_F(LaunchTest, TasksLeftAfterTheChiefsSuccessAreStoppedAfterTheBound) {
+  // Nobody tells worker 1 or the ps that the job is complete: they are stopped --finish_timeout
+  // after the chief's success, and the job still counts as complete.
+  std::string trainer = Script("trainer.sh", absl::StrCat(kGetIndex, WaitForPs(1),
+                                                          "if [ \"$IDX\" = 0 ]; then echo done; exit 0; fi\n"
+                                                          "trap 'echo \"worker $IDX got TERM\"; exit 7' TERM\n"
+                                                          "while :; do sleep 0.05; done\n"));
+  Result r = Launch({"launch", "--ps", "1", "--workers", "2", "--timeout", "20", "--finish_timeout", "0.5",
+                     "--grace_period", "2", "--server_cmd", FakeServer(), trainer});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("dflow launch: worker 0 (the chief) exited 0: the job is complete\n"));
+  EXPECT_THAT(r.err, HasSubstr("dflow launch: worker 1 has not exited 0.5 s after the chief finished; stopping it\n"));
+  EXPECT_THAT(r.err, HasSubstr("dflow launch: ps 0 has not exited 0.5 s after the chief finished; stopping it\n"));
+  EXPECT_THAT(r.err, Not(HasSubstr("timed out")));
+  EXPECT_THAT(r.out, HasSubstr("[worker 1] worker 1 got TERM\n"));
+  EXPECT_THAT(r.out, HasSubstr("[ps 0] ps 0 got TERM\n"));
+  EXPECT_GE(r.seconds, 0.5);
+  EXPECT_LT(r.seconds, 15);
+}
+
+TEST_F(LaunchTest, FailFastWorkerFailureStopsTheOthers) {
   std::string trainer = Script("trainer.sh", absl::StrCat(kGetIndex,
                                                           "if [ \"$IDX\" = 1 ]; then echo failing; exit 3; fi\n"
                                                           "sleep 60\n"));
   Result r = Launch({"launch", "--ps", "1", "--workers", "3", "--timeout", "60", "--grace_period", "2",
-                     "--server_cmd", FakeServer(), trainer});
+                     "--fail_fast", "--server_cmd", FakeServer(), trainer});
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.err, HasSubstr("dflow launch: worker 1 failed: it exited with status 3; stopping all tasks"));
   EXPECT_THAT(r.err, Not(HasSubstr("timed out")));
@@ -205,11 +306,21 @@ TEST_F(LaunchTest, WorkerFailureStopsTheOthers) {
   EXPECT_LT(r.seconds, 30);  // the sleeping workers were stopped, not waited for
 }
 
-TEST_F(LaunchTest, WorkerKilledBySignalIsReported) {
-  std::string trainer = Script("trainer.sh", "kill -KILL $$\n");
-  Result r = Launch({"launch", "--workers", "1", "--timeout", "60", trainer});
-  EXPECT_EQ(r.code, 1);
-  EXPECT_THAT(r.err, HasSubstr("worker 0 failed: it was killed by signal 9"));
+TEST_F(LaunchTest, FailFastAlsoCountsAWorkerFailingAfterTheChiefsSuccess) {
+  // Worker 1 fails after the chief exited 0 (it waits until the launcher has reaped the chief).
+  std::string trainer = Script("trainer.sh", absl::StrCat(kGetIndex,
+                                                          "if [ \"$IDX\" = 0 ]; then echo $$ > \"", dir_,
+                                                          "/pid_0\"; exit 0; fi\n", WaitUntilReaped(dir_ + "/pid_0"),
+                                                          "exit 3\n"));
+  Result r = Launch({"launch", "--workers", "2", "--timeout", "60", "--fail_fast", trainer});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("dflow launch: worker 0 (the chief) exited 0: the job is complete\n"));
+  EXPECT_THAT(r.err, HasSubstr("dflow launch: worker 1 failed: it exited with status 3; stopping all tasks\n"));
+  // Without --fail_fast the same failure is reported and the job's result stands.
+  std::filesystem::remove(dir_ + "/pid_0");
+  r = Launch({"launch", "--workers", "2", "--timeout", "60", trainer});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("dflow launch: worker 1 exited with status 3 after the job completed\n"));
 }
 
 TEST_F(LaunchTest, TimeoutStopsEverything) {
@@ -222,12 +333,14 @@ TEST_F(LaunchTest, TimeoutStopsEverything) {
 }
 
 TEST_F(LaunchTest, PsThatIgnoresSigtermIsKilledAfterTheGracePeriod) {
+  // Nobody tells this ps that the job is complete: it is stopped --finish_timeout after the chief's success.
   std::string ps = Script("stubborn_ps.sh", absl::StrCat(kGetIndex, "trap '' TERM\n", "touch \"", dir_,
                                                          "/ps_ready_$IDX\"\n", "while :; do sleep 0.05; done\n"));
   std::string trainer = Script("trainer.sh", absl::StrCat(WaitForPs(1), "echo done\n"));
   Result r = Launch({"launch", "--ps", "1", "--workers", "1", "--timeout", "60", "--grace_period", "0.3",
-                     "--server_cmd", ps, trainer});
-  EXPECT_EQ(r.code, 0) << r.err;  // the workers succeeded; how the ps ended does not count
+                     "--finish_timeout", "0", "--server_cmd", ps, trainer});
+  EXPECT_EQ(r.code, 0) << r.err;  // the chief succeeded; how the ps ended does not count
+  EXPECT_THAT(r.err, HasSubstr("ps 0 has not exited 0 s after the chief finished; stopping it"));
   EXPECT_THAT(r.err, HasSubstr("ps 0 did not stop within 0.3 s of SIGTERM; killing it"));
   EXPECT_THAT(r.out, HasSubstr("[worker 0] done\n"));
   EXPECT_LT(r.seconds, 30);
@@ -239,7 +352,7 @@ TEST_F(LaunchTest, PsExitingEarlyIsAFailure) {
   Result r = Launch({"launch", "--ps", "1", "--workers", "1", "--timeout", "60", "--grace_period", "2",
                      "--server_cmd", ps, trainer});
   EXPECT_EQ(r.code, 1);
-  EXPECT_THAT(r.err, HasSubstr("ps 0 exited with status 4 before the workers finished; stopping all tasks"));
+  EXPECT_THAT(r.err, HasSubstr("ps 0 exited with status 4 before the chief finished; stopping all tasks"));
   EXPECT_THAT(r.out, HasSubstr("[ps 0] bye\n"));
   EXPECT_LT(r.seconds, 30);
 }
@@ -252,7 +365,7 @@ TEST_F(LaunchTest, PsExitingZeroAfterJobCompletionIsNotAFailure) {
                      "--server_cmd", ps, trainer});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("[worker 0] finished\n"));
-  EXPECT_THAT(r.err, Not(HasSubstr("before the workers finished")));
+  EXPECT_THAT(r.err, Not(HasSubstr("before the chief finished")));
 }
 
 TEST_F(LaunchTest, TrainerThatCannotStart) {
@@ -348,11 +461,16 @@ TEST(LaunchArgsTest, Parses) {
   EXPECT_EQ(o->base_port, 4000);
   EXPECT_EQ(o->timeout_s, 1.5);
   EXPECT_EQ(o->grace_period_s, 5);
+  EXPECT_EQ(o->finish_timeout_s, 10);
+  EXPECT_FALSE(o->fail_fast);
   EXPECT_TRUE(o->server_cmd.empty());
   EXPECT_THAT(o->trainer, ElementsAre("train.py", "--ps", "9", "--lr=0.1"));  // the trainer's own args
-  o = ParseLaunchArgs({"--workers", "1", "--server_cmd", "/bin/sh  fake.sh", "--", "--odd-trainer", "x"});
+  o = ParseLaunchArgs({"--workers", "1", "--fail_fast", "--finish_timeout=0", "--server_cmd", "/bin/sh  fake.sh", "--",
+                       "--odd-trainer", "x"});
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->num_ps, 0);
+  EXPECT_TRUE(o->fail_fast);
+  EXPECT_EQ(o->finish_timeout_s, 0);
   EXPECT_THAT(o->server_cmd, ElementsAre("/bin/sh", "fake.sh"));
   EXPECT_THAT(o->trainer, ElementsAre("--odd-trainer", "x"));
 }
@@ -380,7 +498,8 @@ TEST(LaunchArgsTest, UsageErrors) {
   EXPECT_THAT(error({"--workers=2", "--base_port=0", "t"}), HasSubstr("--base_port takes an integer in 1..65535"));
   EXPECT_THAT(error({"--workers=2", "--base_port=65535", "t"}), HasSubstr("leaves no room for 2 ports"));
   EXPECT_THAT(error({"--workers=2", "--server_cmd=", "t"}), HasSubstr("--server_cmd is empty"));
-
+  EXPECT_THAT(error({"--workers=2", "--finish_timeout=-1", "t"}), HasSubstr("--finish_timeout takes"));
+  EXPECT_THAT(error({"--workers=2", "--fail_fast=1", "t"}), HasSubstr("--fail_fast takes no value"));
 }
 
 TEST(LaunchArgsTest, IsADflowCommand) {

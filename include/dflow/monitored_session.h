@@ -151,6 +151,10 @@ struct RecoveryOptions {
   std::function<bool()> job_complete;
 };
 
+// The errors MonitoredSession recovers from: Aborted, Unavailable and Cancelled (a task died,
+// restarted or was stopped during the step).
+bool IsRecoverableError(const Status& s);
+
 class MonitoredSession {
  public:
   // Calls every hook's Begin, creates the session (see above, with recovery) and calls the
@@ -230,6 +234,10 @@ struct MonitoredTrainingSessionOptions {
   // (the chief still restores the latest one).
   int64_t save_checkpoint_secs = 600;
   int64_t save_checkpoint_steps = 0;
+  // A failed save (a full disk) is logged and retried at the next one; training ends with the
+  // save's error only when this many saves in a row have failed (1: the first failure ends it;
+  // < 1 is InvalidArgument). See CheckpointSaverHook.
+  int max_consecutive_save_failures = 3;
   // The chief's SummarySaverHook (with a summary_writer and a summary op) and StepCounterHook
   // (global_step/sec logged, and written when there is a summary_writer) every this many steps;
   // <= 0 disables them.

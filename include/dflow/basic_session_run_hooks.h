@@ -87,11 +87,24 @@ class StopAtStepHook : public SessionRunHook {
 
 // Saves a checkpoint "<checkpoint_dir>/<basename>-<global step>" when a session is created (so
 // there is always one to restore), every save_secs seconds or save_steps steps (exactly one
-// > 0), and at the end (unless that step was just saved). Errors of a save end training.
+// > 0), and at the end (unless that step was just saved).
+//
+// A save that fails (a full disk, an I/O error, a ps task lost during the save) is logged — a
+// warning naming the checkpoint and the error — and training goes on: the next save (at the
+// next trigger, or at the end) is the retry; the saver has removed what the failed one wrote,
+// and the previous checkpoint stays the latest. A successful save resets the count. When
+// max_consecutive_save_failures saves in a row have failed, the last one's error ends training
+// (an error that MonitoredSession would recover from — Unavailable, which most file errors are,
+// Aborted, Cancelled — as FailedPrecondition with the same message: a new session would only
+// fail its saves again). The save at the end has no later retry: its failure is returned by
+// End (so by MonitoredSession::Close), whatever the count.
 class CheckpointSaverHook : public SessionRunHook {
  public:
+  // max_consecutive_save_failures >= 1 (else Begin fails with InvalidArgument); 1 ends training
+  // at the first failed save.
   CheckpointSaverHook(std::string checkpoint_dir, std::shared_ptr<SaverInterface> saver, Output global_step,
-                      int64_t save_secs, int64_t save_steps, std::string checkpoint_basename = "model.ckpt");
+                      int64_t save_secs, int64_t save_steps, std::string checkpoint_basename = "model.ckpt",
+                      int max_consecutive_save_failures = 3);
   Status Begin() override;
   Status AfterCreateSession(ClientSession* session, Coordinator* coord) override;
   StatusOr<SessionRunArgs> BeforeRun(SessionRunContext* ctx) override;
@@ -99,15 +112,22 @@ class CheckpointSaverHook : public SessionRunHook {
   Status End(ClientSession* session) override;
   // The paths saved so far, oldest first.
   const std::vector<std::string>& saved() const { return saved_; }
+  // Saves that failed since the last one that succeeded.
+  int consecutive_save_failures() const { return failures_; }
 
  private:
-  Status Save(ClientSession* session, int64_t step);
+  // A failed save is OK (logged) while fewer than max_failures_ failed in a row and `at_end` is
+  // false; otherwise its error.
+  Status Save(ClientSession* session, int64_t step, bool at_end);
 
   std::string dir_, basename_;
   std::shared_ptr<SaverInterface> saver_;
   Output global_step_;
   SecondOrStepTimer timer_;
   std::vector<std::string> saved_;
+  std::optional<int64_t> last_saved_step_;  // of the last save that succeeded
+  int max_failures_;
+  int failures_ = 0;
   bool bad_args_;
 };
 

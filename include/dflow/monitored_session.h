@@ -20,7 +20,11 @@
 // Session creation (SessionManager logic):
 // - the chief restores the latest checkpoint of checkpoint_dir when there is one, otherwise runs
 //   the scaffold's init op; then the model must be ready (ready op empty), else
-//   FailedPrecondition naming the variables still uninitialized;
+//   FailedPrecondition naming the variables still uninitialized. A damaged checkpoint (its
+//   restore fails with DataLoss: a file truncated, changed or missing) is logged and the one
+//   before it, from the state file's list, restored instead; when every recorded checkpoint is
+//   damaged, DataLoss names each. Other restore errors (a variable missing from the checkpoint:
+//   a different model) are returned as they are;
 // - other workers poll the ready op (backoff from 100 ms to 2 s) and log, every 5 s, the
 //   variables they wait for; after max_wait_secs, DeadlineExceeded names them;
 // - then everybody runs the local init op, and the hooks' AfterCreateSession.
@@ -55,19 +59,26 @@ class SaverInterface {
  public:
   virtual ~SaverInterface() = default;
   // Writes the variables to "<prefix>-<global_step>" and records it as the latest checkpoint of
-  // the prefix's directory (atomically: a crash leaves the previous checkpoint readable).
-  // Returns the path written.
+  // the prefix's directory (atomically: a crash leaves the previous checkpoint readable). A
+  // failed save leaves no files behind and the record as it was. Returns the path written.
   virtual StatusOr<std::string> Save(const ClientSession& session, const std::string& prefix, int64_t global_step) = 0;
-  // Gives every variable its value from the checkpoint at `path`. NotFound / DataLoss name the
-  // file; a variable missing from the checkpoint is NotFound naming it.
+  // Gives every variable its value from the checkpoint at `path`. DataLoss when the checkpoint is
+  // damaged (a file missing, truncated or failing its checksum; the chief then falls back to an
+  // older one); a variable missing from the checkpoint is NotFound naming it.
   virtual Status Restore(const ClientSession& session, const std::string& path) = 0;
   // The latest checkpoint recorded in `dir` ("" when there is none).
   virtual StatusOr<std::string> LatestCheckpoint(const std::string& dir) = 0;
+  // The checkpoints recorded in `dir`, newest first: the ones a restore may fall back to. Empty
+  // when there are none. The default is LatestCheckpoint's alone.
+  virtual StatusOr<std::vector<std::string>> Checkpoints(const std::string& dir);
 };
 
 // A SaverInterface over a train::Saver (dflow/saver.h): TensorFlow's V2 checkpoints. Its first
 // Save adopts the checkpoints already listed in the directory (so max_to_keep counts those of an
-// earlier run); LatestCheckpoint is "" when the directory names none.
+// earlier run); LatestCheckpoint is "" when the directory names none; Checkpoints lists the state
+// file's latest checkpoint, then the others it records (all_model_checkpoint_paths) from the
+// newest. Restore of a path without an index file is DataLoss: the state file recorded it, so
+// its files were lost.
 std::shared_ptr<SaverInterface> NewSaver(Saver saver);
 
 // The pieces of the graph a training session uses; Finalize fills in what was left unset.
@@ -151,6 +162,10 @@ struct RecoveryOptions {
   std::function<bool()> job_complete;
 };
 
+// The errors MonitoredSession recovers from: Aborted, Unavailable and Cancelled (a task died,
+// restarted or was stopped during the step).
+bool IsRecoverableError(const Status& s);
+
 class MonitoredSession {
  public:
   // Calls every hook's Begin, creates the session (see above, with recovery) and calls the
@@ -230,6 +245,10 @@ struct MonitoredTrainingSessionOptions {
   // (the chief still restores the latest one).
   int64_t save_checkpoint_secs = 600;
   int64_t save_checkpoint_steps = 0;
+  // A failed save (a full disk) is logged and retried at the next one; training ends with the
+  // save's error only when this many saves in a row have failed (1: the first failure ends it;
+  // < 1 is InvalidArgument). See CheckpointSaverHook.
+  int max_consecutive_save_failures = 3;
   // The chief's SummarySaverHook (with a summary_writer and a summary op) and StepCounterHook
   // (global_step/sec logged, and written when there is a summary_writer) every this many steps;
   // <= 0 disables them.

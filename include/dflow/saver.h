@@ -14,9 +14,10 @@
 // Durability: each file is written under a temporary name, fsynced and renamed; the state file
 // is rewritten (atomically) only after the checkpoint is complete, and old checkpoints are
 // deleted only after that. A crash at any moment therefore leaves the checkpoint that the state
-// file names readable, as long as each save uses a new prefix (a global step does that).
-// Every read checks sizes and CRC32C checksums: a damaged file is DataLoss naming the file and
-// the tensor.
+// file names readable, as long as each save uses a new prefix (a global step does that). A save
+// that fails (a full disk, an I/O error) removes what it wrote and leaves the state file as it
+// was. Every read checks sizes and CRC32C checksums: a damaged file is DataLoss naming the file
+// and the tensor.
 #pragma once
 
 #include <map>
@@ -57,9 +58,9 @@ struct SaverOptions {
   double keep_checkpoint_every_n_hours = 10000.0;
   // The name scope of the save/restore ops ("save/", "save_1/" when taken).
   std::string name = "save";
-  // The files and clock of the state file and of deleting old checkpoints (tests inject faults
-  // or a clock here; the save ops themselves write through the default Env). Not owned; nullptr
-  // is Env::Default().
+  // The files and clock of the state file, of deleting old checkpoints and of removing what a
+  // failed save wrote (tests inject faults or a clock here; the save ops themselves write through
+  // Env::Default()). Not owned; nullptr is Env::Default() when the Saver is built.
   Env* env = nullptr;
 };
 
@@ -79,9 +80,15 @@ class Saver {
   // state file `checkpoint` in the prefix's directory (the new checkpoint last, the latest) and
   // deletes the checkpoints that fall out of max_to_keep and are not kept by
   // keep_checkpoint_every_n_hours. Errors: those of the session run (an uninitialized variable
-  // is FailedPrecondition), of the file system (the files of a failed save are removed or left
-  // under temporary names, never under the checkpoint's name), FailedPrecondition for an
-  // invalid saver.
+  // is FailedPrecondition), of the file system, FailedPrecondition for an invalid saver.
+  // A failed save removes what it wrote, as far as the file system lets it (what it cannot
+  // remove is logged): the temporary files and the sharded save's "PATH_temp_<random>" directory
+  // — the shards' SaveV2 ops write there on their own tasks, so the tasks must share the file
+  // system, as they must for the merge anyway — and, when PATH was no checkpoint before, the
+  // files renamed into place, also when only the state file could not be updated. The state file
+  // and last_checkpoints() stay as they were, so the next Save is a plain retry. A shard that was
+  // still writing when the save failed can leave its temporary directory behind: the next Save
+  // removes those of this saver first.
   StatusOr<std::string> Save(const ClientSession& session, const std::string& prefix, int64_t global_step = -1,
                              bool write_state = true);
 

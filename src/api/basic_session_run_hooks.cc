@@ -131,33 +131,53 @@ Status StopAtStepHook::AfterRun(SessionRunContext* ctx, const SessionRunValues& 
 
 CheckpointSaverHook::CheckpointSaverHook(std::string checkpoint_dir, std::shared_ptr<SaverInterface> saver,
                                          Output global_step, int64_t save_secs, int64_t save_steps,
-                                         std::string checkpoint_basename)
+                                         std::string checkpoint_basename, int max_consecutive_save_failures)
     : dir_(std::move(checkpoint_dir)),
       basename_(std::move(checkpoint_basename)),
       saver_(std::move(saver)),
       global_step_(global_step),
       timer_(static_cast<double>(std::max<int64_t>(save_secs, 0)), std::max<int64_t>(save_steps, 0)),
+      max_failures_(max_consecutive_save_failures),
       bad_args_((save_secs > 0) == (save_steps > 0)) {}
 
 Status CheckpointSaverHook::Begin() {
   if (bad_args_)
     return errors::InvalidArgument("CheckpointSaverHook: exactly one of save_secs and save_steps must be positive");
+  if (max_failures_ < 1) {
+    return errors::InvalidArgument("CheckpointSaverHook: max_consecutive_save_failures must be at least 1, got ",
+                                   max_failures_);
+  }
   if (saver_ == nullptr) return errors::InvalidArgument("CheckpointSaverHook: no saver");
   if (dir_.empty()) return errors::InvalidArgument("CheckpointSaverHook: no checkpoint_dir");
   return NeedGlobalStep(global_step_, "CheckpointSaverHook");
 }
 
-Status CheckpointSaverHook::Save(ClientSession* session, int64_t step) {
-  StatusOr<std::string> path = saver_->Save(*session, JoinPath(dir_, basename_), step);
-  if (!path.ok()) return errors::Annotate(path.status(), absl::StrCat("Saving the checkpoint at step ", step, ": "));
-  LOG(INFO) << "Saved checkpoint " << *path;
-  if (saved_.empty() || saved_.back() != *path) saved_.push_back(*path);
-  return absl::OkStatus();
+Status CheckpointSaverHook::Save(ClientSession* session, int64_t step, bool at_end) {
+  const std::string prefix = JoinPath(dir_, basename_);
+  StatusOr<std::string> path = saver_->Save(*session, prefix, step);
+  if (path.ok()) {
+    failures_ = 0;
+    last_saved_step_ = step;
+    LOG(INFO) << "Saved checkpoint " << *path;
+    if (saved_.empty() || saved_.back() != *path) saved_.push_back(*path);
+    return absl::OkStatus();
+  }
+  ++failures_;
+  const std::string what = absl::StrCat("Saving the checkpoint ", prefix, "-", step, " failed (", failures_,
+                                        " of at most ", max_failures_, " failed saves in a row): ");
+  if (!at_end && failures_ < max_failures_) {
+    LOG(WARNING) << what << path.status() << "; training goes on and the next save tries again";
+    return absl::OkStatus();
+  }
+  Status error = errors::Annotate(path.status(), what);
+  // Retrying in a new session would fail the same way, and restore an older checkpoint first.
+  if (IsRecoverableError(error)) return errors::FailedPrecondition(error.message());
+  return error;
 }
 
 Status CheckpointSaverHook::AfterCreateSession(ClientSession* session, Coordinator* coord) {
   ASSIGN_OR_RETURN(int64_t step, ReadStep(session, global_step_));
-  RETURN_IF_ERROR(Save(session, step));
+  RETURN_IF_ERROR(Save(session, step, /*at_end=*/false));
   timer_.UpdateLastTriggeredStep(step);
   return absl::OkStatus();
 }
@@ -172,14 +192,14 @@ Status CheckpointSaverHook::AfterRun(SessionRunContext* ctx, const SessionRunVal
   ASSIGN_OR_RETURN(int64_t step, ReadStep(ctx->session(), global_step_));
   if (!timer_.ShouldTriggerForStep(step)) return absl::OkStatus();
   timer_.UpdateLastTriggeredStep(step);
-  return Save(ctx->session(), step);
+  return Save(ctx->session(), step, /*at_end=*/false);
 }
 
 Status CheckpointSaverHook::End(ClientSession* session) {
   ASSIGN_OR_RETURN(int64_t step, ReadStep(session, global_step_));
-  if (timer_.last_triggered_step() == step) return absl::OkStatus();
+  if (last_saved_step_ == step) return absl::OkStatus();  // (a failed save of this step is retried)
   timer_.UpdateLastTriggeredStep(step);
-  return Save(session, step);
+  return Save(session, step, /*at_end=*/true);
 }
 
 // ---- SummarySaverHook ----

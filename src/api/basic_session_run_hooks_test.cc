@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "base/env.h"
+#include "base/logging.h"
 #include "base/temp_dir.h"
 #include "dflow/dflow.h"
 #include "dflow/summary.h"
@@ -45,6 +46,13 @@ int TrainUntilStop(MonitoredSession* s, const Model& m, int max_steps = 1000) {
     ++n;
   }
   return n;
+}
+
+// w after `steps` steps of the model's training, computed as the graph does.
+float Trained(int steps) {
+  float w = 1.0f;
+  for (int i = 0; i < steps; ++i) w -= 0.1f * (2.0f * w);
+  return w;
 }
 
 int64_t GlobalStep(MonitoredSession* s, const Model& m) {
@@ -115,32 +123,165 @@ TEST(StopAtStepHookTest, BadArgumentsFailAtBegin) {
   EXPECT_EQ(MonitoredTrainingSession(root, o).status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
-TEST(CheckpointSaverHookTest, SavesAtCreationEveryNStepsAndAtTheEnd) {
-  TempDir dir;
+// w and the global step of checkpoint `path`, restored into a fresh graph of the model.
+StatusOr<std::pair<float, int64_t>> RestoredValues(const std::string& path) {
+  Scope check = Scope::NewRootScope();
+  Model m(check);
+  auto saver = NewSaver(Saver(check));
+  ClientSession session(check);
+  RETURN_IF_ERROR(saver->Restore(session, path));
+  ASSIGN_OR_RETURN(std::vector<Tensor> r, session.Run({m.w.read(), m.global_step}));
+  return std::make_pair(r[0].flat<float>()[0], r[1].scalar<int64_t>());
+}
+
+// Trains the model to global step 8 in a chief's MonitoredSession whose CheckpointSaverHook saves
+// into `dir` every 3 steps, and closes it; returns the hook. With `log`, what was logged while
+// training goes there.
+std::shared_ptr<CheckpointSaverHook> TrainTo8SavingEvery3Steps(const std::string& dir, std::string* log = nullptr) {
   Scope root = Scope::NewRootScope();
   Model m(root);
   auto scaffold = std::make_shared<Scaffold>();
-  ASSERT_TRUE(scaffold->Finalize(root).ok());
-  auto hook = std::make_shared<CheckpointSaverHook>(dir.path(), scaffold->saver, m.global_step, 0, 3);
+  EXPECT_TRUE(scaffold->Finalize(root).ok());
+  auto hook = std::make_shared<CheckpointSaverHook>(dir, scaffold->saver, m.global_step, 0, 3);
   auto s = MonitoredSession::Create(std::make_unique<ChiefSessionCreator>(root, scaffold, SessionOptions(), ""),
                                     {std::make_shared<StopAtStepHook>(m.global_step, 0, 8), hook});
-  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_TRUE(s.ok()) << s.status();
+  if (!s.ok()) return hook;
+  if (log != nullptr) ::testing::internal::CaptureStderr();
   EXPECT_EQ(TrainUntilStop(s->get(), m), 8);
-  ASSERT_TRUE((*s)->Close().ok());
+  if (log != nullptr) *log = ::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE((*s)->Close().ok());
+  return hook;
+}
+
+TEST(CheckpointSaverHookTest, SavesAtCreationEveryNStepsAndAtTheEnd) {
+  TempDir dir;
+  auto hook = TrainTo8SavingEvery3Steps(dir.path());
   const std::string p = JoinPath(dir.path(), "model.ckpt");
   EXPECT_THAT(hook->saved(), ElementsAre(p + "-0", p + "-3", p + "-6", p + "-8"));
   // What was saved at 6 is the model after 6 steps.
-  Scope check = Scope::NewRootScope();
-  Model m2(check);
-  auto saver = NewSaver(Saver(check));
-  ClientSession session(check);
-  ASSERT_TRUE(saver->Restore(session, p + "-6").ok());
-  auto r = session.Run({m2.w.read(), m2.global_step});
-  ASSERT_TRUE(r.ok());
-  float w = 1.0f;
-  for (int i = 0; i < 6; ++i) w -= 0.1f * (2.0f * w);
-  EXPECT_EQ((*r)[0].flat<float>()[0], w);
-  EXPECT_EQ((*r)[1].scalar<int64_t>(), 6);
+  auto v = RestoredValues(p + "-6");
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ(v->first, Trained(6));
+  EXPECT_EQ(v->second, 6);
+}
+
+// Makes the save of `step` into `dir` fail where it renames the checkpoint's data file into place,
+// as an I/O error there would: a directory has that name.
+void BlockSave(const std::string& dir, int64_t step) {
+  const std::string data = JoinPath(dir, absl::StrCat("model.ckpt-", step, ".data-00000-of-00001"));
+  ASSERT_TRUE(Env::Default()->CreateDirs(data).ok());
+}
+
+// The entries of `dir` that only an unfinished save writes.
+std::vector<std::string> Temporaries(const std::string& dir) {
+  std::vector<std::string> out;
+  const std::vector<std::string> children = Env::Default()->GetChildren(dir).value();
+  for (const std::string& c : children) {
+    if (c.find("_temp_") != std::string::npos || c.find(".tempstate") != std::string::npos) out.push_back(c);
+  }
+  return out;
+}
+
+TEST(CheckpointSaverHookTest, AFailedSaveIsLoggedAndRetriedAtTheNextSave) {
+  logging::SetMinSeverity(logging::Severity::kWarning);
+  TempDir dir;
+  BlockSave(dir.path(), 3);
+  std::string log;
+  auto hook = TrainTo8SavingEvery3Steps(dir.path(), &log);  // training goes on after the failed save
+  const std::string p = JoinPath(dir.path(), "model.ckpt");
+  EXPECT_THAT(log, HasSubstr("Saving the checkpoint " + p + "-3 failed (1 of at most 3 failed saves in a row)"));
+  EXPECT_EQ(hook->consecutive_save_failures(), 0);  // reset by the save at 6
+  EXPECT_THAT(hook->saved(), ElementsAre(p + "-0", p + "-6", p + "-8"));
+  EXPECT_THAT(Temporaries(dir.path()), ElementsAre());
+  EXPECT_FALSE(Env::Default()->FileExists(p + "-3.index"));
+  EXPECT_EQ(LatestCheckpoint(dir.path()).value(), p + "-8");
+  for (int step : {6, 8}) {
+    auto v = RestoredValues(absl::StrCat(p, "-", step));
+    ASSERT_TRUE(v.ok()) << v.status();
+    EXPECT_EQ(v->first, Trained(step));
+    EXPECT_EQ(v->second, step);
+  }
+}
+
+// MonitoredTrainingSessionOptions::max_consecutive_save_failures saves in a row fail: the last
+// one's error ends training (1: the first failure, as a plain error would).
+TEST(CheckpointSaverHookTest, ConsecutiveFailedSavesEndTrainingWithTheSaveError) {
+  for (int max_failures : {1, 3}) {
+    SCOPED_TRACE(max_failures);
+    TempDir dir;
+    for (int step : {3, 6, 9}) BlockSave(dir.path(), step);
+    Scope root = Scope::NewRootScope();
+    Model m(root);
+    auto o = Quiet();
+    o.checkpoint_dir = dir.path();
+    o.save_checkpoint_steps = 3;
+    o.max_consecutive_save_failures = max_failures;
+    o.hooks = {std::make_shared<StopAtStepHook>(m.global_step, 0, 20)};
+    auto s = MonitoredTrainingSession(root, o);
+    ASSERT_TRUE(s.ok()) << s.status();
+    int steps = 0;
+    Status error;
+    while (!(*s)->ShouldStop() && steps < 20) {
+      auto r = (*s)->Run({}, {}, {m.train_op});
+      if (!r.ok()) {
+        error = r.status();
+        break;
+      }
+      ++steps;
+    }
+    const std::string failed = JoinPath(dir.path(), absl::StrCat("model.ckpt-", 3 * max_failures));
+    // The step that reached the global step of the last failed save returned the save's error.
+    EXPECT_EQ(steps, 3 * max_failures - 1);
+    // The rename's Unavailable, which recovery would retry forever from the last checkpoint.
+    EXPECT_EQ(error.code(), absl::StatusCode::kFailedPrecondition) << error;
+    EXPECT_THAT(error.message(), HasSubstr("Saving the checkpoint " + failed + " failed (" +
+                                           std::to_string(max_failures) + " of at most " +
+                                           std::to_string(max_failures) + " failed saves in a row)"));
+    EXPECT_THAT(error.message(), HasSubstr(failed + ".data-00000-of-00001"));
+    EXPECT_TRUE((*s)->ShouldStop());
+    EXPECT_EQ((*s)->Close().code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_THAT(Temporaries(dir.path()), ElementsAre());
+    // The checkpoint saved at creation is the latest, with the initial values.
+    const std::string first = JoinPath(dir.path(), "model.ckpt-0");
+    EXPECT_EQ(LatestCheckpoint(dir.path()).value(), first);
+    auto v = RestoredValues(first);
+    ASSERT_TRUE(v.ok()) << v.status();
+    EXPECT_EQ(v->first, 1.0f);
+    EXPECT_EQ(v->second, 0);
+  }
+}
+
+TEST(CheckpointSaverHookTest, AFailedFinalSaveIsReturnedByClose) {
+  TempDir dir;
+  BlockSave(dir.path(), 4);
+  Scope root = Scope::NewRootScope();
+  Model m(root);
+  auto o = Quiet();
+  o.checkpoint_dir = dir.path();
+  o.save_checkpoint_steps = 100;
+  o.hooks = {std::make_shared<StopAtStepHook>(m.global_step, 0, 4)};
+  auto s = MonitoredTrainingSession(root, o);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(TrainUntilStop(s->get(), m), 4);
+  Status closed = (*s)->Close();
+  EXPECT_FALSE(closed.ok());
+  EXPECT_THAT(closed.message(), HasSubstr("Saving the checkpoint " + JoinPath(dir.path(), "model.ckpt-4") + " failed"));
+  EXPECT_EQ(LatestCheckpoint(dir.path()).value(), JoinPath(dir.path(), "model.ckpt-0"));
+  EXPECT_THAT(Temporaries(dir.path()), ElementsAre());
+}
+
+TEST(CheckpointSaverHookTest, MaxConsecutiveSaveFailuresMustBePositive) {
+  TempDir dir;
+  Scope root = Scope::NewRootScope();
+  Model m(root);
+  auto o = Quiet();
+  o.checkpoint_dir = dir.path();
+  o.save_checkpoint_steps = 3;
+  o.max_consecutive_save_failures = 0;
+  auto s = MonitoredTrainingSession(root, o);
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.status().message(), HasSubstr("max_consecutive_save_failures must be at least 1, got 0"));
 }
 
 TEST(CheckpointSaverHookTest, AnUnwritableDirectoryEndsTraining) {

@@ -15,14 +15,13 @@
 #include "graph/graph.h"
 
 namespace dflow::train {
-namespace {
 
 // A task died or restarted (a ps lost its variables, a peer's graphs are gone), or a task that
 // was stopped (SIGTERM, job completion) cancelled the step: a new session can continue from the
 // latest checkpoint. Nothing else cancels this session's steps: only Close does, after them.
-bool IsRecoverable(const Status& s) { return absl::IsAborted(s) || absl::IsUnavailable(s) || absl::IsCancelled(s); }
-
-}  // namespace
+bool IsRecoverableError(const Status& s) {
+  return absl::IsAborted(s) || absl::IsUnavailable(s) || absl::IsCancelled(s);
+}
 
 MonitoredSession::MonitoredSession(std::unique_ptr<SessionCreator> creator,
                                    std::vector<std::shared_ptr<SessionRunHook>> hooks, const RecoveryOptions& recovery)
@@ -86,7 +85,7 @@ bool MonitoredSession::ShouldStop() const {
 }
 
 bool MonitoredSession::BackOff(const Status& error) {
-  if (!IsRecoverable(error)) return false;
+  if (!IsRecoverableError(error)) return false;
   if (recovery_.job_complete && recovery_.job_complete()) {
     job_complete_ = true;
     return false;
@@ -252,9 +251,9 @@ StatusOr<std::unique_ptr<MonitoredSession>> MonitoredTrainingSession(const Scope
     }
     if (checkpoints) {
       const bool by_steps = options.save_checkpoint_steps > 0;
-      hooks.push_back(std::make_shared<CheckpointSaverHook>(options.checkpoint_dir, scaffold->saver, global_step,
-                                                            by_steps ? 0 : options.save_checkpoint_secs,
-                                                            by_steps ? options.save_checkpoint_steps : 0));
+      hooks.push_back(std::make_shared<CheckpointSaverHook>(
+          options.checkpoint_dir, scaffold->saver, global_step, by_steps ? 0 : options.save_checkpoint_secs,
+          by_steps ? options.save_checkpoint_steps : 0, "model.ckpt", options.max_consecutive_save_failures));
     }
     creator = std::make_unique<ChiefSessionCreator>(scope, scaffold, session_options, options.checkpoint_dir);
   } else {

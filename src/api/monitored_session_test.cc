@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "base/env.h"
+#include "base/logging.h"
 #include "base/temp_dir.h"
 #include "dflow/basic_session_run_hooks.h"
 #include "dflow/dflow.h"
@@ -149,6 +150,109 @@ TEST(SessionCreatorTest, TheChiefInitializesThenRestoresTheLatestCheckpoint) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ((*r)[0].flat<float>()[1], Trained(4));
   EXPECT_EQ((*r)[1].scalar<int64_t>(), 4);
+}
+
+// Ways a checkpoint's files get damaged (a bad disk, a copy cut short, a file lost).
+enum class Damage { kFlipDataByte, kTruncateData, kDeleteData, kFlipIndexByte, kTruncateIndex, kDeleteIndex };
+
+void DamageCheckpoint(const std::string& prefix, Damage d) {
+  const std::string data = prefix + ".data-00000-of-00001", index = prefix + ".index";
+  const bool on_data = d == Damage::kFlipDataByte || d == Damage::kTruncateData || d == Damage::kDeleteData;
+  const std::string file = on_data ? data : index;
+  if (d == Damage::kDeleteData || d == Damage::kDeleteIndex) {
+    ASSERT_TRUE(Env::Default()->DeleteFile(file).ok());
+    return;
+  }
+  std::string bytes = Env::Default()->ReadFile(file).value();
+  ASSERT_GT(bytes.size(), 8u);
+  if (d == Damage::kTruncateData || d == Damage::kTruncateIndex) {
+    bytes.resize(bytes.size() / 2);
+  } else {
+    bytes[bytes.size() / 3] ^= 0x20;
+  }
+  ASSERT_TRUE(Env::Default()->WriteFileAtomic(file, bytes).ok());
+}
+
+// The model in a graph of its own with a finalized default scaffold (`extra`: with one more
+// variable, a different model).
+struct Chief {
+  explicit Chief(bool extra = false) : m(root) {
+    if (extra) Variable::Create(root.WithOpName("extra"), {1}, DT_FLOAT, init::Zeros());
+    status = scaffold->Finalize(root);
+  }
+  Scope root = Scope::NewRootScope();
+  Model m;
+  std::shared_ptr<Scaffold> scaffold = std::make_shared<Scaffold>();
+  Status status;
+};
+
+// Trains 3 steps and saves, then 3 more and saves again: model.ckpt-3 and -6 in `dir`.
+void SaveAt3And6(const std::string& dir) {
+  Chief c;
+  ASSERT_TRUE(c.status.ok()) << c.status;
+  ClientSession session(c.root);
+  ASSERT_TRUE(session.Run({c.scaffold->init_op}).ok());
+  for (int step : {3, 6}) {
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(session.Run({c.m.train_op}).ok());
+    ASSERT_TRUE(c.scaffold->saver->Save(session, JoinPath(dir, "model.ckpt"), step).ok());
+  }
+}
+
+TEST(SessionCreatorTest, TheChiefRestoresThePreviousCheckpointWhenTheLatestIsDamaged) {
+  logging::SetMinSeverity(logging::Severity::kWarning);
+  for (Damage d : {Damage::kFlipDataByte, Damage::kTruncateData, Damage::kDeleteData, Damage::kFlipIndexByte,
+                   Damage::kTruncateIndex, Damage::kDeleteIndex}) {
+    SCOPED_TRACE(static_cast<int>(d));
+    TempDir dir;
+    SaveAt3And6(dir.path());
+    const std::string damaged = JoinPath(dir.path(), "model.ckpt-6");
+    DamageCheckpoint(damaged, d);
+    Chief c;  // a restarted chief: a new graph
+    ASSERT_TRUE(c.status.ok()) << c.status;
+    ChiefSessionCreator chief(c.root, c.scaffold, SessionOptions(), dir.path());
+    ::testing::internal::CaptureStderr();
+    auto s = chief.CreateSession();
+    const std::string log = ::testing::internal::GetCapturedStderr();
+    ASSERT_TRUE(s.ok()) << s.status();
+    EXPECT_EQ(chief.restored_checkpoint(), JoinPath(dir.path(), "model.ckpt-3"));
+    EXPECT_THAT(log, HasSubstr("The checkpoint " + damaged + " is damaged and is skipped (DATA_LOSS: "));
+    auto r = (*s)->Run({c.m.w.read(), c.m.global_step});
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ((*r)[0].flat<float>()[0], Trained(3));
+    EXPECT_EQ((*r)[0].flat<float>()[1], Trained(3));
+    EXPECT_EQ((*r)[1].scalar<int64_t>(), 3);
+  }
+}
+
+TEST(SessionCreatorTest, WhenEveryCheckpointIsDamagedTheChiefFailsWithDataLoss) {
+  TempDir dir;
+  SaveAt3And6(dir.path());
+  const std::string p = JoinPath(dir.path(), "model.ckpt");
+  DamageCheckpoint(p + "-6", Damage::kTruncateData);
+  DamageCheckpoint(p + "-3", Damage::kFlipIndexByte);
+  Chief c;
+  ASSERT_TRUE(c.status.ok()) << c.status;
+  ChiefSessionCreator chief(c.root, c.scaffold, SessionOptions(), dir.path());
+  auto s = chief.CreateSession();
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kDataLoss) << s.status();
+  EXPECT_THAT(s.status().message(), HasSubstr("No checkpoint recorded in " + dir.path() + " can be restored"));
+  EXPECT_THAT(s.status().message(), HasSubstr(p + "-6 ("));
+  EXPECT_THAT(s.status().message(), HasSubstr(p + "-3 ("));
+  EXPECT_EQ(chief.restored_checkpoint(), "");
+}
+
+// A checkpoint without one of the model's variables is a different model, not damage: no
+// fallback to an older checkpoint.
+TEST(SessionCreatorTest, AVariableMissingFromTheCheckpointIsAnErrorNotDamage) {
+  TempDir dir;
+  SaveAt3And6(dir.path());
+  Chief c(/*extra=*/true);
+  ASSERT_TRUE(c.status.ok()) << c.status;
+  ChiefSessionCreator chief(c.root, c.scaffold, SessionOptions(), dir.path());
+  auto s = chief.CreateSession();
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kNotFound) << s.status();
+  EXPECT_THAT(s.status().message(), HasSubstr("Restoring the checkpoint " + JoinPath(dir.path(), "model.ckpt-6")));
+  EXPECT_THAT(s.status().message(), HasSubstr("extra"));
 }
 
 TEST(SessionCreatorTest, TheChiefFailsWhenInitDoesNotMakeTheModelReady) {

@@ -5,9 +5,11 @@
 #include <random>
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "api/scope_internal.h"
+#include "base/logging.h"
 #include "dflow/array_ops.h"
 #include "tensor/tensor_bundle.h"
 #include "train/checkpoint_state.h"
@@ -31,8 +33,17 @@ struct Saver::Impl {
   std::vector<std::pair<std::string, double>> last_checkpoints;  // (path, seconds), oldest first
   double next_keep_time = 0;  // seconds; a checkpoint this old or older is kept when dropped
   double last_preserved = 0;
+  // A sharded save writes into "PATH" + temp_suffix ("_temp_<random>", one per Saver); "" when
+  // not sharded.
+  std::string temp_suffix;
 
   double Now() const { return static_cast<double>(env->NowMicros()) / 1e6; }
+  // Removes what a failed save to `path` wrote: its temporary directory, and the checkpoint's own
+  // files when `path` was no checkpoint before the save (else they are that checkpoint's).
+  void RemoveFailedSave(const std::string& path, bool existed) const;
+  // Removes the temporary directories of this saver's earlier saves in `dir`: a shard's SaveV2
+  // that was still writing when its save failed can leave one after RemoveFailedSave.
+  void RemoveStaleTempDirs(const std::string& dir) const;
 };
 
 namespace {
@@ -165,7 +176,49 @@ std::string RandomHex() {
   return absl::StrFormat("%08x%08x", rd(), rd());
 }
 
+// Keeps the first error that is not NotFound (what is gone need not be removed).
+void KeepFirstError(Status* first, const Status& s) {
+  if (first->ok() && !s.ok() && !absl::IsNotFound(s)) *first = s;
+}
+
+// Removes directory `dir` and its entries (files, and empty directories: a save writes no deeper).
+Status RemoveDirAndFiles(Env* env, const std::string& dir) {
+  StatusOr<std::vector<std::string>> children = env->GetChildren(dir);
+  if (absl::IsNotFound(children.status())) return absl::OkStatus();
+  RETURN_IF_ERROR(children.status());
+  Status first;
+  for (const std::string& c : *children) {
+    const std::string p = JoinPath(dir, c);
+    KeepFirstError(&first, env->IsDirectory(p) ? env->DeleteDir(p) : env->DeleteFile(p));
+  }
+  KeepFirstError(&first, env->DeleteDir(dir));
+  return first;
+}
+
 }  // namespace
+
+void Saver::Impl::RemoveFailedSave(const std::string& path, bool existed) const {
+  Status first;
+  if (!temp_suffix.empty()) KeepFirstError(&first, RemoveDirAndFiles(env, path + temp_suffix));
+  if (!existed) KeepFirstError(&first, DeleteBundle(env, path));
+  if (!first.ok()) LOG(WARNING) << "Cannot remove every file of the failed save of " << path << ": " << first;
+}
+
+void Saver::Impl::RemoveStaleTempDirs(const std::string& dir) const {
+  if (temp_suffix.empty()) return;
+  StatusOr<std::vector<std::string>> children = env->GetChildren(dir);
+  if (!children.ok()) return;  // no directory yet: nothing to remove
+  for (const std::string& c : *children) {
+    const std::string p = JoinPath(dir, c);
+    if (!absl::EndsWith(c, temp_suffix) || !env->IsDirectory(p)) continue;
+    Status s = RemoveDirAndFiles(env, p);
+    if (s.ok()) {
+      LOG(WARNING) << "Removed " << p << ", left by an earlier failed save";
+    } else {
+      LOG(WARNING) << "Cannot remove " << p << ", left by an earlier failed save: " << s;
+    }
+  }
+}
 
 Saver::Saver(const Scope& scope, const SaverOptions& options) {
   if (!scope.ok()) return;
@@ -194,9 +247,10 @@ Saver::Saver(const Scope& scope, const SaverOptions& options) {
     std::map<std::string, std::vector<const Saveable*>> by_device;
     for (const Saveable& sv : *saveables) by_device[sv.var.node()->requested_device()].push_back(&sv);
     const int n = static_cast<int>(by_device.size());
+    impl->temp_suffix = "_temp_" + RandomHex();
     Output tmp(ops::BuildOp(plain.WithOpName("StringJoin"), "StringJoin",
                             {impl->filename, ops::Const(plain.WithOpName("StringJoin/inputs_1"),
-                                                        Input::Initializer("_temp_" + RandomHex() + "/part"))},
+                                                        Input::Initializer(impl->temp_suffix + "/part"))},
                             {{"separator", std::string()}})
                    .node(),
                0);
@@ -249,10 +303,26 @@ StatusOr<std::string> Saver::Save(const ClientSession& session, const std::strin
   Impl& im = *impl_;
   std::lock_guard<std::mutex> l(im.mu);
   const std::string path = global_step >= 0 ? absl::StrCat(prefix, "-", global_step) : prefix;
-  RETURN_IF_ERROR(session.Run({{im.filename, Input::Initializer(Tensor(path))}}, {im.save_path}).status());
+  const std::string dir = DirName(path);
+  im.RemoveStaleTempDirs(dir);
+  const bool existed = im.env->FileExists(BundleIndexFilename(path));
+  if (Status s = session.Run({{im.filename, Input::Initializer(Tensor(path))}}, {im.save_path}).status(); !s.ok()) {
+    im.RemoveFailedSave(path, existed);
+    return s;
+  }
+  if (!im.temp_suffix.empty()) {
+    // The merge deletes its sources' files and directory but ignores failures: a leftover goes now.
+    if (Status s = RemoveDirAndFiles(im.env, path + im.temp_suffix); !s.ok()) {
+      LOG(WARNING) << "Cannot remove the temporary directory " << path << im.temp_suffix << ": " << s;
+    }
+  }
   if (!write_state) return path;
 
   // Record it (latest last), drop what falls out of max_to_keep, write the state, then delete.
+  // A failed state update takes the record back and removes the new checkpoint: the next save
+  // starts from the same list, and no checkpoint is left that the state file does not name.
+  const auto kept_before = im.last_checkpoints;
+  const double next_keep_before = im.next_keep_time, preserved_before = im.last_preserved;
   auto& list = im.last_checkpoints;
   list.erase(std::remove_if(list.begin(), list.end(), [&](const auto& e) { return e.first == path; }), list.end());
   list.emplace_back(path, im.Now());
@@ -277,7 +347,19 @@ StatusOr<std::string> Saver::Save(const ClientSession& session, const std::strin
     state.add_all_model_checkpoint_timestamps(t);
   }
   state.set_last_preserved_timestamp(im.last_preserved);
-  RETURN_IF_ERROR(WriteCheckpointState(im.env, DirName(path), state));
+  if (Status s = WriteCheckpointState(im.env, dir, state); !s.ok()) {
+    StatusOr<proto::CheckpointState> on_disk = ReadCheckpointState(im.env, dir);
+    if (!on_disk.ok() || on_disk->model_checkpoint_path() != path) {
+      im.last_checkpoints = kept_before;
+      im.next_keep_time = next_keep_before;
+      im.last_preserved = preserved_before;
+      im.RemoveFailedSave(path, existed);
+      return s;
+    }
+    // The new state file is in place; only syncing its directory failed (as Env::WriteFileAtomic,
+    // that does not fail the write).
+    LOG(WARNING) << "The checkpoint state file in " << dir << " names " << path << ", but: " << s;
+  }
   for (const std::string& p : to_delete) {
     if (p == path) continue;
     if (Status s = DeleteBundle(im.env, p); !s.ok()) {

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <fstream>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
 #include "base/fault_injection_env.h"
 #include "base/temp_dir.h"
 #include "dflow/dflow.h"
@@ -352,6 +354,114 @@ TEST(SaverTest, InjectedStateFileFailuresKeepTheLatestCheckpointReadable) {
     auto got = (*r)->Lookup("v");
     ASSERT_TRUE(got.ok()) << k << got.status();
     ExpectBitEqual(*got, value_at(saved_step));
+  }
+}
+
+// The names in `dir` that only an unfinished save writes: temporary files and the temporary
+// directories of sharded saves.
+std::vector<std::string> Temporaries(const std::string& dir) {
+  std::vector<std::string> out;
+  const std::vector<std::string> children = Env::Default()->GetChildren(dir).value();
+  for (const std::string& c : children) {
+    if (c.find("_temp_") != std::string::npos || c.find(".tempstate") != std::string::npos ||
+        c.find(".tmp") != std::string::npos) {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+// The files of checkpoint `base` (a name in `dir`): its index and data files, and its
+// temporary directory.
+std::vector<std::string> FilesOf(const std::string& dir, const std::string& base) {
+  std::vector<std::string> out;
+  const std::vector<std::string> children = Env::Default()->GetChildren(dir).value();
+  for (const std::string& c : children) {
+    if (absl::StartsWith(c, base + ".") || absl::StartsWith(c, base + "_")) out.push_back(c);
+  }
+  return out;
+}
+
+// Fails each file operation of a save in turn — the save ops' writes and renames (through
+// Env::Default()), the merge of a sharded save, the state file — once, as a full disk or an I/O
+// error would: the failed save leaves no file behind and the state file as it was (the previous
+// checkpoint stays the latest, bit-exactly), and the next save, the retry, succeeds.
+TEST(SaverTest, AFailedSaveRemovesWhatItWroteAndTheNextSaveSucceeds) {
+  for (bool sharded : {false, true}) {
+    SCOPED_TRACE(sharded ? "sharded" : "not sharded");
+    TempDir dir;
+    Scope root = Scope::NewRootScope();
+    // Two devices by name (one CPU in this process): a sharded save writes two shards and merges.
+    Variable a = Variable::Create(root.WithOpName("a"), {3}, DT_FLOAT, init::Zeros());
+    Variable b = Variable::Create(root.WithDevice("/device:CPU:0").WithOpName("b"), {2}, DT_FLOAT, init::Zeros());
+    Output va = ops::Placeholder(root.WithOpName("va"), DT_FLOAT);
+    Output vb = ops::Placeholder(root.WithOpName("vb"), DT_FLOAT);
+    Output set_a = ops::Assign(root.WithOpName("set_a"), a.ref(), va);
+    Output set_b = ops::Assign(root.WithOpName("set_b"), b.ref(), vb);
+    ClientSession session(root);
+    ASSERT_TRUE(session.Run({a.initializer(), b.initializer()}).ok());
+    auto value_a = [](int step) { return Floats({1.0f * step, -2.0f * step, 0.25f * step}, {3}); };
+    auto value_b = [](int step) { return Floats({3.5f * step, 100.0f + step}, {2}); };
+    auto set = [&](int step) {
+      return session.Run({{va, value_a(step)}, {vb, value_b(step)}}, {set_a, set_b}).status();
+    };
+    auto options = [&](Env* env) {
+      train::SaverOptions o;
+      o.sharded = sharded;
+      o.env = env;
+      return o;
+    };
+    int64_t ops_per_save = 0;
+    {
+      FaultInjectionEnv counting;
+      ScopedDefaultEnv scoped(&counting);
+      train::Saver saver(root.NewSubScope("count"), options(&counting));
+      ASSERT_TRUE(saver.Save(session, dir.File("count/m"), 1).ok());
+      ops_per_save = counting.operations();
+    }
+    ASSERT_GE(ops_per_save, sharded ? 20 : 12) << "fewer file operations than expected";
+    int latest = 0;
+    ASSERT_TRUE(set(latest).ok());
+    ASSERT_TRUE(train::Saver(root.NewSubScope("first"), options(nullptr)).Save(session, dir.File("m"), latest).ok());
+    EXPECT_EQ(Env::Default()->FileExists(dir.File("m-0.data-00001-of-00002")), sharded);
+    int failures = 0;
+    for (int64_t k = 1; k <= ops_per_save; ++k) {
+      SCOPED_TRACE(absl::StrCat("failing file operation #", k));
+      FaultInjectionEnv env(k, /*stop_after_failure=*/false);
+      ScopedDefaultEnv scoped(&env);
+      train::Saver saver(root.NewSubScope(absl::StrCat("s", k)), options(&env));
+      ASSERT_TRUE(saver.RecoverLastCheckpoints(dir.path()).ok());
+      const int step = 2 * static_cast<int>(k);
+      ASSERT_TRUE(set(step).ok());
+      auto saved = saver.Save(session, dir.File("m"), step);
+      EXPECT_TRUE(Temporaries(dir.path()).empty()) << absl::StrJoin(Temporaries(dir.path()), ", ");
+      if (saved.ok()) {
+        latest = step;
+      } else {
+        ++failures;
+        EXPECT_TRUE(FilesOf(dir.path(), absl::StrCat("m-", step)).empty())
+            << saved.status() << ": " << absl::StrJoin(FilesOf(dir.path(), absl::StrCat("m-", step)), ", ");
+      }
+      auto check_latest = [&] {
+        auto path = train::LatestCheckpoint(dir.path());
+        ASSERT_TRUE(path.ok()) << path.status();
+        EXPECT_EQ(*path, dir.File(absl::StrCat("m-", latest)));
+        auto r = BundleReader::Open(Env::Default(), *path);
+        ASSERT_TRUE(r.ok()) << r.status();
+        ExpectBitEqual((*r)->Lookup("a").value(), value_a(latest));
+        ExpectBitEqual((*r)->Lookup("b").value(), value_b(latest));
+      };
+      check_latest();
+      if (saved.ok()) continue;
+      // The retry: the same saver, the disk working again.
+      ASSERT_TRUE(set(step + 1).ok());
+      auto retried = saver.Save(session, dir.File("m"), step + 1);
+      ASSERT_TRUE(retried.ok()) << retried.status();
+      latest = step + 1;
+      check_latest();
+      EXPECT_TRUE(Temporaries(dir.path()).empty()) << absl::StrJoin(Temporaries(dir.path()), ", ");
+    }
+    EXPECT_GE(failures, ops_per_save / 2);
   }
 }
 

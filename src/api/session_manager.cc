@@ -12,6 +12,7 @@
 #include "dflow/monitored_session.h"
 #include "dflow/summary.h"
 #include "dflow/variable.h"
+#include "train/checkpoint_state.h"
 
 namespace dflow::train {
 namespace {
@@ -42,6 +43,26 @@ Status RunLocalInit(const ClientSession& session, const Scaffold& scaffold) {
   return session.Run({scaffold.local_init_op});
 }
 
+// Restores the newest of the checkpoints recorded in `dir` that restores without DataLoss (a
+// damaged one is logged and the one before it tried) and returns its path; "" when none is
+// recorded. Any other error is the model's, not the files': it is returned at once.
+StatusOr<std::string> RestoreNewestGoodCheckpoint(const ClientSession& session, SaverInterface& saver,
+                                                  const std::string& dir) {
+  ASSIGN_OR_RETURN(std::vector<std::string> checkpoints, saver.Checkpoints(dir));
+  std::vector<std::string> damaged;
+  for (const std::string& checkpoint : checkpoints) {
+    Status s = saver.Restore(session, checkpoint);
+    if (s.ok()) return checkpoint;
+    if (!absl::IsDataLoss(s)) return errors::Annotate(s, absl::StrCat("Restoring the checkpoint ", checkpoint, ": "));
+    LOG(WARNING) << "The checkpoint " << checkpoint << " is damaged and is skipped (" << s << ")"
+                 << (&checkpoint != &checkpoints.back() ? "; trying the one before it" : "");
+    damaged.push_back(absl::StrCat(checkpoint, " (", s.message(), ")"));
+  }
+  if (damaged.empty()) return std::string();
+  return errors::DataLoss("No checkpoint recorded in ", dir, " can be restored; each is damaged: ",
+                          absl::StrJoin(damaged, "; "));
+}
+
 class SaverAdapter : public SaverInterface {
  public:
   explicit SaverAdapter(Saver saver) : saver_(std::move(saver)) {}
@@ -53,12 +74,31 @@ class SaverAdapter : public SaverInterface {
     return saver_.Save(session, prefix, step);
   }
   Status Restore(const ClientSession& session, const std::string& path) override {
+    if (!CheckpointExists(path)) {
+      // The state file recorded it: its index file was lost (a checkpoint is complete before it
+      // is recorded, and deleted only after it is no longer recorded).
+      return errors::DataLoss("The checkpoint ", path, " has no index file ", path, ".index");
+    }
     return saver_.Restore(session, path);
   }
   StatusOr<std::string> LatestCheckpoint(const std::string& dir) override {
     StatusOr<std::string> latest = ::dflow::train::LatestCheckpoint(dir);
     if (absl::IsNotFound(latest.status())) return std::string();
     return latest;
+  }
+  StatusOr<std::vector<std::string>> Checkpoints(const std::string& dir) override {
+    StatusOr<proto::CheckpointState> state = ReadCheckpointState(Env::Default(), dir);
+    if (absl::IsNotFound(state.status())) return std::vector<std::string>();
+    RETURN_IF_ERROR(state.status());
+    std::vector<std::string> newest_first;
+    auto add = [&](const std::string& p) {
+      if (!p.empty() && std::find(newest_first.begin(), newest_first.end(), p) == newest_first.end()) {
+        newest_first.push_back(p);
+      }
+    };
+    add(state->model_checkpoint_path());
+    for (int i = state->all_model_checkpoint_paths_size() - 1; i >= 0; --i) add(state->all_model_checkpoint_paths(i));
+    return newest_first;
   }
 
  private:
@@ -69,6 +109,12 @@ class SaverAdapter : public SaverInterface {
 }  // namespace
 
 std::shared_ptr<SaverInterface> NewSaver(Saver saver) { return std::make_shared<SaverAdapter>(std::move(saver)); }
+
+StatusOr<std::vector<std::string>> SaverInterface::Checkpoints(const std::string& dir) {
+  ASSIGN_OR_RETURN(std::string latest, LatestCheckpoint(dir));
+  if (latest.empty()) return std::vector<std::string>();
+  return std::vector<std::string>{latest};
+}
 
 Status Scaffold::Finalize(const Scope& scope) {
   if (finalized_) return absl::OkStatus();
@@ -110,11 +156,9 @@ StatusOr<std::unique_ptr<ClientSession>> ChiefSessionCreator::CreateSession() {
   auto session = std::make_unique<ClientSession>(scope_, options_);
   std::string checkpoint;
   if (!checkpoint_dir_.empty() && scaffold_->saver != nullptr) {
-    ASSIGN_OR_RETURN(checkpoint, scaffold_->saver->LatestCheckpoint(checkpoint_dir_));
+    ASSIGN_OR_RETURN(checkpoint, RestoreNewestGoodCheckpoint(*session, *scaffold_->saver, checkpoint_dir_));
   }
   if (!checkpoint.empty()) {
-    Status s = scaffold_->saver->Restore(*session, checkpoint);
-    if (!s.ok()) return errors::Annotate(s, absl::StrCat("Restoring the checkpoint ", checkpoint, ": "));
     restored_ = checkpoint;
     LOG(INFO) << "Restored the model from " << checkpoint;
   } else if (scaffold_->init_op.valid()) {

@@ -12,13 +12,23 @@
 
 #include <dirent.h>
 #include <algorithm>
+#include <atomic>
 
 namespace dflow {
+namespace {
+
+// Set by ScopedDefaultEnv (base/fault_injection_env.h) in tests; null otherwise.
+std::atomic<Env*> default_override{nullptr};
+
+}  // namespace
 
 Env* Env::Default() {
   static Env* env = new Env;
-  return env;
+  Env* o = default_override.load(std::memory_order_acquire);
+  return o != nullptr ? o : env;
 }
+
+Env* SwapDefaultEnvForTesting(Env* env) { return default_override.exchange(env, std::memory_order_acq_rel); }
 
 int64_t Env::NowMicros() const {
   return std::chrono::duration_cast<std::chrono::microseconds>(

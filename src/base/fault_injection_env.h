@@ -3,6 +3,9 @@
 // sync) and fails the one numbered `fail_at` (1-based; 0 never fails) with Unavailable, as a
 // full disk or an I/O error would; with `stop_after_failure` every later one fails too, as if the
 // process had died there. Header-only; for tests. Thread-safe.
+//
+// ScopedDefaultEnv makes Env::Default() return such an Env while it lives, for code that takes
+// no Env* (the checkpoint kernels write through Env::Default()).
 #pragma once
 
 #include <atomic>
@@ -81,6 +84,23 @@ class FaultInjectionEnv : public Env {
   bool stop_after_failure_;
   mutable std::atomic<int64_t> count_{0};
   mutable std::atomic<bool> failed_{false};
+};
+
+// Makes Env::Default() return `env` (nullptr: the real one again) and returns the previous
+// override. Defined in env.cc; ScopedDefaultEnv is its one caller.
+Env* SwapDefaultEnvForTesting(Env* env);
+
+// While it lives, Env::Default() is `env` (not owned) for every thread of the process. One at a
+// time: nest them only strictly (the destructor puts back what was there).
+class ScopedDefaultEnv {
+ public:
+  explicit ScopedDefaultEnv(Env* env) : old_(SwapDefaultEnvForTesting(env)) {}
+  ~ScopedDefaultEnv() { SwapDefaultEnvForTesting(old_); }
+  ScopedDefaultEnv(const ScopedDefaultEnv&) = delete;
+  ScopedDefaultEnv& operator=(const ScopedDefaultEnv&) = delete;
+
+ private:
+  Env* old_;
 };
 
 }  // namespace dflow

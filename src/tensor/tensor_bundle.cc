@@ -200,13 +200,19 @@ Status BundleWriter::AddSlice(absl::string_view full_name, const TensorShape& fu
 Status BundleWriter::Finish() {
   if (!status_.ok()) return status_;
   if (finished_) return errors::FailedPrecondition("BundleWriter for ", prefix_, " is finished");
+  // Whether the prefix is a bundle already (saved again): its data file is replaced below.
+  const bool had_index = env_->FileExists(BundleIndexFilename(prefix_));
+  const std::string data = BundleDataFilename(prefix_, 0, 1);
   status_ = FlushBuffer();
   if (status_.ok()) status_ = data_->Sync();
   if (status_.ok()) status_ = data_->Close();
-  if (status_.ok()) status_ = env_->RenameFile(data_tmp_, BundleDataFilename(prefix_, 0, 1));
+  if (status_.ok()) status_ = env_->RenameFile(data_tmp_, data);
   if (!status_.ok()) return status_;
   finished_ = true;  // the data file has its name now; the index below makes the bundle exist
   status_ = WriteTableFile(env_, BundleIndexFilename(prefix_), entries_, MakeHeader(1));
+  // Without an index the data file belongs to no bundle: a failed save leaves nothing behind. (An
+  // earlier bundle of the prefix keeps the new data file: its old one is gone already.)
+  if (!status_.ok() && !had_index) env_->DeleteFile(data).IgnoreError();
   if (status_.ok()) status_ = env_->SyncDir(DirName(prefix_));
   return status_;
 }
@@ -256,8 +262,21 @@ Status MergeBundles(Env* env, const std::vector<std::string>& prefixes, const st
   }
   const int n = static_cast<int>(data_files.size());
   RETURN_IF_ERROR(env->CreateDirs(DirName(merged_prefix)));
-  for (int i = 0; i < n; ++i) RETURN_IF_ERROR(env->RenameFile(data_files[i], BundleDataFilename(merged_prefix, i, n)));
-  RETURN_IF_ERROR(WriteTableFile(env, BundleIndexFilename(merged_prefix), merged, MakeHeader(n)));
+  const bool had_index = env->FileExists(BundleIndexFilename(merged_prefix));
+  int renamed = 0;
+  Status s;
+  while (s.ok() && renamed < n) {
+    s = env->RenameFile(data_files[renamed], BundleDataFilename(merged_prefix, renamed, n));
+    if (s.ok()) ++renamed;
+  }
+  if (s.ok()) s = WriteTableFile(env, BundleIndexFilename(merged_prefix), merged, MakeHeader(n));
+  if (!s.ok()) {
+    // As in BundleWriter::Finish: data files renamed into place without an index are removed.
+    for (int i = 0; i < renamed && !had_index; ++i) {
+      env->DeleteFile(BundleDataFilename(merged_prefix, i, n)).IgnoreError();
+    }
+    return s;
+  }
   RETURN_IF_ERROR(env->SyncDir(DirName(merged_prefix)));
   for (const std::string& prefix : prefixes) {
     env->DeleteFile(BundleIndexFilename(prefix)).IgnoreError();

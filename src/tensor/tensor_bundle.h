@@ -54,7 +54,9 @@ class BundleWriter {
   Status AddSlice(absl::string_view full_name, const TensorShape& full_shape, const TensorSlice& slice,
                   const Tensor& slice_tensor);
   // Syncs and renames the data file, then writes, syncs and renames the index, and syncs the
-  // directory. The first error of any step is returned (and sticks).
+  // directory. The first error of any step is returned (and sticks). A failure removes the
+  // temporary files, and the renamed data file too when the index could not be written (unless
+  // the prefix was a bundle before: its index then still points into that file).
   Status Finish();
 
  private:
@@ -75,7 +77,9 @@ class BundleWriter {
 // their data files are renamed to merged_prefix.data-i-of-N and a new index lists every entry
 // (slices of one tensor from several bundles are joined). The sources' index files are deleted
 // afterwards, and with delete_old_dirs their directories too when empty. InvalidArgument for a
-// tensor found in two bundles; the readers' errors for damaged sources.
+// tensor found in two bundles; the readers' errors for damaged sources. When the merged index
+// cannot be written, the data files already renamed into place are removed (as BundleWriter does);
+// the sources that were not moved stay where they were.
 Status MergeBundles(Env* env, const std::vector<std::string>& prefixes, const std::string& merged_prefix,
                     bool delete_old_dirs = true);
 

@@ -190,10 +190,19 @@ int main(int argc, char** argv) {
   // can leave the chief waiting for one that never comes.
   if (!flags.sync) mts.hooks.push_back(std::make_shared<train::StopAtStepHook>(global_step, 0, flags.last_step));
   if (sync_hook != nullptr) mts.hooks.push_back(sync_hook);
+  // Once the job is complete the ps tasks may be gone: a failure then is the end, not an error.
+  auto job_over = [&](const Status& s) { return absl::IsOutOfRange(s) || own_server->job_complete(); };
+  // The job may end before this worker's first step (it was cut off, or started late).
+  auto ended_before_training = [&](const Status& s) {
+    if (!job_over(s)) return Fail(s);
+    std::printf("worker %d: the job is complete; no steps to run\n", task->task_index);
+    std::fflush(stdout);
+    return 0;
+  };
   auto session = train::MonitoredTrainingSession(root, mts);
-  if (!session.ok()) return Fail(session.status());
+  if (!session.ok()) return ended_before_training(session.status());
   auto first = (*session)->Run({loss});
-  if (!first.ok()) return Fail(first.status());
+  if (!first.ok()) return ended_before_training(first.status());
   const float initial_loss = (*first)[0].scalar<float>();
   int64_t local_steps = 0;
   // The last values a step returned: what this worker reports when the job completed under it
@@ -215,8 +224,7 @@ int main(int argc, char** argv) {
     if (flags.sync && (*r)[2].scalar<int64_t>() >= flags.last_step) break;
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  // Once the job is complete the ps tasks may be gone: what the last step returned stands.
-  auto job_over = [&](const Status& s) { return absl::IsOutOfRange(s) || own_server->job_complete(); };
+  // What the last step returned stands when the job completed meanwhile.
   if ((*session)->raw_session() != nullptr) {
     auto last = (*session)->raw_session()->Run({loss, global_step});
     if (last.ok()) {

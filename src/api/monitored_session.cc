@@ -85,11 +85,13 @@ bool MonitoredSession::ShouldStop() const {
 }
 
 bool MonitoredSession::BackOff(const Status& error) {
-  if (!IsRecoverableError(error)) return false;
+  // Once the job is complete every failure is its end (a new session is refused with OutOfRange,
+  // steps fail because the ps tasks are gone), never something to recover from.
   if (recovery_.job_complete && recovery_.job_complete()) {
     job_complete_ = true;
     return false;
   }
+  if (!IsRecoverableError(error)) return false;
   if (failed_attempts_ >= recovery_.max_recovery_attempts) return false;
   ++failed_attempts_;
   int64_t wait = std::max<int64_t>(recovery_.initial_backoff_ms, 0);

@@ -36,13 +36,14 @@ Status Server::NotifyJobComplete(const JobCompleteOptions& options, JobCompleteR
 
 Status NotifyJobComplete(const std::string& target, const JobCompleteOptions& options, JobCompleteResult* result) {
   InitDflow();
-  if (options.drain_ms < 0 || options.timeout_ms < 0) {
-    return errors::InvalidArgument("NotifyJobComplete: drain_ms (", options.drain_ms, ") and timeout_ms (",
-                                   options.timeout_ms, ") must be >= 0");
+  if (options.drain_ms < 0 || options.timeout_ms < 0 || options.retry_ms < 0) {
+    return errors::InvalidArgument("NotifyJobComplete: drain_ms (", options.drain_ms, "), timeout_ms (",
+                                   options.timeout_ms, ") and retry_ms (", options.retry_ms, ") must be >= 0");
   }
   proto::CompleteJobRequest req;
   req.set_drain_ms(options.drain_ms);
   req.set_timeout_ms(options.timeout_ms);
+  req.set_retry_ms(options.retry_ms > 0 ? options.retry_ms : -1);  // 0 here: no retries
   proto::CompleteJobResponse resp;
   RETURN_IF_ERROR(rpc::CompleteJob(target, req, &resp));
   if (result != nullptr) {

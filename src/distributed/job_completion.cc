@@ -1,6 +1,10 @@
 #include "distributed/job_completion.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <memory>
+#include <thread>
 #include <mutex>
 #include <vector>
 
@@ -25,6 +29,7 @@ void BroadcastJobComplete(WorkerCache* workers, const std::string& local_task, c
                           proto::CompleteJobResponse* resp) {
   const int64_t timeout_ms = req.timeout_ms() > 0 ? req.timeout_ms() : kDefaultJobCompleteTimeoutMs;
   const int64_t drain_ms = req.drain_ms() >= 0 ? req.drain_ms() : 0;
+  const int64_t retry_ms = req.retry_ms() == 0 ? kDefaultJobCompleteRetryMs : std::max<int64_t>(req.retry_ms(), 0);
   struct Call {
     std::string task;
     std::shared_ptr<WorkerInterface> worker;
@@ -33,11 +38,12 @@ void BroadcastJobComplete(WorkerCache* workers, const std::string& local_task, c
     Status status;
     Notification done;
   };
-  auto start = [&](const std::string& task) {
+  auto start = [&](const std::string& task, bool record_only = false) {
     auto c = std::make_shared<Call>();
     c->task = task;
     c->req.set_source_task(local_task);
     c->req.set_drain_ms(drain_ms);
+    c->req.set_record_only(record_only);
     StatusOr<std::shared_ptr<WorkerInterface>> w = workers->GetWorker(task);
     if (!w.ok()) {
       c->status = w.status();
@@ -51,18 +57,39 @@ void BroadcastJobComplete(WorkerCache* workers, const std::string& local_task, c
     });
     return c;
   };
-  auto finish = [&](const std::shared_ptr<Call>& c) {
+  // OK when the task was told; else why not.
+  auto finish = [&](const std::shared_ptr<Call>& c) -> Status {
     // The transport bounds each call; this bound only guards a transport that does not.
     if (!c->done.WaitFor(std::chrono::milliseconds(timeout_ms + 5000))) {
-      resp->add_unreachable_tasks(absl::StrCat(c->task, ": no answer within ", timeout_ms, " ms"));
-      return;
+      return errors::DeadlineExceeded("no answer within ", timeout_ms, " ms");
     }
-    if (c->status.ok()) {
-      resp->add_notified_tasks(c->task);
-    } else {
-      std::string where = workers->TaskAddress(c->task);
-      resp->add_unreachable_tasks(
-          absl::StrCat(c->task, where.empty() ? "" : absl::StrCat(" (", where, ")"), ": ", c->status.ToString()));
+    return c->status;
+  };
+  // Tasks not told yet, with their last error and since when every try was refused.
+  struct Missed {
+    std::string task;
+    Status error;
+    std::chrono::steady_clock::time_point refused_since;
+    bool refused = false;
+  };
+  std::vector<Missed> missed;
+  // Tells the tasks of `wave` at once; those not told go to `still`. `before`: their earlier
+  // failures, if any.
+  auto run_wave = [&](const std::vector<std::string>& wave, const std::vector<Missed>& before,
+                      std::vector<Missed>* still) {
+    std::vector<std::shared_ptr<Call>> calls;
+    for (const std::string& task : wave) calls.push_back(start(task));
+    for (const auto& c : calls) {
+      Status s = finish(c);
+      if (s.ok()) {
+        resp->add_notified_tasks(c->task);
+        continue;
+      }
+      Missed m{c->task, s, std::chrono::steady_clock::now(), absl::IsUnavailable(s)};
+      for (const Missed& b : before) {
+        if (b.task == m.task && b.refused && m.refused) m.refused_since = b.refused_since;
+      }
+      still->push_back(std::move(m));
     }
   };
   // Three waves: the tasks that run training steps, then the ps tasks, then this one. A ps task
@@ -76,12 +103,54 @@ void BroadcastJobComplete(WorkerCache* workers, const std::string& local_task, c
       (absl::StartsWith(task, "/job:ps/") ? ps : others).push_back(task);
     }
   }
-  for (const std::vector<std::string>* wave : {&others, &ps}) {
-    std::vector<std::shared_ptr<Call>> calls;
-    for (const std::string& task : *wave) calls.push_back(start(task));
-    for (const auto& c : calls) finish(c);
+  for (const std::vector<std::string>* wave : {&others, &ps}) run_wave(*wave, {}, &missed);
+  // A task that did not answer may be cut off from this one, or busy: it is tried again for
+  // retry_ms, so that it learns the job is over once it can be reached (else it would retry its
+  // own steps until it gave up, and fail a job that succeeded). One whose connection is refused
+  // has no server running; it is given kJobCompleteGoneMs to come back.
+  const auto retry_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(retry_ms);
+  // Meanwhile this task keeps serving, and says the job is complete to a task that asks it (one
+  // that reconnects may ask before it is told).
+  if (has_local && !missed.empty() && retry_ms > 0) finish(start(local_task, true)).IgnoreError();
+  int64_t backoff_ms = 200;
+  while (!missed.empty() && std::chrono::steady_clock::now() < retry_until) {
+    std::vector<std::string> again;
+    std::vector<Missed> given_up;
+    const auto now = std::chrono::steady_clock::now();
+    for (const Missed& m : missed) {
+      if (m.refused && now - m.refused_since >= std::chrono::milliseconds(kJobCompleteGoneMs)) {
+        given_up.push_back(m);
+      } else {
+        again.push_back(m.task);
+      }
+    }
+    if (again.empty()) {
+      missed = std::move(given_up);
+      break;
+    }
+    if (backoff_ms == 200) {
+      for (const std::string& t : again) {
+        std::fprintf(stderr, "dflow: the job is complete, but task %s was not told yet; trying again for %lld ms\n",
+                     t.c_str(), static_cast<long long>(retry_ms));
+      }
+    }
+    const auto wake = std::min(retry_until, now + std::chrono::milliseconds(backoff_ms));
+    std::this_thread::sleep_until(wake);
+    backoff_ms = std::min<int64_t>(backoff_ms * 2, 2000);
+    std::vector<Missed> next = std::move(given_up);
+    run_wave(again, missed, &next);
+    missed = std::move(next);
   }
-  if (has_local) finish(start(local_task));
+  for (const Missed& m : missed) {
+    std::string where = workers->TaskAddress(m.task);
+    resp->add_unreachable_tasks(
+        absl::StrCat(m.task, where.empty() ? "" : absl::StrCat(" (", where, ")"), ": ", m.error.ToString()));
+  }
+  if (has_local) {
+    Status s = finish(start(local_task));
+    if (s.ok()) resp->add_notified_tasks(local_task);
+    else resp->add_unreachable_tasks(absl::StrCat(local_task, ": ", s.ToString()));
+  }
 }
 
 }  // namespace dflow

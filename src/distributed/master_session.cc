@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_join.h"
 #include "base/env.h"
+#include "distributed/job_completion.h"
 #include "framework/device_name.h"
 #include "framework/rendezvous.h"
 #include "graph/function_library.h"
@@ -75,16 +76,20 @@ StatusOr<std::shared_ptr<MasterSession>> MasterSession::Create(std::string handl
                                                                 const proto::SessionConfig& config,
                                                                 int64_t startup_wait_ms, int64_t probe_timeout_ms) {
   std::shared_ptr<MasterSession> s(new MasterSession(std::move(handle), local_task, workers, config));
-  std::vector<std::string> pending;
+  std::vector<std::string> pending, bystanders;
   for (const std::string& task : workers->ListTasks()) {
-    if (task == local_task || PassesFilters(task, config)) pending.push_back(task);
+    (task == local_task || PassesFilters(task, config) ? pending : bystanders).push_back(task);
   }
   // Ask every task for its devices; retry the silent ones until the wait is over.
   const int64_t deadline = Env::Default()->NowMicros() + startup_wait_ms * 1000;
   std::map<std::string, proto::GetStatusResponse> found;
   std::map<std::string, Status> last_error;
   int64_t next_log = Env::Default()->NowMicros() + 2000000;
-  while (!pending.empty()) {
+  for (int round = 0; !pending.empty(); ++round) {
+    // While some task is silent (this task may be cut off, or recovering from a lost link), the
+    // tasks outside the session's filters are asked too, only whether the job is complete.
+    std::vector<std::string> asked = pending;
+    if (round > 0) asked.insert(asked.end(), bystanders.begin(), bystanders.end());
     struct Probe {
       proto::GetStatusRequest req;
       proto::GetStatusResponse resp;
@@ -94,8 +99,8 @@ StatusOr<std::shared_ptr<MasterSession>> MasterSession::Create(std::string handl
     std::vector<std::unique_ptr<Probe>> probes;
     std::mutex mu;
     std::condition_variable cv;
-    size_t left = pending.size();
-    for (const std::string& task : pending) {
+    size_t left = asked.size();
+    for (const std::string& task : asked) {
       probes.push_back(std::make_unique<Probe>());
       Probe* p = probes.back().get();
       p->opts.timeout_ms = probe_timeout_ms;
@@ -110,6 +115,23 @@ StatusOr<std::shared_ptr<MasterSession>> MasterSession::Create(std::string handl
     {
       std::unique_lock<std::mutex> l(mu);
       cv.wait(l, [&] { return left == 0; });
+    }
+    // A task that was told the job is complete: this task missed the announcement. It learns it
+    // now, as if told, and the session is refused the way every step is after the job ended.
+    for (size_t i = 0; i < asked.size(); ++i) {
+      const std::string& source = probes[i]->resp.job_complete_source();
+      if (!probes[i]->status.ok() || source.empty()) continue;
+      std::fprintf(stderr, "dflow: task %s says the job is complete (%s ended training)\n", asked[i].c_str(),
+                   source.c_str());
+      StatusOr<std::shared_ptr<WorkerInterface>> self = workers->GetWorker(local_task);
+      if (self.ok()) {
+        auto req = std::make_shared<proto::JobCompleteRequest>();
+        auto resp = std::make_shared<proto::JobCompleteResponse>();
+        req->set_source_task(source);
+        req->set_drain_ms(kDefaultJobDrainMs);
+        (*self)->JobCompleteAsync(req.get(), resp.get(), [req, resp](const Status&) {});
+      }
+      return JobCompleteError(local_task, source);
     }
     std::vector<std::string> still;
     for (size_t i = 0; i < pending.size(); ++i) {

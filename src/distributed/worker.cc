@@ -52,6 +52,10 @@ void Worker::GetStatusAsync(const proto::GetStatusRequest*, proto::GetStatusResp
   d->set_name(device_->name());
   d->set_device_type(device_->device_type());
   d->set_incarnation(incarnation_);
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (!job_complete_.ok()) resp->set_job_complete_source(job_complete_source_);
+  }
   done(absl::OkStatus());
 }
 
@@ -468,6 +472,10 @@ void Worker::JobCompleteAsync(const proto::JobCompleteRequest* req, proto::JobCo
     std::lock_guard<std::mutex> l(mu_);
     if (job_complete_.ok()) {
       job_complete_ = JobCompleteError(task_, req->source_task());
+      job_complete_source_ = req->source_task().empty() ? std::string("the chief") : req->source_task();
+    }
+    if (!req->record_only() && !job_complete_handled_) {
+      job_complete_handled_ = true;
       handler = job_complete_handler_;
     }
   }

@@ -56,7 +56,8 @@ class Worker : public WorkerInterface {
   void ResetAsync(const proto::ResetRequest* req, proto::ResetResponse* resp, StatusCallback done) override;
   Status Deposit(int64_t step_id, const std::string& key, const Tensor& value, bool is_dead) override;
   // Marks the job complete: RunGraph of steps not yet known here fails with JobCompleteError
-  // from now on; then calls the handler (once, the first time), which drains and stops the server.
+  // from now on, and GetStatus tells who declared it; then, unless req->record_only, calls the
+  // handler (once), which drains and stops the server.
   void JobCompleteAsync(const proto::JobCompleteRequest* req, proto::JobCompleteResponse* resp,
                         StatusCallback done) override;
   // What a JobComplete does beyond refusing new steps: `handler(source_task, drain_ms)`. It must
@@ -121,6 +122,8 @@ class Worker : public WorkerInterface {
   int64_t in_flight_ = 0;            // RunGraph and RecvTensor calls not yet completed
   Status stopped_;         // set by AbortAll
   Status job_complete_;    // set by JobComplete: refuses new steps
+  std::string job_complete_source_;  // who declared it (GetStatus tells peers that missed it)
+  bool job_complete_handled_ = false;  // the handler ran (a JobComplete that was not record_only)
   int64_t next_run_id_ = 1;
   // The partitions running here, each with the function that cancels it with a reason.
   std::map<int64_t, std::function<void(const Status&)>> running_;

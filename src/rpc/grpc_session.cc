@@ -302,9 +302,11 @@ Status CompleteJob(const std::string& target, const proto::CompleteJobRequest& r
   if (auto local = LocalMaster::Find(address.substr(0, colon), port)) return local->CompleteJob(req, resp);
   auto stub = proto::rpc::MasterService::NewStub(NewChannel(address));
   grpc::ClientContext ctx;
-  // Each task is told within the request's timeout, the master's own task after the others.
+  // Each task is told within the request's timeout, the master's own task after the others, and
+  // those not told are tried again for the retry time.
   const int64_t per_task = req.timeout_ms() > 0 ? req.timeout_ms() : kDefaultJobCompleteTimeoutMs;
-  SetTimeout(&ctx, 2 * per_task + 15000);
+  const int64_t retry = req.retry_ms() == 0 ? kDefaultJobCompleteRetryMs : std::max<int64_t>(req.retry_ms(), 0);
+  SetTimeout(&ctx, 3 * per_task + retry + 15000);
   Status s = FromGrpc(stub->CompleteJob(&ctx, req, resp));
   if (s.code() == absl::StatusCode::kUnavailable) {
     return errors::Unavailable("The server at ", address, " is unreachable: ", s.message());

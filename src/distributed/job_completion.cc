@@ -14,6 +14,12 @@
 namespace dflow {
 namespace {
 constexpr char kMarker[] = "Job is complete";
+
+// A call that failed this fast with Unavailable was answered by the task's host: nothing serves
+// on its port (the connection was refused, or closed at once). Through a cut link a call fails by
+// timing out instead, its connection attempt hanging.
+constexpr auto kAnsweredWithin = std::chrono::milliseconds(1000);
+
 }  // namespace
 
 Status JobCompleteError(const std::string& task, const std::string& source) {
@@ -35,6 +41,8 @@ void BroadcastJobComplete(WorkerCache* workers, const std::string& local_task, c
     std::shared_ptr<WorkerInterface> worker;
     proto::JobCompleteRequest req;
     proto::JobCompleteResponse resp;
+    CallOptions opts;  // the call's deadline
+    std::chrono::steady_clock::time_point started, ended;
     Status status;
     Notification done;
   };
@@ -44,6 +52,8 @@ void BroadcastJobComplete(WorkerCache* workers, const std::string& local_task, c
     c->req.set_source_task(local_task);
     c->req.set_drain_ms(drain_ms);
     c->req.set_record_only(record_only);
+    c->opts.timeout_ms = timeout_ms;
+    c->started = std::chrono::steady_clock::now();
     StatusOr<std::shared_ptr<WorkerInterface>> w = workers->GetWorker(task);
     if (!w.ok()) {
       c->status = w.status();
@@ -51,7 +61,8 @@ void BroadcastJobComplete(WorkerCache* workers, const std::string& local_task, c
       return c;
     }
     c->worker = *w;
-    c->worker->JobCompleteAsync(&c->req, &c->resp, [c](const Status& s) {
+    c->worker->JobCompleteAsync(&c->req, &c->resp, &c->opts, [c](const Status& s) {
+      c->ended = std::chrono::steady_clock::now();
       c->status = s;
       c->done.Notify();
     });
@@ -65,7 +76,8 @@ void BroadcastJobComplete(WorkerCache* workers, const std::string& local_task, c
     }
     return c->status;
   };
-  // Tasks not told yet, with their last error and since when every try was refused.
+  // Tasks not told yet, with their last error and since when every try was answered at once
+  // with "nothing serves here".
   struct Missed {
     std::string task;
     Status error;
@@ -85,7 +97,8 @@ void BroadcastJobComplete(WorkerCache* workers, const std::string& local_task, c
         resp->add_notified_tasks(c->task);
         continue;
       }
-      Missed m{c->task, s, std::chrono::steady_clock::now(), absl::IsUnavailable(s)};
+      const bool answered = c->done.HasBeenNotified() && c->ended - c->started < kAnsweredWithin;
+      Missed m{c->task, s, std::chrono::steady_clock::now(), absl::IsUnavailable(s) && answered};
       for (const Missed& b : before) {
         if (b.task == m.task && b.refused && m.refused) m.refused_since = b.refused_since;
       }
@@ -106,8 +119,9 @@ void BroadcastJobComplete(WorkerCache* workers, const std::string& local_task, c
   for (const std::vector<std::string>* wave : {&others, &ps}) run_wave(*wave, {}, &missed);
   // A task that did not answer may be cut off from this one, or busy: it is tried again for
   // retry_ms, so that it learns the job is over once it can be reached (else it would retry its
-  // own steps until it gave up, and fail a job that succeeded). One whose connection is refused
-  // has no server running; it is given kJobCompleteGoneMs to come back.
+  // own steps until it gave up, and fail a job that succeeded). One where nothing serves (every
+  // try refused or closed at once: it died, restarts, or learnt the job's end from another task
+  // and stopped) is given kJobCompleteGoneMs to come back.
   const auto retry_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(retry_ms);
   // Meanwhile this task keeps serving, and says the job is complete to a task that asks it (one
   // that reconnects may ask before it is told).

@@ -129,7 +129,7 @@ StatusOr<std::shared_ptr<MasterSession>> MasterSession::Create(std::string handl
         auto resp = std::make_shared<proto::JobCompleteResponse>();
         req->set_source_task(source);
         req->set_drain_ms(kDefaultJobDrainMs);
-        (*self)->JobCompleteAsync(req.get(), resp.get(), [req, resp](const Status&) {});
+        (*self)->JobCompleteAsync(req.get(), resp.get(), nullptr, [req, resp](const Status&) {});
       }
       return JobCompleteError(local_task, source);
     }

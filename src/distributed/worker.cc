@@ -465,7 +465,7 @@ StatusCallback Worker::Track(StatusCallback done) {
   };
 }
 
-void Worker::JobCompleteAsync(const proto::JobCompleteRequest* req, proto::JobCompleteResponse*,
+void Worker::JobCompleteAsync(const proto::JobCompleteRequest* req, proto::JobCompleteResponse*, CallOptions*,
                               StatusCallback done) {
   JobCompleteHandler handler;
   {

@@ -58,7 +58,7 @@ class Worker : public WorkerInterface {
   // Marks the job complete: RunGraph of steps not yet known here fails with JobCompleteError
   // from now on, and GetStatus tells who declared it; then, unless req->record_only, calls the
   // handler (once), which drains and stops the server.
-  void JobCompleteAsync(const proto::JobCompleteRequest* req, proto::JobCompleteResponse* resp,
+  void JobCompleteAsync(const proto::JobCompleteRequest* req, proto::JobCompleteResponse* resp, CallOptions* opts,
                         StatusCallback done) override;
   // What a JobComplete does beyond refusing new steps: `handler(source_task, drain_ms)`. It must
   // return promptly (start a thread for the drain). Set before serving.

@@ -61,9 +61,10 @@ class WorkerInterface {
   virtual void RecvTensorAsync(const proto::RecvTensorRequest* req, RecvTensorResult* result, CallOptions* opts,
                                StatusCallback done) = 0;
   virtual void ResetAsync(const proto::ResetRequest* req, proto::ResetResponse* resp, StatusCallback done) = 0;
-  // The job is complete (distributed/job_completion.h). Unimplemented by default.
+  // The job is complete (distributed/job_completion.h). `opts` (may be null) bounds the call.
+  // Unimplemented by default.
   virtual void JobCompleteAsync(const proto::JobCompleteRequest* req, proto::JobCompleteResponse* resp,
-                                StatusCallback done) {
+                                CallOptions* opts, StatusCallback done) {
     done(errors::Unimplemented("JobComplete is not supported by this transport"));
   }
   // In process only (the master's own task): puts a tensor another task sent into step

@@ -133,9 +133,9 @@ class GrpcRemoteWorker : public WorkerInterface {
     Unary(STUB_CALL(Reset), req, resp, nullptr, kControlTimeoutMs,
           std::move(done));
   }
-  void JobCompleteAsync(const proto::JobCompleteRequest* req, proto::JobCompleteResponse* resp,
+  void JobCompleteAsync(const proto::JobCompleteRequest* req, proto::JobCompleteResponse* resp, CallOptions* opts,
                         StatusCallback done) override {
-    Unary(STUB_CALL(JobComplete), req, resp, nullptr, kDefaultJobCompleteTimeoutMs, std::move(done));
+    Unary(STUB_CALL(JobComplete), req, resp, opts, kDefaultJobCompleteTimeoutMs, std::move(done));
   }
   void RecvTensorAsync(const proto::RecvTensorRequest* req, RecvTensorResult* result, CallOptions* opts,
                        StatusCallback done) override {

@@ -180,7 +180,7 @@ class WorkerServiceImpl final
   }
   grpc::Status JobComplete(grpc::ServerContext* ctx, const proto::JobCompleteRequest* req,
                            proto::JobCompleteResponse* resp) override {
-    return ToGrpc(Wait(ctx, nullptr, [&](StatusCallback d) { worker_->JobCompleteAsync(req, resp, d); }));
+    return ToGrpc(Wait(ctx, nullptr, [&](StatusCallback d) { worker_->JobCompleteAsync(req, resp, nullptr, d); }));
   }
 
   grpc::ServerWriteReactor<grpc::ByteBuffer>* RecvTensor(grpc::CallbackServerContext* ctx,

@@ -54,8 +54,8 @@ struct JobCompleteOptions {
   int64_t timeout_ms = 10000;
   // How long to keep trying the tasks that could not be told (cut off from this one, or not
   // answering), so that a task whose link comes back learns the job is over and exits 0 instead
-  // of retrying its steps until it fails; 0: no retries. A task whose connection is refused (no
-  // server runs there) is tried for 3 s only.
+  // of retrying its steps until it fails; 0: no retries. A task where nothing serves (every try
+  // refused or closed within a second) is tried for 3 s only.
   int64_t retry_ms = 60000;
 };
 

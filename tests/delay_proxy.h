@@ -4,7 +4,7 @@
 // received and those still arriving are held, and new connections are accepted but forward
 // nothing, as when packets are dropped; SetCut(false) heals it and the held bytes go on in order,
 // as TCP's retransmissions would deliver them. A side that closes its connection closes the
-// other side's after the delay.
+// other side's after the delay; a connection to a target where nothing serves is reset.
 //
 // Header-only; for tests. Threads: one accepting, two per connection and direction. The
 // destructor stops everything and joins every thread (bounded: sockets are shut down first).
@@ -183,6 +183,10 @@ class DelayProxy {
       addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
       addr.sin_port = htons(static_cast<uint16_t>(target_port_));
       if (server < 0 || connect(server, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+        // Nothing serves behind the proxy: the client's connection is reset, as close to a refused
+        // one as a proxy that has accepted it can come.
+        linger reset{1, 0};
+        setsockopt(client, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
         close(client);
         if (server >= 0) close(server);
         continue;

@@ -21,8 +21,8 @@
 // themselves. Workers are told before the ps tasks, and the chief's own server last: a step that
 // fails because a ps task stopped fails on a task that already knows the job is complete. A task
 // that could not be told is tried again for JobCompleteOptions::retry_ms; and a task that missed
-// the announcement learns it from any task that was told: a new session (a training session
-// recovering from the lost link) asks every task it can reach, and one that says the job is
+// the announcement learns it from a task that was told: a new session (a training session
+// recovering from the lost link) asks its tasks and the chief, and one that says the job is
 // complete makes this task complete too (job_complete() turns true, the session fails with
 // OutOfRange "Job is complete").
 #pragma once
@@ -54,8 +54,8 @@ struct JobCompleteOptions {
   int64_t timeout_ms = 10000;
   // How long to keep trying the tasks that could not be told (cut off from this one, or not
   // answering), so that a task whose link comes back learns the job is over and exits 0 instead
-  // of retrying its steps until it fails; 0: no retries. A task where nothing serves (every try
-  // refused or closed within a second) is tried for 3 s only.
+  // of retrying its steps until it fails; 0: no retries. A task where nothing serves (every try's
+  // connection refused or reset: its process is gone) is tried for 3 s only.
   int64_t retry_ms = 60000;
 };
 

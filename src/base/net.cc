@@ -65,20 +65,27 @@ bool IsLoopbackIpv6(std::string host) {
   return inet_pton(AF_INET6, host.c_str(), &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
 }
 
-bool IsLoopbackName(std::string host) {
+std::string Lower(std::string host) {
   std::transform(host.begin(), host.end(), host.begin(), [](unsigned char c) { return std::tolower(c); });
-  return host == "localhost" || host == "localhost6" || host == "ip6-localhost" || host == "ip6-loopback";
+  return host;
+}
+
+// "localhost" names both loopback addresses (clients try each); the others only ::1.
+bool IsIpv4LoopbackName(const std::string& host) { return Lower(host) == "localhost"; }
+bool IsIpv6LoopbackName(const std::string& host) {
+  std::string h = Lower(host);
+  return h == "localhost6" || h == "ip6-localhost" || h == "ip6-loopback";
 }
 
 }  // namespace
 
 bool IsLoopbackHost(const std::string& host) {
-  return IsLoopbackName(host) || IsLoopbackIpv6(host) || !LoopbackIpv4(host).empty();
+  return IsIpv4LoopbackName(host) || IsIpv6LoopbackName(host) || IsLoopbackIpv6(host) || !LoopbackIpv4(host).empty();
 }
 
 std::string ListenAddress(const std::string& host, int port) {
-  if (IsLoopbackName(host)) return absl::StrCat("127.0.0.1:", port);
-  if (IsLoopbackIpv6(host)) return absl::StrCat("[::1]:", port);
+  if (IsIpv4LoopbackName(host)) return absl::StrCat("127.0.0.1:", port);
+  if (IsIpv6LoopbackName(host) || IsLoopbackIpv6(host)) return absl::StrCat("[::1]:", port);
   std::string v4 = LoopbackIpv4(host);
   if (!v4.empty()) return absl::StrCat(v4, ":", port);
   return absl::StrCat("[::]:", port);

@@ -20,8 +20,9 @@ StatusOr<std::vector<int>> PickFreePorts(int n);
 bool IsLoopbackHost(const std::string& host);
 
 // The address a task whose cluster address is host:port listens on: the loopback address itself
-// for a loopback host ("127.0.0.1" for the names, "[::1]" for IPv6, the IPv4 address otherwise,
-// so that "127.0.0.2" listens where clients connect), every interface ("[::]") for any other host.
+// for a loopback host ("127.0.0.1" for localhost, "[::1]" for the IPv6 names and addresses, the
+// IPv4 address otherwise, so that "127.0.0.2" listens where clients connect), every interface
+// ("[::]") for any other host.
 std::string ListenAddress(const std::string& host, int port);
 
 }  // namespace dflow

@@ -19,6 +19,8 @@ TEST(NetTest, EveryLoopbackFormIsLoopback) {
 
 TEST(NetTest, ALoopbackHostListensOnItsOwnAddressOnly) {
   EXPECT_EQ(ListenAddress("localhost", 2222), "127.0.0.1:2222");
+  EXPECT_EQ(ListenAddress("localhost6", 2222), "[::1]:2222");
+  EXPECT_EQ(ListenAddress("IP6-Localhost", 2222), "[::1]:2222");
   EXPECT_EQ(ListenAddress("127.0.0.1", 2222), "127.0.0.1:2222");
   EXPECT_EQ(ListenAddress("127.0.0.2", 2222), "127.0.0.2:2222");
   EXPECT_EQ(ListenAddress("127.1", 2222), "127.0.0.1:2222");

@@ -15,10 +15,14 @@ namespace dflow {
 namespace {
 constexpr char kMarker[] = "Job is complete";
 
-// A call that failed this fast with Unavailable was answered by the task's host: nothing serves
-// on its port (the connection was refused, or closed at once). Through a cut link a call fails by
-// timing out instead, its connection attempt hanging.
-constexpr auto kAnsweredWithin = std::chrono::milliseconds(1000);
+// The task's host answered that nothing serves on its port: the connection was refused, or reset
+// (a process that died). A cut link answers nothing: calls time out, or fail at once while the
+// channel waits to reconnect, with the last connection attempt's timeout as their message. (How
+// fast a call failed says nothing: a channel between connection attempts fails calls at once.)
+bool NothingServes(const Status& s) {
+  return absl::IsUnavailable(s) &&
+         (absl::StrContains(s.message(), "Connection refused") || absl::StrContains(s.message(), "Connection reset"));
+}
 
 }  // namespace
 
@@ -42,7 +46,6 @@ void BroadcastJobComplete(WorkerCache* workers, const std::string& local_task, c
     proto::JobCompleteRequest req;
     proto::JobCompleteResponse resp;
     CallOptions opts;  // the call's deadline
-    std::chrono::steady_clock::time_point started, ended;
     Status status;
     Notification done;
   };
@@ -53,7 +56,6 @@ void BroadcastJobComplete(WorkerCache* workers, const std::string& local_task, c
     c->req.set_drain_ms(drain_ms);
     c->req.set_record_only(record_only);
     c->opts.timeout_ms = timeout_ms;
-    c->started = std::chrono::steady_clock::now();
     StatusOr<std::shared_ptr<WorkerInterface>> w = workers->GetWorker(task);
     if (!w.ok()) {
       c->status = w.status();
@@ -62,7 +64,6 @@ void BroadcastJobComplete(WorkerCache* workers, const std::string& local_task, c
     }
     c->worker = *w;
     c->worker->JobCompleteAsync(&c->req, &c->resp, &c->opts, [c](const Status& s) {
-      c->ended = std::chrono::steady_clock::now();
       c->status = s;
       c->done.Notify();
     });
@@ -97,8 +98,7 @@ void BroadcastJobComplete(WorkerCache* workers, const std::string& local_task, c
         resp->add_notified_tasks(c->task);
         continue;
       }
-      const bool answered = c->done.HasBeenNotified() && c->ended - c->started < kAnsweredWithin;
-      Missed m{c->task, s, std::chrono::steady_clock::now(), absl::IsUnavailable(s) && answered};
+      Missed m{c->task, s, std::chrono::steady_clock::now(), NothingServes(s)};
       for (const Missed& b : before) {
         if (b.task == m.task && b.refused && m.refused) m.refused_since = b.refused_since;
       }
@@ -120,8 +120,8 @@ void BroadcastJobComplete(WorkerCache* workers, const std::string& local_task, c
   // A task that did not answer may be cut off from this one, or busy: it is tried again for
   // retry_ms, so that it learns the job is over once it can be reached (else it would retry its
   // own steps until it gave up, and fail a job that succeeded). One where nothing serves (every
-  // try refused or closed at once: it died, restarts, or learnt the job's end from another task
-  // and stopped) is given kJobCompleteGoneMs to come back.
+  // try refused or reset: it died, restarts, or learnt the job's end from another task and
+  // stopped) is given kJobCompleteGoneMs to come back.
   const auto retry_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(retry_ms);
   // Meanwhile this task keeps serving, and says the job is complete to a task that asks it (one
   // that reconnects may ask before it is told).

@@ -27,8 +27,8 @@ inline constexpr int64_t kDefaultJobDrainMs = 5000;
 inline constexpr int64_t kDefaultJobCompleteTimeoutMs = 10000;
 // Default time to keep trying the tasks that could not be told.
 inline constexpr int64_t kDefaultJobCompleteRetryMs = 60000;
-// How long a task where nothing serves (connections refused or closed at once) may take to come
-// back before it is no longer tried.
+// How long a task where nothing serves (connections refused or reset) may take to come back
+// before it is no longer tried.
 inline constexpr int64_t kJobCompleteGoneMs = 3000;
 
 // The error of a step refused or failed on `task` because `source` declared the job complete.
@@ -43,8 +43,8 @@ bool IsJobCompleteError(const Status& s);
 // task it uses stops, and the caller's own server stops after the others were told. Before the
 // last wave, the tasks that could not be told are tried again with backoff (200 ms to 2 s) for
 // req.retry_ms: a task cut off from this one learns the job is over once the link is back,
-// instead of retrying its steps until it fails. A task where nothing serves (every try refused or
-// closed within a second: its process is gone) is tried for kJobCompleteGoneMs only. Fills `resp` with the tasks told and those that
+// instead of retrying its steps until it fails. A task where nothing serves (every try's
+// connection refused or reset: its process is gone) is tried for kJobCompleteGoneMs only. Fills `resp` with the tasks told and those that
 // could not be (not an error: the job is over for them too). Never blocks longer than about
 // three times the timeout plus the retry time.
 void BroadcastJobComplete(WorkerCache* workers, const std::string& local_task, const proto::CompleteJobRequest& req,

@@ -6,6 +6,7 @@
 #include <set>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "base/env.h"
 #include "distributed/job_completion.h"
@@ -76,9 +77,20 @@ StatusOr<std::shared_ptr<MasterSession>> MasterSession::Create(std::string handl
                                                                 const proto::SessionConfig& config,
                                                                 int64_t startup_wait_ms, int64_t probe_timeout_ms) {
   std::shared_ptr<MasterSession> s(new MasterSession(std::move(handle), local_task, workers, config));
+  // The chief (TensorFlow's rule: /job:chief/task:0, else /job:worker/task:0) is asked too when
+  // it is outside the filters, only whether the job is complete, while a task of the session is
+  // silent: it keeps the record of the job's end while it tells the tasks it could not reach.
   std::vector<std::string> pending, bystanders;
-  for (const std::string& task : workers->ListTasks()) {
-    (task == local_task || PassesFilters(task, config) ? pending : bystanders).push_back(task);
+  const std::vector<std::string> tasks = workers->ListTasks();
+  const bool has_chief_job = std::any_of(tasks.begin(), tasks.end(),
+                                         [](const std::string& t) { return absl::StartsWith(t, "/job:chief/"); });
+  const std::string chief = has_chief_job ? "/job:chief/replica:0/task:0" : "/job:worker/replica:0/task:0";
+  for (const std::string& task : tasks) {
+    if (task == local_task || PassesFilters(task, config)) {
+      pending.push_back(task);
+    } else if (task == chief) {
+      bystanders.push_back(task);
+    }
   }
   // Ask every task for its devices; retry the silent ones until the wait is over.
   const int64_t deadline = Env::Default()->NowMicros() + startup_wait_ms * 1000;
@@ -87,7 +99,7 @@ StatusOr<std::shared_ptr<MasterSession>> MasterSession::Create(std::string handl
   int64_t next_log = Env::Default()->NowMicros() + 2000000;
   for (int round = 0; !pending.empty(); ++round) {
     // While some task is silent (this task may be cut off, or recovering from a lost link), the
-    // tasks outside the session's filters are asked too, only whether the job is complete.
+    // chief is asked too.
     std::vector<std::string> asked = pending;
     if (round > 0) asked.insert(asked.end(), bystanders.begin(), bystanders.end());
     struct Probe {

@@ -363,6 +363,9 @@ void Worker::RunGraphAsync(const proto::RunGraphRequest* req, proto::RunGraphRes
     // Receivers elsewhere that wait for this task's tensors learn of the failure at once.
     if (!status.ok()) rendezvous->StartAbort(status);
     ReleaseStep(step_id, true);
+    // A run that was under way when its session closed may have made session state after the
+    // session's was dropped: drop it again.
+    if (reg->closed->IsCancelled()) DropSessionStateIfClosed(reg->session);
     done(status);
   });
 }
@@ -408,8 +411,9 @@ void Worker::RecvTensorAsync(const proto::RecvTensorRequest* req, RecvTensorResu
     return;
   }
   const int64_t step_id = req->step_id();
+  const std::string key = req->rendezvous_key();  // `req` may be gone once `done` has run
   auto finished = std::make_shared<std::atomic<bool>>(false);
-  (*step)->ServeRecv(req->rendezvous_key(), [this, step_id, result, finished, done = std::move(done)](
+  (*step)->ServeRecv(key, [this, step_id, result, finished, done = std::move(done)](
                                                 const Status& st, Tensor t, bool is_dead) {
     finished->store(true);
     if (st.ok()) {
@@ -421,11 +425,10 @@ void Worker::RecvTensorAsync(const proto::RecvTensorRequest* req, RecvTensorResu
   });
   // A caller that gives up (its deadline passed, it cancelled, it went away) takes its waiter
   // with it; otherwise a key that never comes would hold the waiter and the step forever. (Set
-  // after ServeRecv: a cancellation that came first runs at once. `opts` lives at least until
-  // this returns.)
+  // after ServeRecv: a cancellation that came first runs at once. `opts` stays valid until this
+  // returns, as WorkerInterface requires.)
   if (opts != nullptr && !finished->load()) {
     std::shared_ptr<StepRendezvous> rendezvous = *step;
-    std::string key = req->rendezvous_key();
     opts->SetCancelCallback([rendezvous, key] {
       rendezvous->CancelServe(key, errors::Cancelled("The receiver of '", key, "' gave up waiting for it"));
     });

@@ -3,7 +3,9 @@
 // it over the network. WorkerCache finds the interface of any task of the cluster.
 //
 // Every call completes by calling `done` exactly once, possibly on another thread, possibly
-// before the call returns. The request and response must outlive the call.
+// before the call returns. The request and response must outlive the call (until `done` has
+// run); `opts`, where given, must also stay valid until the call has returned, since a callee may
+// register its cancel action on it after handing the work on.
 #pragma once
 
 #include <functional>

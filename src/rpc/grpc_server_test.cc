@@ -2,6 +2,7 @@
 // tasks, shared variables, big tensors in both directions, unreachable tasks and hostile calls.
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
+#include <sys/resource.h>
 
 #include <chrono>
 #include <fstream>
@@ -332,6 +333,12 @@ TEST(GrpcServerTest, FiveHundredClientsConnectingAtOnceAllSucceed) {
   auto server = Server::CreateLocalServer();
   ASSERT_TRUE(server.ok()) << server.status();
   constexpr int kClients = 500;
+  // Both ends of every connection are in this process: raise the soft limit on open files (1024
+  // on many systems) as far as the hard limit allows.
+  rlimit files{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &files), 0);
+  files.rlim_cur = std::max<rlim_t>(files.rlim_cur, std::min<rlim_t>(files.rlim_max, 4 * kClients + 1024));
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &files), 0);
   std::latch ready(kClients);
   std::vector<Status> results(kClients);
   std::vector<float> values(kClients, 0.0f);

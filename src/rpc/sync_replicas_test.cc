@@ -232,8 +232,9 @@ TEST(SyncReplicasTest, NotifyJobCompleteReportsTasksThatAreGone) {
   EXPECT_EQ(NotifyJobComplete("localhost:1").code(), absl::StatusCode::kInvalidArgument);
 }
 
-// A worker cut off when the chief declares the job complete is told once its link is back: the
-// chief keeps trying it, and meanwhile its own task already says the job is complete.
+// A worker cut off when the chief declares the job complete, for longer than a connection attempt
+// may take, is told once its link is back: the chief keeps trying it, and meanwhile its own task
+// already says the job is complete.
 TEST(SyncReplicasTest, NotifyJobCompleteKeepsTryingATaskThatWasCutOff) {
   std::vector<int> ports = PickFreePorts(2).value();
   DelayProxy to_worker1(ports[1], 0);
@@ -258,11 +259,21 @@ TEST(SyncReplicasTest, NotifyJobCompleteKeepsTryingATaskThatWasCutOff) {
   o.retry_ms = 30000;
   JobCompleteResult result;
   Status status;
-  std::thread chief([&] { status = servers[0]->NotifyJobComplete(o, &result); });
+  std::atomic<bool> chief_done{false};
+  std::thread chief([&] {
+    status = servers[0]->NotifyJobComplete(o, &result);
+    chief_done = true;
+  });
   // The first try failed (the chief's own task records the job's end before it tries again);
   // worker 1 knows nothing yet.
   for (int i = 0; i < 1000 && !servers[0]->job_complete(); ++i) std::this_thread::sleep_for(10ms);
   ASSERT_TRUE(servers[0]->job_complete());
+  EXPECT_FALSE(servers[1]->job_complete());
+  // The cut outlasts gRPC's connect timeout (20 s): the chief's channel then fails calls at once
+  // between connection attempts, which must not pass for a task that is gone. (What is tested is
+  // the passage of time itself, so the test waits it out.)
+  std::this_thread::sleep_for(22s);
+  EXPECT_FALSE(chief_done.load());
   EXPECT_FALSE(servers[1]->job_complete());
   to_worker1.SetCut(false);
   chief.join();

@@ -40,7 +40,7 @@ bool WaitForLog(const std::string& path, const std::string& text, double seconds
   return true;
 }
 
-TEST(PartitionTest, AWorkerCutOffWhenTheJobCompletesLearnsItWhenItsLinksComeBack) {
+TEST(CutOffWorkerTest, LearnsTheJobCompletedWhenItsLinksComeBack) {
   TempDir dir;
   std::vector<int> ports = PickFreePorts(3).value();  // ps, worker 0 (the chief), worker 1
   DelayProxy to_ps(ports[0], 0), to_chief(ports[1], 0), to_w1(ports[2], 0);

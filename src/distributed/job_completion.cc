@@ -77,8 +77,8 @@ void BroadcastJobComplete(WorkerCache* workers, const std::string& local_task, c
     }
     return c->status;
   };
-  // Tasks not told yet, with their last error and since when every try was answered at once
-  // with "nothing serves here".
+  // Tasks not told yet, with their last error and since when every try found nothing serving
+  // there (NothingServes).
   struct Missed {
     std::string task;
     Status error;

@@ -178,9 +178,9 @@ int main(int argc, char** argv) {
   mts.save_checkpoint_steps = flags.save_checkpoint_steps;
   mts.max_wait_secs = flags.max_wait_secs;
   // Once the chief told every task the job is complete, a step that fails because the ps tasks
-  // are gone is the end of training, not a failure to recover from.
+  // are gone is the end of training, not a failure to recover from: the session knows it from
+  // this process's server (its target), with nothing to set here.
   Server* own_server = server->get();
-  mts.recovery.job_complete = [own_server] { return own_server->job_complete(); };
   mts.global_step = global_step;
   // This worker's session involves the ps tasks and itself only.
   mts.config.device_filters = {"/job:ps", worker};

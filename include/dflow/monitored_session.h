@@ -158,7 +158,9 @@ struct RecoveryOptions {
   int64_t max_backoff_ms = 5000;
   // Asked before each recovery attempt; true means the failure is the end of the job (the chief
   // told every task it is complete, so the ps tasks are gone on purpose: Server::job_complete):
-  // training then ends cleanly, as with OutOfRange, instead of recovering.
+  // training then ends cleanly, as with OutOfRange, instead of recovering. Left unset,
+  // MonitoredTrainingSession asks the server of this process whose target is `master` (the
+  // between-graph trainer's own task), so trainers need not set it.
   std::function<bool()> job_complete;
 };
 

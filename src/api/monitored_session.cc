@@ -12,6 +12,7 @@
 #include "dflow/basic_session_run_hooks.h"
 #include "dflow/coordinator.h"
 #include "dflow/summary.h"
+#include "distributed/local_master.h"
 #include "graph/graph.h"
 
 namespace dflow::train {
@@ -262,7 +263,16 @@ StatusOr<std::unique_ptr<MonitoredSession>> MonitoredTrainingSession(const Scope
     creator = std::make_unique<WorkerSessionCreator>(scope, scaffold, session_options, options.max_wait_secs);
   }
   hooks.insert(hooks.end(), options.hooks.begin(), options.hooks.end());
-  return MonitoredSession::Create(std::move(creator), std::move(hooks), options.recovery);
+  RecoveryOptions recovery = options.recovery;
+  if (!recovery.job_complete) {
+    // A session on a server of this process (a between-graph trainer's own task) knows when that
+    // task is told the job is complete; after that, a step that fails because the ps tasks are
+    // gone is the end of training.
+    if (std::shared_ptr<LocalMaster> local = LocalMaster::FindTarget(session_options.target)) {
+      recovery.job_complete = [local] { return local->job_complete(); };
+    }
+  }
+  return MonitoredSession::Create(std::move(creator), std::move(hooks), recovery);
 }
 
 }  // namespace dflow::train

@@ -3,6 +3,8 @@
 #include <map>
 #include <mutex>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "base/net.h"
 
 namespace dflow {
@@ -25,6 +27,16 @@ std::shared_ptr<LocalMaster> LocalMaster::Find(const std::string& host, int port
   if (it == Registry().end()) return nullptr;
   if (!IsLoopbackHost(host) && host != it->second->host_) return nullptr;
   return it->second;
+}
+
+std::shared_ptr<LocalMaster> LocalMaster::FindTarget(const std::string& target) {
+  constexpr absl::string_view kPrefix = "grpc://";
+  if (!absl::StartsWith(target, kPrefix)) return nullptr;
+  std::string address = target.substr(kPrefix.size());
+  size_t colon = address.rfind(':');
+  int port = 0;
+  if (colon == std::string::npos || colon == 0 || !absl::SimpleAtoi(address.substr(colon + 1), &port)) return nullptr;
+  return Find(address.substr(0, colon), port);
 }
 
 std::shared_ptr<LocalMaster> LocalMaster::Register(Master* master, const std::string& task, const std::string& host,

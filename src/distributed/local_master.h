@@ -25,6 +25,8 @@ class LocalMaster {
   // The master serving `port` in this process when `host` can name this machine (a loopback
   // name, or the host the server was configured with); null otherwise.
   static std::shared_ptr<LocalMaster> Find(const std::string& host, int port);
+  // The same for a session target "grpc://host:port"; null for any other target.
+  static std::shared_ptr<LocalMaster> FindTarget(const std::string& target);
 
   // Called by a server once it serves `port` as task `task` configured with address host `host`.
   static std::shared_ptr<LocalMaster> Register(Master* master, const std::string& task, const std::string& host,
@@ -44,6 +46,12 @@ class LocalMaster {
   Status ListDevices(const proto::ListDevicesRequest& req, proto::ListDevicesResponse* resp);
   Status CompleteJob(const proto::CompleteJobRequest& req, proto::CompleteJobResponse* resp);
 
+  // Whether this server's task was told the job is complete (set by the server, and still true
+  // after it stopped): a training session on this target takes a failure from then on as the
+  // end of the job, not something to recover from.
+  void MarkJobComplete() { job_complete_ = true; }
+  bool job_complete() const { return job_complete_; }
+
   LocalMaster(Master* master, std::string task, std::string host, int port)
       : master_(master), task_(std::move(task)), host_(std::move(host)), port_(port) {}
 
@@ -54,6 +62,7 @@ class LocalMaster {
   std::shared_mutex mu_;  // shared by calls, exclusive to revoke
   Master* master_;        // null once revoked
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> job_complete_{false};
   std::mutex calls_mu_;
   std::set<CallOptions*> calls_;  // steps in progress, cancelled by BeginStop
   const std::string task_, host_;

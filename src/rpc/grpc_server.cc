@@ -149,8 +149,10 @@ StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const GrpcServerOptions
   }
   impl->local_master = LocalMaster::Register(impl->master.get(), impl->task, host, impl->port);
   Impl* raw = impl.get();
-  impl->worker->SetJobCompleteHandler(
-      [raw](const std::string& source, int64_t drain_ms) { StartDrain(raw, source, drain_ms); });
+  impl->worker->SetJobCompleteHandler([raw](const std::string& source, int64_t drain_ms) {
+    raw->local_master->MarkJobComplete();
+    StartDrain(raw, source, drain_ms);
+  });
   return std::unique_ptr<GrpcServer>(new GrpcServer(std::move(impl)));
 }
 

@@ -136,17 +136,18 @@ void BroadcastJobComplete(WorkerCache* workers, const std::string& local_task, c
         given_up.push_back(m);
       } else {
         again.push_back(m.task);
+        // Said of a silent task only: one where nothing serves has usually just finished (a
+        // worker that left its loop before the chief), which is no news.
+        if (backoff_ms == 200 && !m.refused) {
+          std::fprintf(stderr,
+                       "dflow: the job is complete, but task %s was not told yet; trying again for %lld ms\n",
+                       m.task.c_str(), static_cast<long long>(retry_ms));
+        }
       }
     }
     if (again.empty()) {
       missed = std::move(given_up);
       break;
-    }
-    if (backoff_ms == 200) {
-      for (const std::string& t : again) {
-        std::fprintf(stderr, "dflow: the job is complete, but task %s was not told yet; trying again for %lld ms\n",
-                     t.c_str(), static_cast<long long>(retry_ms));
-      }
     }
     const auto wake = std::min(retry_until, now + std::chrono::milliseconds(backoff_ms));
     std::this_thread::sleep_until(wake);

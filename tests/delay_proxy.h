@@ -78,6 +78,11 @@ class DelayProxy {
   int port() const { return port_; }
   // Connections accepted so far.
   int connections() const { return connections_.load(); }
+  // Blocks until `n` connections were accepted, at most `seconds`; false on timeout.
+  bool WaitForConnections(int n, double seconds) {
+    std::unique_lock<std::mutex> l(mu_);
+    return connected_.wait_for(l, std::chrono::duration<double>(seconds), [&] { return connections_.load() >= n; });
+  }
 
   void SetCut(bool cut) {
     std::lock_guard<std::mutex> l(mu_);
@@ -194,8 +199,9 @@ class DelayProxy {
       int one = 1;
       setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
       setsockopt(server, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-      ++connections_;
       std::lock_guard<std::mutex> l(mu_);
+      ++connections_;
+      connected_.notify_all();
       auto up = std::make_shared<Pump>(client, server, delay_ms_, cut_);
       auto down = std::make_shared<Pump>(server, client, delay_ms_, cut_);
       up->Start();
@@ -216,6 +222,7 @@ class DelayProxy {
   std::atomic<int> connections_{0};
   std::thread acceptor_;
   std::mutex mu_;
+  std::condition_variable connected_;  // a connection was accepted
   std::shared_ptr<std::atomic<bool>> cut_ = std::make_shared<std::atomic<bool>>(false);
   std::vector<std::shared_ptr<Pump>> pumps_;
   std::vector<int> fds_;  // the connections' sockets, closed once every pump has stopped

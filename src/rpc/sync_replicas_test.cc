@@ -256,7 +256,7 @@ TEST(SyncReplicasTest, NotifyJobCompleteKeepsTryingATaskThatWasCutOff) {
   JobCompleteOptions o;
   o.drain_ms = 100;
   o.timeout_ms = 500;
-  o.retry_ms = 30000;
+  o.retry_ms = 60000;
   JobCompleteResult result;
   Status status;
   std::atomic<bool> chief_done{false};
@@ -269,10 +269,10 @@ TEST(SyncReplicasTest, NotifyJobCompleteKeepsTryingATaskThatWasCutOff) {
   for (int i = 0; i < 1000 && !servers[0]->job_complete(); ++i) std::this_thread::sleep_for(10ms);
   ASSERT_TRUE(servers[0]->job_complete());
   EXPECT_FALSE(servers[1]->job_complete());
-  // The cut outlasts gRPC's connect timeout (20 s): the chief's channel then fails calls at once
-  // between connection attempts, which must not pass for a task that is gone. (What is tested is
-  // the passage of time itself, so the test waits it out.)
-  std::this_thread::sleep_for(22s);
+  // The cut outlasts the chief's connection attempts through the proxy: each times out, and its
+  // channel fails calls at once (Unavailable) until the next attempt, which must not pass for a
+  // task that is gone. The third connection the proxy accepts follows two failed attempts.
+  ASSERT_TRUE(to_worker1.WaitForConnections(3, 60));
   EXPECT_FALSE(chief_done.load());
   EXPECT_FALSE(servers[1]->job_complete());
   to_worker1.SetCut(false);

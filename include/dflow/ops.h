@@ -15,6 +15,13 @@ namespace dflow::ops {
 Operation BuildOp(const Scope& scope, const std::string& op, const std::vector<Input>& inputs,
                   const AttrMap& attrs = {}, const std::string& default_name = "");
 
+// The same with the number of inputs each input arg of the OpDef takes, in OpDef order (1 for a
+// single tensor, the list's length for a list): for ops with more than one list input
+// (DynamicStitch's indices and data). Null `arg_sizes`: as BuildOp.
+Operation BuildOpWithArgSizes(const Scope& scope, const std::string& op, const std::vector<Input>& inputs,
+                              const std::vector<int>* arg_sizes, const AttrMap& attrs = {},
+                              const std::string& default_name = "");
+
 // The seed and seed2 attrs of a random op, by TensorFlow's rule: a graph seed makes every random
 // op deterministic; an op seed alone uses a fixed default graph seed; neither gives fresh
 // randomness in every session.

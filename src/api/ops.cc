@@ -10,8 +10,14 @@ namespace dflow::ops {
 namespace {
 
 // Which input arg each flat input belongs to (lists take what the fixed args leave).
-std::vector<const ArgDef*> ArgsOfInputs(const OpDef& def, size_t n) {
+std::vector<const ArgDef*> ArgsOfInputs(const OpDef& def, size_t n, const std::vector<int>* arg_sizes = nullptr) {
   std::vector<const ArgDef*> out;
+  if (arg_sizes != nullptr) {
+    for (size_t a = 0; a < def.inputs.size() && a < arg_sizes->size(); ++a)
+      for (int i = 0; i < (*arg_sizes)[a] && out.size() < n; ++i) out.push_back(&def.inputs[a]);
+    while (out.size() < n) out.push_back(nullptr);
+    return out;
+  }
   size_t fixed = 0;
   for (const ArgDef& a : def.inputs)
     if (a.number_attr.empty() && a.type_list_attr.empty()) ++fixed;
@@ -49,6 +55,11 @@ StatusOr<std::string> DeviceOfOp(const Scope& scope, const std::vector<const Arg
 
 Operation BuildOp(const Scope& scope, const std::string& op, const std::vector<Input>& inputs, const AttrMap& attrs,
                   const std::string& default_name) {
+  return BuildOpWithArgSizes(scope, op, inputs, nullptr, attrs, default_name);
+}
+
+Operation BuildOpWithArgSizes(const Scope& scope, const std::string& op, const std::vector<Input>& inputs,
+                  const std::vector<int>* arg_sizes, const AttrMap& attrs, const std::string& default_name) {
   if (!scope.ok()) return Operation();
   const OpDef* def = OpRegistry::Global()->LookUp(op);
   if (def == nullptr) {
@@ -57,7 +68,7 @@ Operation BuildOp(const Scope& scope, const std::string& op, const std::vector<I
   }
   Graph* g = scope.graph();
   const std::string name = scope.GetUniqueNameForOp(default_name.empty() ? op : default_name);
-  std::vector<const ArgDef*> args = ArgsOfInputs(*def, inputs.size());
+  std::vector<const ArgDef*> args = ArgsOfInputs(*def, inputs.size(), arg_sizes);
 
   // The dtype each type attr takes: given explicitly, or from the first Output bound to it.
   std::map<std::string, DType> type_of;

@@ -124,15 +124,39 @@ bool Graph::IsNameUsed(absl::string_view name) const { return by_name_.count(std
 
 std::string Graph::UniqueName(absl::string_view base) {
   std::string b(base);
-  int& counter = name_counters_[b];
-  if (counter == 0 && !IsNameUsed(b)) {
+  if (!case_insensitive_names_) {
+    int& counter = name_counters_[b];
+    if (counter == 0 && !IsNameUsed(b)) {
+      counter = 1;
+      return b;
+    }
+    for (;;) {
+      if (counter == 0) counter = 1;
+      std::string candidate = absl::StrCat(b, "_", counter++);
+      if (!IsNameUsed(candidate)) return candidate;
+    }
+  }
+  // TensorFlow's Python rule: names differing only in case collide, and every name handed out
+  // is marked used ("add_1" given, a later "add_1" becomes "add_1_1").
+  auto taken = [&](const std::string& c) {
+    if (IsNameUsed(c)) return true;
+    auto it = name_counters_.find(absl::AsciiStrToLower(c));
+    return it != name_counters_.end() && it->second > 0;
+  };
+  std::string key = absl::AsciiStrToLower(b);
+  int& counter = name_counters_[key];
+  if (counter == 0 && !taken(b)) {
     counter = 1;
     return b;
   }
   for (;;) {
     if (counter == 0) counter = 1;
     std::string candidate = absl::StrCat(b, "_", counter++);
-    if (!IsNameUsed(candidate)) return candidate;
+    if (!taken(candidate)) {
+      int& c = name_counters_[absl::AsciiStrToLower(candidate)];
+      if (c == 0) c = 1;
+      return candidate;
+    }
   }
 }
 

@@ -122,6 +122,9 @@ class Graph {
 
   // A name not yet used in this graph: `base`, else `base_1`, `base_2`, ...
   std::string UniqueName(absl::string_view base);
+  // Names that differ only in case collide in UniqueName, as in TensorFlow's Python graphs (the
+  // Python front end sets this; the C++ API keeps exact names).
+  void set_case_insensitive_names(bool v) { case_insensitive_names_ = v; }
   bool IsNameUsed(absl::string_view name) const;
 
   // The graph-level random seed; ops with no seed of their own derive one from it.
@@ -131,6 +134,13 @@ class Graph {
   // The first error met while building through the client API (kept so that a later Run can
   // report it), OK otherwise.
   const Status& build_status() const { return build_status_; }
+  // Returns the recorded error and forgets it, so that building can go on (the Python front end
+  // raises each error as an exception where it happens, as TensorFlow does).
+  Status TakeBuildError() {
+    Status s = build_status_;
+    build_status_ = absl::OkStatus();
+    return s;
+  }
   void RecordBuildError(const Status& s) {
     if (build_status_.ok()) build_status_ = s;
   }
@@ -154,6 +164,7 @@ class Graph {
   std::vector<std::unique_ptr<Node>> nodes_;
   std::vector<std::unique_ptr<Edge>> edges_;
   std::unordered_map<std::string, Node*> by_name_;
+  bool case_insensitive_names_ = false;
   std::unordered_map<std::string, int> name_counters_;
   int num_nodes_ = 0;
   std::optional<int64_t> seed_;

@@ -1,0 +1,1 @@
+"""Placeholder: filled by the part of the package that owns these names."""

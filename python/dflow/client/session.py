@@ -1,0 +1,300 @@
+"""tf.Session and tf.InteractiveSession over dflow's ClientSession."""
+import collections
+import threading
+
+import numpy as np
+
+from dflow import _dflow
+from dflow.framework import ops
+
+
+class ConfigProto:
+    """The session options TensorFlow's ConfigProto carries that dflow uses (the rest are kept)."""
+
+    def __init__(self, inter_op_parallelism_threads=0, intra_op_parallelism_threads=0,
+                 allow_soft_placement=False, log_device_placement=False, operation_timeout_in_ms=0,
+                 device_filters=None, device_count=None, gpu_options=None, **kwargs):
+        self.inter_op_parallelism_threads = inter_op_parallelism_threads
+        self.intra_op_parallelism_threads = intra_op_parallelism_threads
+        self.allow_soft_placement = allow_soft_placement
+        self.log_device_placement = log_device_placement
+        self.operation_timeout_in_ms = operation_timeout_in_ms
+        self.device_filters = list(device_filters or [])
+        self.device_count = dict(device_count or {})
+        self.gpu_options = gpu_options if gpu_options is not None else GPUOptions()
+        for k, v in kwargs.items():
+            setattr(self, k, v)
+
+    def CopyFrom(self, other):  # noqa: N802 - protobuf's name
+        self.__dict__.update(other.__dict__)
+
+
+class GPUOptions:
+    def __init__(self, allow_growth=False, per_process_gpu_memory_fraction=1.0, **kwargs):
+        self.allow_growth = allow_growth
+        self.per_process_gpu_memory_fraction = per_process_gpu_memory_fraction
+        self.__dict__.update(kwargs)
+
+
+class RunOptions:
+    NO_TRACE = 0
+    SOFTWARE_TRACE = 1
+    HARDWARE_TRACE = 2
+    FULL_TRACE = 3
+
+    def __init__(self, trace_level=0, timeout_in_ms=0, **kwargs):
+        self.trace_level = trace_level
+        self.timeout_in_ms = timeout_in_ms
+        self.__dict__.update(kwargs)
+
+
+class RunMetadata:
+    def __init__(self):
+        self.step_stats = None
+
+
+def _is_namedtuple(x):
+    return isinstance(x, tuple) and hasattr(x, "_fields")
+
+
+class _FetchPlan:
+    """Flattens a nested fetch structure into tensors and ops, and rebuilds it from the values."""
+
+    def __init__(self, graph, fetches):
+        self.graph = graph
+        self.tensors = []     # unique Outputs fetched
+        self.tensor_index = {}
+        self.targets = []
+        self.target_ids = set()
+        self.build = self._plan(fetches)
+
+    def _leaf(self, f):
+        g = self.graph
+        if f is None:
+            raise TypeError("Fetch argument None has invalid type <class 'NoneType'>")
+        if hasattr(f, "_as_graph_element") and not isinstance(f, (ops.Tensor, ops.Operation)):
+            f = f._as_graph_element()
+        try:
+            el = g.as_graph_element(f, allow_tensor=True, allow_operation=True)
+        except TypeError as e:
+            raise TypeError("Fetch argument %r has invalid type %r, must be a string or Tensor. (%s)"
+                            % (f, type(f), e)) from None
+        except ValueError as e:
+            raise ValueError("Fetch argument %r cannot be interpreted as a Tensor. (%s)" % (f, e)) from None
+        except KeyError as e:
+            raise ValueError("Fetch argument %r cannot be interpreted as a Tensor. (%s)" % (f, e.args[0])) from None
+        if isinstance(el, ops.Tensor):
+            key = el._out
+            i = self.tensor_index.get(key)
+            if i is None:
+                i = len(self.tensors)
+                self.tensor_index[key] = i
+                self.tensors.append(el)
+            return lambda values, i=i: values[i]
+        if el._node.id not in self.target_ids:
+            self.target_ids.add(el._node.id)
+            self.targets.append(el)
+        return lambda values: None
+
+    def _plan(self, f):
+        if isinstance(f, (list,)):
+            parts = [self._plan(x) for x in f]
+            return lambda v: [p(v) for p in parts]
+        if _is_namedtuple(f):
+            parts = [self._plan(x) for x in f]
+            cls = type(f)
+            return lambda v: cls(*[p(v) for p in parts])
+        if isinstance(f, tuple):
+            parts = [self._plan(x) for x in f]
+            return lambda v: tuple(p(v) for p in parts)
+        if isinstance(f, collections.abc.Mapping):
+            items = [(k, self._plan(x)) for k, x in f.items()]
+            cls = type(f)
+            if cls is dict or cls is collections.OrderedDict:
+                return lambda v: cls((k, p(v)) for k, p in items)
+            return lambda v: cls({k: p(v) for k, p in items}) if cls is not collections.defaultdict else \
+                dict((k, p(v)) for k, p in items)
+        return self._leaf(f)
+
+
+class BaseSession:
+    def __init__(self, target="", graph=None, config=None):
+        if graph is None:
+            graph = ops.get_default_graph()
+        if not isinstance(graph, ops.Graph):
+            raise TypeError("graph must be a tf.Graph, but got %s" % type(graph))
+        if isinstance(target, bytes):
+            target = target.decode()
+        self._graph = graph
+        self._target = target or ""
+        self._config = config
+        c = config or ConfigProto()
+        self._closed = False
+        self._h = _dflow.Session(graph._scope if False else graph._h.root, self._target,
+                                 int(getattr(c, "inter_op_parallelism_threads", 0) or 0),
+                                 bool(getattr(c, "allow_soft_placement", False)),
+                                 bool(getattr(c, "log_device_placement", False)),
+                                 int(getattr(c, "operation_timeout_in_ms", 0) or 0),
+                                 [str(x) for x in getattr(c, "device_filters", [])])
+        self._default_session_ctx = None
+        self._default_graph_ctx = None
+        self._lock = threading.Lock()
+        self._single_cache = {}
+
+    @property
+    def graph(self):
+        return self._graph
+
+    @property
+    def graph_def(self):
+        return self._graph.as_graph_def()
+
+    @property
+    def sess_str(self):
+        return self._target
+
+    def list_devices(self):
+        return [_DeviceAttributes(n) for n in self._h.list_devices()]
+
+    def as_default(self):
+        return ops.default_session(self)
+
+    def close(self):
+        if not self._closed:
+            self._closed = True
+            self._h.close()
+
+    def __del__(self):
+        try:
+            if not self._closed and self._h is not None:
+                self._h.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+    def _feeds(self, feed_dict):
+        feeds = []
+        g = self._graph
+        for k, v in feed_dict.items():
+            if isinstance(k, ops.Tensor):
+                t = k
+                if t.graph is not g:
+                    raise ValueError("Cannot interpret feed_dict key as Tensor: Tensor %s is not an element of "
+                                     "this graph." % t.name)
+            elif hasattr(k, "_as_graph_element") and not isinstance(k, ops.Operation):
+                t = k._as_graph_element()
+            elif isinstance(k, str):
+                try:
+                    t = g.as_graph_element(k, allow_tensor=True, allow_operation=False)
+                except (KeyError, ValueError) as e:
+                    raise ValueError("Cannot interpret feed_dict key as Tensor: %s" % (e.args[0],)) from None
+            elif isinstance(k, tuple) and hasattr(k, "_fields") or isinstance(k, (list, tuple)):
+                for kk, vv in zip(k, v):
+                    feeds.extend(self._feeds({kk: vv}))
+                continue
+            else:
+                raise TypeError("Cannot interpret feed_dict key as Tensor: The name %r is not a Tensor." % (k,))
+            if isinstance(v, ops.Tensor):
+                raise TypeError("The value of a feed cannot be a tf.Tensor object. Acceptable feed values include "
+                                "Python scalars, strings, lists, numpy ndarrays, or TensorHandles. For reference, "
+                                "the tensor object was %s which was passed to the argument `feed_dict` with key %s."
+                                % (v, t))
+            shape = t.shape
+            if shape.ndims is not None:
+                vs = getattr(v, "shape", None)
+                if vs is None and isinstance(v, (list, tuple)):
+                    try:
+                        vs = np.shape(v)
+                    except ValueError:
+                        raise ValueError("Cannot feed value for tensor %s: setting an array element with a sequence "
+                                         "(the list is ragged)" % t.name) from None
+                elif vs is None:
+                    vs = ()
+                if not shape.is_compatible_with(vs):
+                    raise ValueError("Cannot feed value of shape %r for Tensor %s, which has shape %r" % (
+                        tuple(vs), t.name, str(shape)))
+            feeds.append((t._out, v))
+        return feeds
+
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        timeout = getattr(options, "timeout_in_ms", 0) if options is not None else 0
+        feeds = self._feeds(feed_dict) if feed_dict else []
+        # Fast path: one tensor.
+        if isinstance(fetches, ops.Tensor):
+            if fetches.graph is not self._graph:
+                raise ValueError("Fetch argument %r cannot be interpreted as a Tensor. (Tensor %s is not an element "
+                                 "of this graph.)" % (fetches, fetches))
+            return self._h.run(feeds, [fetches._out], [], timeout)[0]
+        plan = _FetchPlan(self._graph, fetches)
+        values = self._h.run(feeds, [t._out for t in plan.tensors], [o._node for o in plan.targets], timeout)
+        return plan.build(values)
+
+    def partial_run_setup(self, fetches, feeds=None):
+        raise NotImplementedError("partial_run is not supported by dflow")
+
+    def make_callable(self, fetches, feed_list=None, accept_options=False):
+        feed_list = list(feed_list or [])
+
+        def call(*args, **kwargs):
+            return self.run(fetches, feed_dict=dict(zip(feed_list, args)), options=kwargs.get("options"))
+        return call
+
+
+class _DeviceAttributes:
+    def __init__(self, name):
+        self.name = name
+        self.device_type = name.rsplit("/device:", 1)[-1].split(":")[0] if "/device:" in name else "CPU"
+        self.memory_limit_bytes = 0
+        self.incarnation = 0
+
+
+class Session(BaseSession):
+    """Runs the part of a graph the fetches need; `target` "" runs here, "grpc://host:port" on a server."""
+
+    def __init__(self, target="", graph=None, config=None):
+        super().__init__(target, graph, config)
+
+    def __enter__(self):
+        if self._default_graph_ctx is None:
+            self._default_graph_ctx = self._graph.as_default()
+        self._default_session_ctx = self.as_default()
+        self._default_graph_ctx.__enter__()
+        self._default_session_ctx.__enter__()
+        return self
+
+    def __exit__(self, exc_type, exc_value, tb):
+        try:
+            self._default_session_ctx.__exit__(exc_type, exc_value, tb)
+            self._default_graph_ctx.__exit__(exc_type, exc_value, tb)
+        finally:
+            self._default_session_ctx = None
+            self._default_graph_ctx = None
+            self.close()
+
+    @staticmethod
+    def reset(target, containers=None, config=None):
+        from dflow.training import server_lib
+        server_lib._reset(target, containers)
+
+
+class InteractiveSession(BaseSession):
+    """A Session that makes itself the default session (for shells and notebooks)."""
+
+    def __init__(self, target="", graph=None, config=None):
+        super().__init__(target, graph, config)
+        self._default_session_ctx = self.as_default()
+        self._default_session_ctx.__enter__()
+        self._explicit_graph = graph is not None
+        if self._explicit_graph:
+            self._default_graph_ctx = graph.as_default()
+            self._default_graph_ctx.__enter__()
+
+    def close(self):
+        super().close()
+        if self._default_session_ctx is not None:
+            self._default_session_ctx.__exit__(None, None, None)
+            self._default_session_ctx = None
+        if self._default_graph_ctx is not None:
+            self._default_graph_ctx.__exit__(None, None, None)
+            self._default_graph_ctx = None

@@ -1,0 +1,4 @@
+"""tf.train: optimizers, savers and training helpers (api_state), clusters, monitored sessions
+and hooks (api_cluster)."""
+from dflow.training.api_state import *  # noqa: F401,F403
+from dflow.training.api_cluster import *  # noqa: F401,F403

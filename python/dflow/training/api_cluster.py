@@ -1,0 +1,2 @@
+"""tf.train names for clusters: Server, ClusterSpec, MonitoredTrainingSession, hooks (filled in)."""
+__all__ = []

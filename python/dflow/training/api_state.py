@@ -1,0 +1,2 @@
+"""tf.train names for state: optimizers, Saver, global step (filled in)."""
+__all__ = []

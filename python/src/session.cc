@@ -1,0 +1,223 @@
+// Sessions for the Python package: a ClientSession over the Python graph's Scope, with feeds
+// converted to the fed tensor's dtype, fetches returned as numpy, the GIL released while a step
+// runs, and Ctrl-C cancelling the step.
+#include <semaphore.h>
+#include <signal.h>
+
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "binding.h"
+#include "dflow/session.h"
+#include "framework/cancellation.h"
+#include "runtime/local_device.h"
+
+namespace dflow::python {
+namespace {
+
+// Ctrl-C while a step runs on the main thread: a C signal handler posts a semaphore; a watcher
+// thread cancels every step in flight; the run returns Cancelled and Python's own SIGINT handler
+// runs (KeyboardInterrupt by default).
+struct Interrupts {
+  std::mutex mu;
+  std::set<CancellationManager*> in_flight;
+  sem_t sem;
+  std::atomic<bool> fired{false};
+  std::thread::id main_thread;
+  std::once_flag watcher_started;
+};
+Interrupts& Ints() {
+  static auto* i = [] {
+    auto* x = new Interrupts();
+    sem_init(&x->sem, 0, 0);
+    return x;
+  }();
+  return *i;
+}
+
+void OnSigint(int) {
+  Interrupts& i = Ints();
+  i.fired.store(true);
+  sem_post(&i.sem);  // async-signal-safe
+}
+
+void StartWatcher() {
+  std::call_once(Ints().watcher_started, [] {
+    std::thread([] {
+      Interrupts& i = Ints();
+      for (;;) {
+        if (sem_wait(&i.sem) != 0) continue;
+        std::lock_guard<std::mutex> l(i.mu);
+        for (CancellationManager* c : i.in_flight) c->StartCancel();
+      }
+    }).detach();
+  });
+}
+
+// Installs the handler for the duration of a run on the main thread.
+class SigintScope {
+ public:
+  explicit SigintScope(CancellationManager* cm) : cm_(cm) {
+    Interrupts& i = Ints();
+    active_ = std::this_thread::get_id() == i.main_thread;
+    if (!active_) return;
+    StartWatcher();
+    {
+      std::lock_guard<std::mutex> l(i.mu);
+      i.in_flight.insert(cm_);
+    }
+    struct sigaction sa = {};
+    sa.sa_handler = OnSigint;
+    sigemptyset(&sa.sa_mask);
+    i.fired.store(false);
+    installed_ = sigaction(SIGINT, &sa, &old_) == 0;
+  }
+  ~SigintScope() {
+    if (!active_) return;
+    Interrupts& i = Ints();
+    if (installed_) sigaction(SIGINT, &old_, nullptr);
+    std::lock_guard<std::mutex> l(i.mu);
+    i.in_flight.erase(cm_);
+  }
+  bool fired() const { return active_ && Ints().fired.load(); }
+
+ private:
+  CancellationManager* cm_;
+  bool active_ = false;
+  bool installed_ = false;
+  struct sigaction old_ = {};
+};
+
+struct SessionHandle {
+  std::unique_ptr<ClientSession> session;
+  std::shared_ptr<Graph> graph;
+  std::string container;  // a local session's own variables; cleared when it closes
+  bool closed = false;
+  std::mutex mu;
+  int running = 0;
+
+  void Close() {
+    if (closed) return;
+    closed = true;
+    if (session) session->session()->Close().IgnoreError();
+    if (!container.empty()) LocalCpuDevice()->resource_manager()->Cleanup(container);
+  }
+};
+
+std::atomic<uint64_t> next_session{0};
+
+}  // namespace
+
+void BindSession(py::module_& m) {
+  Ints().main_thread = std::this_thread::get_id();
+
+  py::class_<SessionHandle, std::shared_ptr<SessionHandle>>(m, "Session")
+      .def(py::init([](const Scope& scope, const std::string& target, int inter_op_threads,
+                       bool allow_soft_placement, bool log_device_placement, int64_t operation_timeout_ms,
+                       std::vector<std::string> device_filters) {
+             auto h = std::make_shared<SessionHandle>();
+             SessionOptions o;
+             o.target = target;
+             o.inter_op_threads = inter_op_threads;
+             o.allow_soft_placement = allow_soft_placement;
+             o.log_device_placement = log_device_placement;
+             o.operation_timeout_ms = operation_timeout_ms;
+             o.device_filters = std::move(device_filters);
+             if (target.empty() || target == "local") {
+               // TensorFlow: each local session has its own variables.
+               h->container = absl::StrCat("__pysession_", next_session.fetch_add(1));
+               o.default_container = h->container;
+             }
+             h->graph = scope.graph_as_shared_ptr();
+             {
+               py::gil_scoped_release nogil;
+               h->session = std::make_unique<ClientSession>(scope, o);
+             }
+             if (h->session->session() == nullptr) {
+               // Creation failed: the first run reports why; report it now instead.
+               auto s = h->session->Run(std::vector<Output>{});
+               ThrowIfError(s.status());
+             }
+             return h;
+           }),
+           py::arg("scope"), py::arg("target") = "", py::arg("inter_op_threads") = 0,
+           py::arg("allow_soft_placement") = false, py::arg("log_device_placement") = false,
+           py::arg("operation_timeout_ms") = 0, py::arg("device_filters") = std::vector<std::string>{})
+      // feeds: list of (Output, value); fetches: list of Output; targets: list of Node.
+      .def("run", [](SessionHandle& h, py::list feeds, py::list fetches, py::list targets, int64_t timeout_ms) {
+             if (h.closed) throw py::reinterpret_borrow<py::object>(PyExc_RuntimeError)("Attempted to use a closed Session.");
+             ClientSession::FeedDict feed_dict;
+             for (py::handle f : feeds) {
+               py::tuple pair = py::reinterpret_borrow<py::tuple>(f);
+               const OutputRef& o = pair[0].cast<const OutputRef&>();
+               if (o.graph != h.graph) {
+                 throw py::value_error("Cannot feed " + o.out.name() + ": it is not an element of this session's graph.");
+               }
+               Tensor t;
+               try {
+                 t = ToTensor(pair[1], o.out.dtype());
+               } catch (py::error_already_set& e) {
+                 if (e.matches(PyExc_ValueError) || e.matches(PyExc_TypeError)) {
+                   std::string msg = std::string("Cannot feed value for tensor '") + o.out.name() + "': " + e.what();
+                   if (e.matches(PyExc_ValueError)) throw py::value_error(msg);
+                   throw py::type_error(msg);
+                 }
+                 throw;
+               }
+               feed_dict.emplace(o.out, Input::Initializer(std::move(t)));
+             }
+             std::vector<Output> outs;
+             outs.reserve(fetches.size());
+             for (py::handle f : fetches) {
+               const OutputRef& o = f.cast<const OutputRef&>();
+               if (o.graph != h.graph) {
+                 throw py::value_error("Fetch " + o.out.name() + " is not an element of this session's graph.");
+               }
+               outs.push_back(o.out);
+             }
+             std::vector<Operation> ops;
+             for (py::handle t : targets) {
+               const NodeRef& n = t.cast<const NodeRef&>();
+               if (n.graph != h.graph) {
+                 throw py::value_error("Operation " + n.node->name() + " is not an element of this session's graph.");
+               }
+               ops.push_back(n.op());
+             }
+             CancellationManager cm;
+             RunOptions ro;
+             ro.timeout_in_ms = timeout_ms;
+             ro.cancellation = &cm;
+             StatusOr<std::vector<Tensor>> result;
+             bool interrupted = false;
+             {
+               py::gil_scoped_release nogil;
+               SigintScope sig(&cm);
+               result = h.session->Run(feed_dict, outs, ops, nullptr, ro);
+               interrupted = sig.fired();
+             }
+             feed_dict.clear();  // fed tensors fetched back become numpy's alone
+             if (interrupted) {
+               PyErr_SetInterrupt();
+               if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+             }
+             if (!result.ok()) ThrowStatus(result.status());
+             std::vector<Tensor>& values = *result;
+             py::list out(values.size());
+             for (size_t i = 0; i < values.size(); ++i) out[i] = ToNumpy(std::move(values[i]));
+             return out;
+           },
+           py::arg("feeds"), py::arg("fetches"), py::arg("targets"), py::arg("timeout_ms") = 0)
+      .def("list_devices", [](SessionHandle& h) {
+        if (h.closed || !h.session->session()) return std::vector<std::string>{};
+        return h.session->session()->ListDevices();
+      })
+      .def("close", [](SessionHandle& h) {
+        py::gil_scoped_release nogil;
+        h.Close();
+      })
+      .def_property_readonly("closed", [](const SessionHandle& h) { return h.closed; });
+}
+
+}  // namespace dflow::python

@@ -24,7 +24,7 @@ from dflow.ops.math_ops import abs, pow, range, round  # noqa: A004,F401
 from dflow.client.session import (ConfigProto, GPUOptions, InteractiveSession, RunMetadata, RunOptions,
                                   Session)
 
-__version__ = "1.15.0-dflow"
+__version__ = "1.15.0+dflow"
 VERSION = __version__
 GRAPH_DEF_VERSION = 27
 COMPILER_VERSION = "dflow"

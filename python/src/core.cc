@@ -1,14 +1,22 @@
 // Graphs, scopes, nodes, op building and the op registry for the Python package, and the
 // conversions every part of the extension shares (Status → exceptions, numpy ↔ Tensor, attrs).
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/descriptor.pb.h>
+
 #include <cstring>
+#include <functional>
 #include <limits>
+#include <set>
 
 #include "api/scope_internal.h"
 #include "binding.h"
 #include "dflow/ops.h"
 #include "framework/op_def.h"
 #include "graph/graph_def.h"
+#include "proto/checkpoint_state.pb.h"
+#include "proto/event.pb.h"
 #include "proto/graph.pb.h"
+#include "proto/summary.pb.h"
 
 namespace dflow::python {
 namespace {
@@ -445,6 +453,30 @@ void BindCore(py::module_& m) {
     for (const OpDef* d : OpRegistry::Global()->ListOps()) l.append(OpDefToDict(*d));
     return l;
   }, "Every registered op's OpDef, as dicts.");
+  m.def("proto_files", [] {
+    // The .proto files the Python side builds message classes from (GraphDef, Event, Summary,
+    // CheckpointState), as serialized FileDescriptorProtos, each after the files it imports: the
+    // same descriptors the C++ side was compiled with, whatever protoc the Python runtime pairs with.
+    namespace gpb = google::protobuf;
+    std::vector<const gpb::FileDescriptor*> order;
+    std::set<const gpb::FileDescriptor*> seen;
+    std::function<void(const gpb::FileDescriptor*)> visit = [&](const gpb::FileDescriptor* f) {
+      if (!seen.insert(f).second) return;
+      for (int i = 0; i < f->dependency_count(); ++i) visit(f->dependency(i));
+      order.push_back(f);
+    };
+    visit(proto::GraphDef::descriptor()->file());
+    visit(proto::Event::descriptor()->file());
+    visit(proto::Summary::descriptor()->file());
+    visit(proto::CheckpointState::descriptor()->file());
+    py::list l;
+    for (const gpb::FileDescriptor* f : order) {
+      gpb::FileDescriptorProto p;
+      f->CopyTo(&p);
+      l.append(py::bytes(p.SerializeAsString()));
+    }
+    return l;
+  });
   m.def("dtype_name", [](int t) { return PythonDTypeName(static_cast<DType>(t)); });
   m.def("numpy_dtype", [](int t) { return NumpyDType(static_cast<DType>(t)); });
   m.def("from_numpy_dtype", [](py::handle d) { return static_cast<int>(FromNumpyDType(d)); });

@@ -23,6 +23,9 @@ from dflow.ops.math_ops import *  # noqa: F401,F403
 from dflow.ops.math_ops import abs, pow, range, round  # noqa: A004,F401
 from dflow.client.session import (ConfigProto, GPUOptions, InteractiveSession, RunMetadata, RunOptions,
                                   Session)
+from dflow.framework.graph_pb import (AttrValue, Event, GraphDef, HistogramProto, NameAttrList, NodeDef,
+                                      SessionLog, Summary, SummaryMetadata)
+from dflow.framework.importer import import_graph_def
 
 __version__ = "1.15.0+dflow"
 VERSION = __version__
@@ -54,6 +57,7 @@ from dflow._top_nn import *  # noqa: F401,F403,E402  nn, layers, losses, metrics
 from dflow._top_data import *  # noqa: F401,F403,E402  data, feature columns, estimators
 from dflow._top_cluster import *  # noqa: F401,F403,E402  clusters, monitored sessions
 from dflow import train  # noqa: F401,E402
+from dflow import io  # noqa: F401,E402
 
 # Generated op functions TensorFlow also exposes at the top level (tf.no_op, tf.sigmoid, ...),
 # where no hand-written function of that name exists.

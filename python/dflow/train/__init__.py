@@ -2,3 +2,4 @@
 and hooks (api_cluster)."""
 from dflow.training.api_state import *  # noqa: F401,F403
 from dflow.training.api_cluster import *  # noqa: F401,F403
+from dflow.framework.graph_io import write_graph  # noqa: F401,E402

@@ -15,6 +15,10 @@
 #include "dflow/scope.h"
 #include "graph/graph.h"
 
+namespace dflow {
+class ClientSession;
+}  // namespace dflow
+
 namespace dflow::python {
 
 namespace py = pybind11;
@@ -59,6 +63,11 @@ PartialTensorShape ToShape(py::handle shape);  // None / list of ints and None
 py::object FromShape(const PartialTensorShape& s);  // None for unknown rank, else a tuple
 AttrValue ToAttrValue(const std::string& attr_type, py::handle value);
 py::object FromAttrValue(const AttrValue& v);
+
+// The ClientSession of a Python session's handle (`tf.Session()._h`, a `_dflow.Session`), for
+// C++ APIs that run steps themselves (Saver::Save). RuntimeError when it is closed; TypeError
+// when `session` is not a session handle. session.cc.
+const ClientSession& ClientSessionOf(py::handle session);
 
 // Parts of the module, one per file.
 void BindCore(py::module_& m);      // core.cc: graphs, scopes, nodes, op building, registry

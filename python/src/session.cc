@@ -110,6 +110,18 @@ std::atomic<uint64_t> next_session{0};
 
 }  // namespace
 
+const ClientSession& ClientSessionOf(py::handle session) {
+  if (!py::isinstance<SessionHandle>(session)) {
+    throw py::type_error("Expected a session handle, got " + std::string(py::str(py::type::of(session).attr("__name__"))));
+  }
+  SessionHandle& h = session.cast<SessionHandle&>();
+  if (h.closed) {
+    PyErr_SetString(PyExc_RuntimeError, "Attempted to use a closed Session.");
+    throw py::error_already_set();
+  }
+  return *h.session;
+}
+
 void BindSession(py::module_& m) {
   Ints().main_thread = std::this_thread::get_id();
 

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Installs the Debian packages dflow needs, only those that are missing. Uses sudo when not root.
+# Installs the Debian packages dflow needs, only those that are missing (sudo when not root), then
+# the pinned Python packages the Python package's build and tests need, with pip, only those that
+# are missing or of another version (for the python3 on PATH, the one CMake builds for).
 # Usage: scripts/install-deps.sh [--bench]   (--bench adds PyTorch and NumPy for the comparisons)
 set -euo pipefail
 
@@ -9,6 +11,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc
   libdnnl-dev ocl-icd-opencl-dev   # dnnl's CMake config looks for OpenCL (its GPU runtime)
   libgtest-dev libgmock-dev libbenchmark-dev
+  python3 python3-dev python3-pip   # the Python package: headers for the extension, pip below
 )
 if [[ "${1:-}" == "--bench" ]]; then
   # OpenBLAS gives PyTorch its fast BLAS (without it Debian's torch uses the reference BLAS).
@@ -21,15 +24,41 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
-if [[ ${#missing[@]} -eq 0 ]]; then
-  exit 0
+if [[ ${#missing[@]} -gt 0 ]]; then
+  echo "Installing: ${missing[*]}"
+  sudo=""
+  if [[ $(id -u) -ne 0 ]]; then
+    sudo="sudo"
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-echo "Installing: ${missing[*]}"
-sudo=""
-if [[ $(id -u) -ne 0 ]]; then
-  sudo="sudo"
+# Python packages, pinned: the build needs pybind11 and numpy, the tests pytest and TensorFlow
+# (the reference the tests compare with), GraphDefs from Python protobuf (the version TensorFlow
+# pulls in).
+python=${PYTHON:-python3}
+pins=(numpy==2.4.6 pybind11==3.1.0 pytest==9.0.3 protobuf==7.36.2 tensorflow-cpu==2.21.0)
+mapfile -t pip_missing < <("$python" - "${pins[@]}" <<'PY'
+import importlib.metadata as md
+import sys
+for spec in sys.argv[1:]:
+    name, want = spec.split("==")
+    try:
+        have = md.version(name)
+    except md.PackageNotFoundError:
+        have = None
+    if have != want:
+        print(spec)
+PY
+)
+if [[ ${#pip_missing[@]} -gt 0 ]]; then
+  echo "Installing with pip: ${pip_missing[*]}"
+  pip_args=(-q)
+  # Debian's own python3 refuses pip installs (PEP 668) unless told to.
+  if "$python" -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))'; then
+    pip_args+=(--break-system-packages)
+  fi
+  "$python" -m pip install "${pip_args[@]}" "${pip_missing[@]}"
 fi
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

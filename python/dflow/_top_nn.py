@@ -1,1 +1,4 @@
-"""Placeholder: filled by the part of the package that owns these names."""
+"""The nn area's top-level names: tf.nn, tf.layers, tf.losses, tf.metrics."""
+from dflow import nn  # noqa: F401
+
+__all__ = ["nn"]

@@ -1026,6 +1026,8 @@ def apply_op(op_type, name, inputs, attrs=None):
                     fn = _convertible(x)
                     if fn is not None:
                         x = fn(x, dtype=None, name=None, as_ref=a["is_ref"])
+                    elif _holds_tensor(x):
+                        x = convert_to_tensor(x)  # a list holding tensors is packed, as in TensorFlow
                 items.append(x)
             converted[i] = items
             ta = a["type_attr"]
@@ -1039,6 +1041,8 @@ def apply_op(op_type, name, inputs, attrs=None):
                 fn = _convertible(v)
                 if fn is not None:
                     v = fn(v, dtype=None, name=None, as_ref=a["is_ref"])
+                elif _holds_tensor(v):
+                    v = convert_to_tensor(v)  # a list holding tensors is packed, as in TensorFlow
             converted[i] = v
             ta = a["type_attr"]
             if isinstance(v, Tensor):
@@ -1095,6 +1099,11 @@ def apply_op(op_type, name, inputs, attrs=None):
     if info.single_output:
         return outs[0]
     return outs
+
+
+def _holds_tensor(v):
+    return isinstance(v, (list, tuple)) and any(isinstance(x, Tensor) or _convertible(x) is not None
+                                                or _holds_tensor(x) for x in v)
 
 
 def _input_of(v, want, argdef, op_type, types, info):

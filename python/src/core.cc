@@ -427,6 +427,8 @@ py::dict OpDefToDict(const OpDef& def) {
 // The Python graph: a root Scope (the C++ graph and its client collections).
 struct GraphHandle {
   GraphHandle() { root.graph()->set_case_insensitive_names(true); }
+  // A Python graph over a C++-made one (a dataset function's body, an estimator's graph).
+  explicit GraphHandle(Scope scope) : root(std::move(scope)) {}
   Scope root = Scope::NewRootScope();
   Graph* graph() const { return root.graph(); }
 };
@@ -598,6 +600,7 @@ void BindCore(py::module_& m) {
 
   py::class_<GraphHandle>(m, "Graph")
       .def(py::init<>())
+      .def(py::init<Scope>(), py::arg("scope"))
       .def_property_readonly("root", [](const GraphHandle& g) { return g.root; })
       .def_property_readonly("id", [](const GraphHandle& g) { return g.graph()->id(); })
       .def_property_readonly("num_node_ids", [](const GraphHandle& g) { return g.graph()->num_node_ids(); })

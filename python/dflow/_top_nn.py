@@ -1,4 +1,5 @@
 """The nn area's top-level names: tf.nn, tf.layers, tf.losses, tf.metrics."""
+from dflow import losses  # noqa: F401
 from dflow import nn  # noqa: F401
 
-__all__ = ["nn"]
+__all__ = ["nn", "losses"]

@@ -217,7 +217,7 @@ Tensor ToTensor(py::handle value, DType want) {
     }
     std::vector<int64_t> dims(arr.shape(), arr.shape() + arr.ndim());
     TensorShape shape = ValueOrThrow(TensorShape::FromDims(dims));
-    Tensor out(DT_STRING, shape);
+    Tensor out = ValueOrThrow(Tensor::Allocate(DT_STRING, shape));  // ResourceExhausted, not a crash
     py::object flat = arr.attr("ravel")();
     std::string* dst = out.data<std::string>();
     int64_t i = 0;
@@ -233,7 +233,8 @@ Tensor ToTensor(py::handle value, DType want) {
   }
   std::vector<int64_t> dims(arr.shape(), arr.shape() + arr.ndim());
   TensorShape shape = ValueOrThrow(TensorShape::FromDims(dims));
-  Tensor out(want, shape);
+  // Not zero-filled: every byte is written below. ResourceExhausted (not a crash) when too big.
+  Tensor out = ValueOrThrow(Tensor::Allocate(want, shape));
   size_t bytes = out.TotalBytes();
   if (bytes == 0) return out;
   if (arr.flags() & py::array::c_style) {

@@ -1,0 +1,1 @@
+"""tf.summary (filled in below)."""

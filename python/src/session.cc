@@ -202,13 +202,17 @@ void BindSession(py::module_& m) {
              ro.timeout_in_ms = timeout_ms;
              ro.cancellation = &cm;
              StatusOr<std::vector<Tensor>> result;
-             bool interrupted = false;
+             const bool on_main = std::this_thread::get_id() == Ints().main_thread;
              {
-               py::gil_scoped_release nogil;
+               // Installed with the GIL held, then a Ctrl-C that Python received before it is
+               // raised now: none is lost between Python's last check and a step that blocks.
                SigintScope sig(&cm);
+               if (on_main && PyErr_CheckSignals() != 0) throw py::error_already_set();
+               py::gil_scoped_release nogil;
                result = h.session->Run(feed_dict, outs, ops, nullptr, ro);
-               interrupted = sig.fired();
              }
+             // Read after the handler is restored, so that a Ctrl-C at the very end is not lost.
+             const bool interrupted = on_main && Ints().fired.load();
              feed_dict.clear();  // fed tensors fetched back become numpy's alone
              if (interrupted) {
                PyErr_SetInterrupt();

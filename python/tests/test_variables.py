@@ -226,10 +226,12 @@ def test_initializer_distributions(kind):
     for q in (0, 1, 10, 50, 90, 99, 100):
         if q in (0, 100) and kind in ("random_normal",):
             continue  # unbounded: the extremes vary too much between samples
-        np.testing.assert_allclose(np.percentile(ours, q), np.percentile(theirs, q),
-                                   atol=0.03 * max(1.0, np.std(theirs)), err_msg="percentile %d of %s" % (q, kind))
-    np.testing.assert_allclose(np.mean(ours), np.mean(theirs), atol=0.01 * max(1.0, np.std(theirs)))
-    np.testing.assert_allclose(np.std(ours), np.std(theirs), rtol=0.01, atol=1e-7)
+        # About five standard errors of each statistic (tails have larger ones).
+        tol = (0.1 if q in (1, 99) else 0.04) * np.std(theirs) + 1e-6
+        np.testing.assert_allclose(np.percentile(ours, q), np.percentile(theirs, q), atol=tol,
+                                   err_msg="percentile %d of %s" % (q, kind))
+    np.testing.assert_allclose(np.mean(ours), np.mean(theirs), atol=0.03 * np.std(theirs) + 1e-6)
+    np.testing.assert_allclose(np.std(ours), np.std(theirs), rtol=0.02, atol=1e-7)
 
 
 def test_random_ops_names_shapes_and_moments():
@@ -246,12 +248,14 @@ def test_random_ops_names_shapes_and_moments():
     ours, theirs = run_both(run)
     # tf.random.uniform of [0, 1) skips the scaling in TensorFlow 2's compat.v1 (not in 1.x): names differ.
     assert ours[0][:5] + ours[0][6:] == theirs[0][:5] + theirs[0][6:]
-    for a, b in zip(ours[1][:4], theirs[1][:4]):
+    for a, b in zip(ours[1][:3], theirs[1][:3]):
         for q in (1, 10, 50, 90, 99):
-            np.testing.assert_allclose(np.percentile(a, q), np.percentile(b, q), atol=0.05 * max(1.0, np.std(b)))
+            tol = (0.1 if q in (1, 99) else 0.04) * np.std(b)
+            np.testing.assert_allclose(np.percentile(a, q), np.percentile(b, q), atol=tol)
         np.testing.assert_allclose(np.std(a), np.std(b), rtol=0.02)
     assert sorted(ours[1][6]) == list(range(100))
     assert ours[1][3].dtype == np.int32 and ours[1][3].min() >= 0 and ours[1][3].max() < 10
+    np.testing.assert_allclose(np.bincount(ours[1][3].ravel(), minlength=10) / 50000.0, np.full(10, 0.1), atol=0.01)
     # A seeded op gives a different sample on each run (the state advances), as in TensorFlow.
     assert not np.array_equal(ours[1][0], ours[2])
 

@@ -389,9 +389,10 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                 r = body(*args) if isinstance(args, (list, builtin_tuple)) and not _is_dict(structure) else body(args)
                 if not _is_sequence(r):
                     r = [r]
-                if len(_flatten(r)) != len(flat) or (not _same_structure(list(args) if isinstance(
-                        args, (list, builtin_tuple)) else args, list(r) if isinstance(r, (list, builtin_tuple)) else r)
-                        and len(_flatten(r)) != len(flat)):
+                body_results["structure"] = r
+                a = list(args) if isinstance(args, (list, builtin_tuple)) else args
+                b = list(r) if isinstance(r, (list, builtin_tuple)) else r
+                if not _same_structure(a, b):
                     raise ValueError("The two structures don't have the same nested structure.\n\nFirst structure: "
                                      "%s\n\nSecond structure: %s" % (args, r))
                 outs = []
@@ -415,18 +416,13 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                                  "iteration. To allow the shape to vary across iterations, use the "
                                  "`shape_invariants` argument of tf.while_loop to specify a less-specific shape."
                                  % (v.name, v.shape, t.shape))
-        result = _pack(structure, [g._tensor_of(o) for o in exits])
+        exit_ts = [g._tensor_of(o) for o in exits]
+        if len(exit_ts) == 1 and not return_same_structure:
+            result = exit_ts[0]
+        else:
+            result = _pack(body_results["structure"], exit_ts)
         if maximum_iterations is not None:
-            result = result[1]
-            if try_to_pack is False and isinstance(result, (list, builtin_tuple)) and len(result) == 1 \
-                    and not return_same_structure and len(_flatten(loop_vars[1])) == 1 and single_tensor:
-                result = result[0]
-            return result
-        if single_tensor and not return_same_structure:
-            return result[0]
-        if try_to_pack and isinstance(result, (list, builtin_tuple)) and len(result) == 1 and \
-                not _is_sequence(result[0]):
-            return result[0]
+            return result[1]
         return result
 
 

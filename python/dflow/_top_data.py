@@ -4,6 +4,7 @@ import sys
 import types
 
 from dflow import data  # noqa: F401
+from dflow import feature_column  # noqa: F401
 from dflow import io as _io
 from dflow.data import readers as _readers
 from dflow.data.dataset_ops import TensorSpec  # noqa: F401
@@ -21,4 +22,15 @@ for _name in ("TFRecordWriter", "TFRecordOptions", "TFRecordCompressionType", "t
     setattr(python_io, _name, getattr(_readers, _name))
 del _name
 
-__all__ = ["data", "decode_csv", "python_io", "TensorSpec"]
+
+
+def tables_initializer(name="init_all_tables"):
+    """dflow's vocabulary columns need no lookup tables: a NoOp, so that TensorFlow programs that run
+    tf.tables_initializer() work unchanged."""
+    from dflow.ops import gen_ops
+    return gen_ops.no_op(name=name)
+
+
+__all__ = ["data", "feature_column", "decode_csv", "python_io", "TensorSpec"]
+if not hasattr(sys.modules["dflow"], "tables_initializer"):
+    __all__.append("tables_initializer")

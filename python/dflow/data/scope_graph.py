@@ -38,3 +38,44 @@ def building_in(scope):
             yield g
     finally:
         g._scope = old
+
+
+def adopt_cc_variables(g, trainable=True):
+    """Wraps the variables that C++ builders registered in `g`'s C++ collections (feature columns'
+    weights, an estimator's global step) into Python Variables in TensorFlow's collections, unless
+    the Python collections hold them already. Returns the new Variables."""
+    from dflow.ops import variables
+    from dflow.framework.ops import GraphKeys
+    cc = _dflow.scope_collections(g._scope)
+    known = set()
+    for key in (GraphKeys.GLOBAL_VARIABLES, GraphKeys.LOCAL_VARIABLES):
+        for v in g.get_collection(key):
+            op = getattr(v, "op", None)
+            if op is not None:
+                known.add(op.name)
+    trainable_names = {o.node.name for o in cc["trainable_variables"]}
+    inits = {}
+    for n in cc["initializers"] + cc["local_initializers"]:
+        ins = n.inputs()
+        if n.type == "Assign" and ins and ins[0] is not None:
+            inits[ins[0].node.name] = n
+    made = []
+    for key, refs in ((GraphKeys.GLOBAL_VARIABLES, cc["global_variables"]),
+                      (GraphKeys.LOCAL_VARIABLES, cc["local_variables"])):
+        for ref in refs:
+            name = ref.node.name
+            if name in known:
+                continue
+            known.add(name)
+            read_node = g._h.find_node(name + "/read")
+            read = g._wrap(read_node)._output(0) if read_node is not None else None
+            init = g._wrap(inits[name]) if name in inits else None
+            is_trainable = trainable and name in trainable_names and key == GraphKeys.GLOBAL_VARIABLES
+            v = variables.Variable._from_existing(g, g._tensor_of(ref), init, read, trainable=is_trainable)
+            g.add_to_collection(key, v)
+            if is_trainable:
+                g.add_to_collection(GraphKeys.TRAINABLE_VARIABLES, v)
+            if name == "global_step" and not g.get_collection(GraphKeys.GLOBAL_STEP):
+                g.add_to_collection(GraphKeys.GLOBAL_STEP, v)
+            made.append(v)
+    return made

@@ -108,9 +108,26 @@ struct SessionHandle {
 
 std::atomic<uint64_t> next_session{0};
 
+// A fed value as a tensor of `dtype`. A value dflow's conversion refuses is converted as
+// TensorFlow converts feeds, numpy.asarray(value, dtype): the values TensorFlow accepts are
+// accepted (["1.5"] for a float, Python ints beyond int64 for a float), and numpy's exception
+// is raised for the rest.
+Tensor FeedTensor(py::handle value, DType dtype) {
+  try {
+    return ToTensor(value, dtype);
+  } catch (py::builtin_exception&) {
+  } catch (py::error_already_set& e) {
+    if (!e.matches(PyExc_ValueError) && !e.matches(PyExc_TypeError)) throw;
+  }
+  py::object arr = py::module_::import("numpy").attr("asarray")(value, NumpyDType(dtype));
+  return ToTensor(arr, dtype);
+}
+
 }  // namespace
 
 const ClientSession& ClientSessionOf(py::handle session) {
+  // A training loop's session lent to Python (a hook's session; cluster.cc).
+  if (const ClientSession* lent = BorrowedClientSession(session)) return *lent;
   if (!py::isinstance<SessionHandle>(session)) {
     throw py::type_error("Expected a session handle, got " + std::string(py::str(py::type::of(session).attr("__name__"))));
   }
@@ -169,7 +186,7 @@ void BindSession(py::module_& m) {
                }
                Tensor t;
                try {
-                 t = ToTensor(pair[1], o.out.dtype());
+                 t = FeedTensor(pair[1], o.out.dtype());
                } catch (py::error_already_set& e) {
                  if (e.matches(PyExc_ValueError) || e.matches(PyExc_TypeError)) {
                    std::string msg = std::string("Cannot feed value for tensor '") + o.out.name() + "': " + e.what();

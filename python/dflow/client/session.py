@@ -5,6 +5,7 @@ import threading
 import numpy as np
 
 from dflow import _dflow
+from dflow.framework import dtypes
 from dflow.framework import ops
 
 
@@ -51,6 +52,10 @@ class RunOptions:
 class RunMetadata:
     def __init__(self):
         self.step_stats = None
+
+
+# Feed values converted by the extension itself (anything else goes through numpy.asarray first).
+_FEED_TYPES = (np.ndarray, np.generic, float, list, tuple, str, bytes)
 
 
 def _is_namedtuple(x):
@@ -174,12 +179,16 @@ class BaseSession:
     def _feeds(self, feed_dict):
         feeds = []
         g = self._graph
-        for k, v in feed_dict.items():
+        items = getattr(feed_dict, "items", None)
+        if items is None:
+            raise TypeError("feed_dict must be a dictionary or collections.abc.Mapping, not %s"
+                            % type(feed_dict).__name__)
+        for k, v in items():
             if isinstance(k, ops.Tensor):
                 t = k
                 if t.graph is not g:
-                    raise ValueError("Cannot interpret feed_dict key as Tensor: Tensor %s is not an element of "
-                                     "this graph." % t.name)
+                    raise TypeError("Cannot interpret feed_dict key as Tensor: Tensor %s is not an element of "
+                                    "this graph." % t.name)
             elif hasattr(k, "_as_graph_element") and not isinstance(k, ops.Operation):
                 t = k._as_graph_element()
             elif isinstance(k, str):
@@ -198,6 +207,20 @@ class BaseSession:
                                 "Python scalars, strings, lists, numpy ndarrays, or TensorHandles. For reference, "
                                 "the tensor object was %s which was passed to the argument `feed_dict` with key %s."
                                 % (v, t))
+            if isinstance(v, int):
+                # TensorFlow refuses a Python int that the feed's dtype does not hold exactly.
+                dt = t.dtype.base_dtype
+                try:
+                    exact = (str(v) if dt == dtypes.string else dt.as_numpy_dtype(v)) == v
+                except (OverflowError, ValueError, TypeError):
+                    exact = False
+                if not exact:
+                    raise TypeError("Type of feed value %s with type %s is not compatible with Tensor type %s. Try "
+                                    "explicitly setting the type of the feed tensor to a larger type (e.g. int64)."
+                                    % (v, type(v), dt.name))
+            elif not isinstance(v, _FEED_TYPES):
+                # Anything else is converted as TensorFlow converts it: numpy.asarray(value, dtype).
+                v = np.asarray(v, dtype=t.dtype.base_dtype.as_numpy_dtype)
             shape = t.shape
             if shape.ndims is not None:
                 vs = getattr(v, "shape", None)
@@ -210,8 +233,8 @@ class BaseSession:
                 elif vs is None:
                     vs = ()
                 if not shape.is_compatible_with(vs):
-                    raise ValueError("Cannot feed value of shape %r for Tensor %s, which has shape %r" % (
-                        tuple(vs), t.name, str(shape)))
+                    raise ValueError("Cannot feed value of shape %s for Tensor %s, which has shape %s" % (
+                        tuple(vs), t.name, shape))
             feeds.append((t._out, v))
         return feeds
 

@@ -832,7 +832,7 @@ def _python_dtype(value):
         try:
             arr = np.asarray(value)
         except ValueError:
-            return None
+            raise ValueError("Can't convert non-rectangular Python sequence to Tensor.") from None
         if arr.dtype.kind == "f":
             return dtypes.float32
         if arr.dtype.kind in "iu":

@@ -1,4 +1,14 @@
 """TensorFlow's static shapes: TensorShape and Dimension (None for unknown)."""
+import operator
+
+
+def _dim_int(value):
+    """A dimension as an int: TensorFlow takes ints and what has __index__, never str or float."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError("Dimension value must be integer or None or have an __index__ method, got value %r "
+                        "with type %r" % (value, type(value))) from None
 
 
 class Dimension:
@@ -8,7 +18,7 @@ class Dimension:
         if isinstance(value, Dimension):
             value = value._value
         if value is not None:
-            value = int(value)
+            value = _dim_int(value)
             if value < 0:
                 raise ValueError("Dimension %d must be >= 0" % value)
         self._value = value
@@ -86,7 +96,7 @@ class TensorShape:
             except TypeError:
                 it = [dims]
             self._dims = tuple(dimension_value(d) if d is None or isinstance(d, Dimension)
-                               else int(d) for d in it)
+                               else _dim_int(d) for d in it)
 
     @property
     def dims(self):

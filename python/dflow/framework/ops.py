@@ -853,17 +853,10 @@ def _to_numpy(value, dtype, arg_name=None, op_type=None):
         have = value.dtype
         if have == np_dtype or (dtype == dtypes.string and have.kind in "SUO"):
             return value
-        # numpy values keep their dtype: TensorFlow refuses to change it silently, except
-        # where no precision is lost (int → float of a Python-sized value).
-        if have.kind in "iub" and np.dtype(np_dtype).kind == "f" or \
-                have.kind == "f" and np.dtype(np_dtype).kind == "f" or \
-                have.kind in "iu" and np.dtype(np_dtype).kind in "iu":
-            if have.kind in "iu" and np.dtype(np_dtype).kind in "iu":
-                arr = np.asarray(value)
-                info = np.iinfo(np_dtype)
-                if arr.size and (arr.min() < info.min or arr.max() > info.max):
-                    raise TypeError("Value %r does not fit in %s" % (value, dtype.name))
-            return np.asarray(value, dtype=np_dtype)
+        # numpy numbers take the dtype asked for as numpy's astype gives it (TensorFlow's
+        # make_tensor_proto: 1.5 becomes int 1, 300 uint8 44).
+        if have.kind in "biuf" and np.dtype(np_dtype).kind in "biuf":
+            return np.asarray(value).astype(np_dtype)
         raise TypeError("Expected %s, got %r of type '%s' instead." % (dtype.name, value, type(value).__name__))
     if dtype == dtypes.string:
         if isinstance(value, (str, bytes)):
@@ -1036,6 +1029,10 @@ def apply_op(op_type, name, inputs, attrs=None):
                     if isinstance(x, Tensor):
                         types[ta] = x.dtype.base_dtype
                         break
+            if ta and any(isinstance(x, Tensor) and x.dtype.base_dtype != types[ta] for x in items):
+                raise TypeError("Tensors in list passed to '%s' of '%s' Op have types [%s] that don't all match."
+                                % (a["name"], op_type, ", ".join(x.dtype.base_dtype.name if isinstance(x, Tensor)
+                                                                  else "<NOT CONVERTIBLE TO TENSOR>" for x in items)))
         else:
             if not isinstance(v, Tensor):
                 fn = _convertible(v)
@@ -1086,6 +1083,9 @@ def apply_op(op_type, name, inputs, attrs=None):
     for k in info.type_attrs:
         if k not in attrs and k in types:
             attrs[k] = types[k]._enum
+        allowed = info.allowed.get(k)
+        if allowed and attrs.get(k) is not None and attrs[k] not in allowed:
+            raise TypeError(_not_allowed(info, k, attrs[k], allowed))
     for k, v in list(attrs.items()):
         if isinstance(v, dtypes.DType):
             attrs[k] = v._enum
@@ -1099,6 +1099,14 @@ def apply_op(op_type, name, inputs, attrs=None):
     if info.single_output:
         return outs[0]
     return outs
+
+
+def _not_allowed(info, attr, enum, allowed):
+    """TensorFlow's message for a dtype the OpDef does not allow."""
+    names = ", ".join(dtypes._BY_ENUM[e].name for e in allowed if e in dtypes._BY_ENUM)
+    param = next((a["name"] for a in info.inputs if a["type_attr"] == attr), attr)
+    have = dtypes._BY_ENUM[enum].name if enum in dtypes._BY_ENUM else str(enum)
+    return "Value passed to parameter '%s' has DataType %s not in list of allowed values: %s" % (param, have, names)
 
 
 def _holds_tensor(v):
@@ -1116,15 +1124,14 @@ def _input_of(v, want, argdef, op_type, types, info):
             raise TypeError("Failed to convert object of type %s to Tensor. Contents: %s. Consider casting "
                             "elements to a supported type." % (type(v), v))
         allowed = info.allowed.get(ta) if ta else None
-        if allowed and d._enum not in allowed:
-            # TensorFlow picks the first allowed dtype the value converts to.
-            for e in allowed:
-                try:
-                    arr = _to_numpy(v, dtypes._BY_ENUM[e])
-                    d = dtypes._BY_ENUM[e]
-                    break
-                except (TypeError, ValueError):
-                    continue
+        default = info.attr_defaults.get(ta) if ta else None
+        if allowed and d._enum not in allowed and default is not None:
+            # TensorFlow converts again with the type attr's default when it has one.
+            try:
+                _to_numpy(v, dtypes._BY_ENUM[default])
+                d = dtypes._BY_ENUM[default]
+            except (TypeError, ValueError):
+                pass
         if ta:
             types[ta] = d
         want = d

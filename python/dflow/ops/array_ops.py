@@ -169,6 +169,14 @@ def concat(values, axis, name="concat"):
 
 def stack(values, axis=0, name="stack"):
     values = list(values)
+    if axis == 0 and values and not ops._holds_tensor(values) and \
+            not any(isinstance(v, np.ndarray) and v.ndim for v in values):
+        # Python numbers only: one Const, typed as a Python list is (TensorFlow's stack; a
+        # list holding arrays fails that conversion there and is packed).
+        try:
+            return ops.convert_to_tensor(values, name=name)
+        except (TypeError, ValueError):
+            pass
     return apply_op("Pack", name, [values], {"axis": axis})
 
 

@@ -261,14 +261,16 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None, reducti
     if axis is None:
         axis = reduction_indices
     keepdims = bool(keepdims or keep_dims)
-    with ops.name_scope(name, "ReduceLogSumExp") as scope:
+    with ops.name_scope(name, "ReduceLogSumExp", [input_tensor]) as name:
         x = ops.convert_to_tensor(input_tensor)
-        m = stop = array_ops.stop_gradient(reduce_max(x, axis, keepdims=True))
-        r = log(reduce_sum(exp(x - stop), axis, keepdims=True)) + m
+        raw_max = reduce_max(x, axis, keepdims=True)
+        # TensorFlow's: the max is subtracted where it is finite (x - x is 0 only for finite x).
+        zero = array_ops.zeros_like(raw_max)
+        my_max = array_ops.stop_gradient(array_ops.where_v2(equal(raw_max - raw_max, zero), raw_max, zero))
+        result = log(reduce_sum(exp(x - my_max), axis, keepdims=keepdims))
         if not keepdims:
-            r = array_ops.squeeze(r, axis if axis is not None else None) if axis is not None else \
-                array_ops.reshape(r, [])
-        return r
+            my_max = array_ops.reshape(my_max, array_ops.shape(result))
+        return add(result, my_max, name=name)
 
 
 def count_nonzero(input_tensor=None, axis=None, keepdims=None, dtype=dtypes.int64, name=None,

@@ -40,22 +40,32 @@ def _is_tensor(x):
 # ---- activations -----------------------------------------------------------------------------
 
 
-def _activation(op_type, doc):
-    def fn(features, name=None):
-        with ops.name_scope(name, op_type, [features]) as name:
-            features = ops.convert_to_tensor(features, name="features")
-            return apply_op(op_type, name, [features])
-    fn.__name__ = op_type.lower()
-    fn.__doc__ = doc
-    return fn
+def _is_int(features):
+    if isinstance(features, Tensor):
+        return features.dtype.base_dtype.is_integer
+    if ops._convertible(features) is not None:
+        return False
+    d = ops._python_dtype(features)
+    return d is not None and d.is_integer
 
 
 def relu(features, name=None):
     """max(features, 0)."""
+    if _is_int(features):  # dflow's Relu kernel is float-only; TensorFlow's also takes integers
+        features = ops.convert_to_tensor(features)
+        return math_ops.maximum(features, array_ops.zeros([], features.dtype.base_dtype), name=name or "Relu")
     return apply_op("Relu", name or "Relu", [features])
 
 
-relu6 = _activation("Relu6", "min(max(features, 0), 6).")
+def relu6(features, name=None):
+    """min(max(features, 0), 6)."""
+    with ops.name_scope(name, "Relu6", [features]) as name:
+        features = ops.convert_to_tensor(features, name="features")
+        if _is_int(features):
+            dt = features.dtype.base_dtype
+            return math_ops.minimum(math_ops.maximum(features, array_ops.zeros([], dt)),
+                                    array_ops.constant(6, dt), name=name)
+        return apply_op("Relu6", name, [features])
 
 
 def elu(features, name=None):
@@ -88,7 +98,8 @@ def leaky_relu(features, alpha=0.2, name=None):
             features = math_ops.cast(features, dtypes.float32)
         if isinstance(alpha, np.ndarray):
             alpha = alpha.item()
-        alpha = ops.convert_to_tensor(alpha, dtype=features.dtype, name="alpha")
+        # TensorFlow's LeakyRelu holds alpha in a float attr: float32 precision for doubles too.
+        alpha = ops.convert_to_tensor(float(np.float32(alpha)), dtype=features.dtype, name="alpha")
         # TensorFlow's LeakyRelu op: features where features > 0, else alpha * features.
         return array_ops.where(math_ops.greater(features, 0), features, math_ops.multiply(alpha, features),
                                name=name)
@@ -137,6 +148,13 @@ def bias_add(value, bias, data_format=None, name=None):
         value = ops.convert_to_tensor(value, name="input")
         bias = ops.convert_to_tensor(bias, dtype=value.dtype.base_dtype, name="bias")
         attrs = {"data_format": data_format} if data_format is not None else {}
+        if _is_int(value):  # dflow's BiasAdd kernel is float-only; TensorFlow's also takes integers
+            bias.shape.assert_has_rank(1)
+            if data_format == "NCHW" and value.shape.ndims is not None and value.shape.ndims > 2:
+                bias = array_ops.reshape(bias, [-1] + [1] * (value.shape.ndims - 2))
+            elif data_format != "NCHW":
+                value.shape[-1:].assert_is_compatible_with(bias.shape)
+            return math_ops.add(value, bias, name=name)
         return apply_op("BiasAdd", name, [value, bias], attrs)
 
 

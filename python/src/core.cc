@@ -483,6 +483,9 @@ void BindCore(py::module_& m) {
   m.def("dtype_name", [](int t) { return PythonDTypeName(static_cast<DType>(t)); });
   m.def("numpy_dtype", [](int t) { return NumpyDType(static_cast<DType>(t)); });
   m.def("from_numpy_dtype", [](py::handle d) { return static_cast<int>(FromNumpyDType(d)); });
+  m.def("raise_status", [](int code, const std::string& message) {
+    ThrowStatus(Status(static_cast<absl::StatusCode>(code), message));
+  }, "Raises the exception a C++ Status of this code and message raises (for tests).");
   m.def("to_tensor_roundtrip", [](py::handle v, int want) { return ToNumpy(ToTensor(v, static_cast<DType>(want))); },
         "Converts a value as a feed or a constant would (for tests).");
 

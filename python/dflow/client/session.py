@@ -195,7 +195,7 @@ class BaseSession:
                 try:
                     t = g.as_graph_element(k, allow_tensor=True, allow_operation=False)
                 except (KeyError, ValueError) as e:
-                    raise ValueError("Cannot interpret feed_dict key as Tensor: %s" % (e.args[0],)) from None
+                    raise TypeError("Cannot interpret feed_dict key as Tensor: %s" % (e.args[0],)) from None
             elif isinstance(k, tuple) and hasattr(k, "_fields") or isinstance(k, (list, tuple)):
                 for kk, vv in zip(k, v):
                     feeds.extend(self._feeds({kk: vv}))

@@ -79,7 +79,8 @@ def zeros(shape, dtype=dtypes.float32, name=None):
         if not isinstance(shape, ops.Tensor):
             try:
                 dims = tensor_shape.as_shape(shape).as_list()
-                if all(d is not None for d in dims):
+                # A Const only when small (TensorFlow's rule: fewer than 1000 elements), else a Fill.
+                if all(d is not None for d in dims) and np.prod(dims, dtype=object) < 1000:
                     return constant(np.zeros(dims, dtype=dtype.as_numpy_dtype), dtype=dtype, name=scope)
             except (TypeError, ValueError):
                 pass
@@ -92,7 +93,8 @@ def ones(shape, dtype=dtypes.float32, name=None):
         if not isinstance(shape, ops.Tensor):
             try:
                 dims = tensor_shape.as_shape(shape).as_list()
-                if all(d is not None for d in dims):
+                # A Const only when small (TensorFlow's rule: fewer than 1000 elements), else a Fill.
+                if all(d is not None for d in dims) and np.prod(dims, dtype=object) < 1000:
                     return constant(np.ones(dims, dtype=dtype.as_numpy_dtype), dtype=dtype, name=scope)
             except (TypeError, ValueError):
                 pass

@@ -649,6 +649,31 @@ void BindTrain(py::module_& m) {
       })
       .def_property_readonly("path", &summary::FileWriter::path)
       .def_property_readonly("logdir", &summary::FileWriter::logdir);
+  // The serialized events of an event file, in order (checksums verified).
+  m.def("read_events", [](const std::string& path) {
+    std::vector<std::string> out;
+    {
+      py::gil_scoped_release nogil;
+      auto r = summary::EventFileReader::Open(path);
+      if (!r.ok()) {
+        py::gil_scoped_acquire gil;
+        ThrowStatus(r.status());
+      }
+      for (;;) {
+        proto::Event e;
+        Status s = (*r)->ReadNext(&e);
+        if (absl::IsOutOfRange(s)) break;
+        if (!s.ok()) {
+          py::gil_scoped_acquire gil;
+          ThrowStatus(s);
+        }
+        out.push_back(e.SerializeAsString());
+      }
+    }
+    py::list l;
+    for (const std::string& e : out) l.append(py::bytes(e));
+    return l;
+  });
 }
 
 }  // namespace dflow::python

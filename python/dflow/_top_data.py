@@ -5,6 +5,7 @@ import types
 
 from dflow import data  # noqa: F401
 from dflow import feature_column  # noqa: F401
+from dflow import estimator  # noqa: F401
 from dflow import io as _io
 from dflow.data import readers as _readers
 from dflow.data.dataset_ops import TensorSpec  # noqa: F401
@@ -31,6 +32,6 @@ def tables_initializer(name="init_all_tables"):
     return gen_ops.no_op(name=name)
 
 
-__all__ = ["data", "feature_column", "decode_csv", "python_io", "TensorSpec"]
+__all__ = ["data", "feature_column", "estimator", "decode_csv", "python_io", "TensorSpec"]
 if not hasattr(sys.modules["dflow"], "tables_initializer"):
     __all__.append("tables_initializer")

@@ -5,11 +5,23 @@ iterator (`Iterator.from_structure`) is an IteratorV2 resource that `make_initia
 starts on any dataset of the same structure. `get_next()` gives the element as the dataset's
 nested structure of tensors; running it past the end raises OutOfRangeError.
 """
+import weakref
+
 from dflow.data import nest
 from dflow.data.dataset_ops import DatasetV1, TensorSpec, _cc_call
 from dflow.framework import dtypes
 from dflow.framework import ops
 from dflow.framework import tensor_shape
+
+
+# IteratorGetNext ops of one-shot iterators -> their dataset: an estimator given the tensors of
+# `dataset.make_one_shot_iterator().get_next()` reads the dataset itself (to its end, as TensorFlow).
+_ONE_SHOT_GET_NEXT = weakref.WeakKeyDictionary()
+
+
+def dataset_of_get_next(op):
+    """The dataset whose one-shot iterator's get_next built `op`, or None."""
+    return _ONE_SHOT_GET_NEXT.get(op)
 
 
 class Iterator:
@@ -86,6 +98,8 @@ class Iterator:
         for t, s in zip(outs, nest.flatten(self._structure)):
             if s.shape.ndims is not None and t.shape.ndims is None:
                 t.set_shape(s.shape)
+        if self._cc is not None and self._initializer is None and outs:
+            _ONE_SHOT_GET_NEXT[outs[0].op] = self._dataset
         return nest.pack_sequence_as(self._structure, outs)
 
     @property

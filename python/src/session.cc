@@ -175,7 +175,10 @@ void BindSession(py::module_& m) {
            py::arg("allow_soft_placement") = false, py::arg("log_device_placement") = false,
            py::arg("operation_timeout_ms") = 0, py::arg("device_filters") = std::vector<std::string>{})
       // feeds: list of (Output, value); fetches: list of Output; targets: list of Node.
-      .def("run", [](SessionHandle& h, py::list feeds, py::list fetches, py::list targets, int64_t timeout_ms) {
+      // stats: None, or a list that gets (node, op, device, start_micros, end_micros) of every
+      // node the step ran (RunOptions.trace_level with a RunMetadata).
+      .def("run", [](SessionHandle& h, py::list feeds, py::list fetches, py::list targets, int64_t timeout_ms,
+                     py::object stats) {
              if (h.closed) throw py::reinterpret_borrow<py::object>(PyExc_RuntimeError)("Attempted to use a closed Session.");
              ClientSession::FeedDict feed_dict;
              for (py::handle f : feeds) {
@@ -219,6 +222,8 @@ void BindSession(py::module_& m) {
              ro.timeout_in_ms = timeout_ms;
              ro.cancellation = &cm;
              StatusOr<std::vector<Tensor>> result;
+             RunMetadata metadata;
+             ro.trace = !stats.is_none();
              const bool on_main = std::this_thread::get_id() == Ints().main_thread;
              {
                // Installed with the GIL held, then a Ctrl-C that Python received before it is
@@ -226,7 +231,7 @@ void BindSession(py::module_& m) {
                SigintScope sig(&cm);
                if (on_main && PyErr_CheckSignals() != 0) throw py::error_already_set();
                py::gil_scoped_release nogil;
-               result = h.session->Run(feed_dict, outs, ops, nullptr, ro);
+               result = h.session->Run(feed_dict, outs, ops, stats.is_none() ? nullptr : &metadata, ro);
              }
              // Read after the handler is restored, so that a Ctrl-C at the very end is not lost.
              const bool interrupted = on_main && Ints().fired.load();
@@ -235,13 +240,20 @@ void BindSession(py::module_& m) {
                PyErr_SetInterrupt();
                if (PyErr_CheckSignals() != 0) throw py::error_already_set();
              }
+             if (!stats.is_none()) {
+               py::list l = stats.cast<py::list>();
+               for (const NodeExecStats& n : metadata.step_stats) {
+                 l.append(py::make_tuple(n.node_name, n.op, n.device, n.start_micros, n.end_micros));
+               }
+             }
              if (!result.ok()) ThrowStatus(result.status());
              std::vector<Tensor>& values = *result;
              py::list out(values.size());
              for (size_t i = 0; i < values.size(); ++i) out[i] = ToNumpy(std::move(values[i]));
              return out;
            },
-           py::arg("feeds"), py::arg("fetches"), py::arg("targets"), py::arg("timeout_ms") = 0)
+           py::arg("feeds"), py::arg("fetches"), py::arg("targets"), py::arg("timeout_ms") = 0,
+           py::arg("stats") = py::none())
       .def("list_devices", [](SessionHandle& h) {
         if (h.closed || !h.session->session()) return std::vector<std::string>{};
         return h.session->session()->ListDevices();

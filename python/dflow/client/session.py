@@ -49,9 +49,50 @@ class RunOptions:
         self.__dict__.update(kwargs)
 
 
-class RunMetadata:
+class NodeExecStats:
+    """One node a traced step ran (the fields of TensorFlow's NodeExecStats that dflow records)."""
+
+    def __init__(self, node_name, op, start_micros, end_micros):
+        self.node_name = node_name
+        self.timeline_label = "%s = %s()" % (node_name, op)
+        self.all_start_micros = start_micros
+        self.op_start_rel_micros = 0
+        self.op_end_rel_micros = end_micros - start_micros
+        self.all_end_rel_micros = end_micros - start_micros
+
+    def __repr__(self):
+        return "NodeExecStats(%r)" % self.node_name
+
+
+class DeviceStepStats:
+    def __init__(self, device):
+        self.device = device
+        self.node_stats = []
+
+
+class StepStats:
     def __init__(self):
-        self.step_stats = None
+        self.dev_stats = []
+
+
+class RunMetadata:
+    """What a run traced (RunOptions(trace_level=FULL_TRACE)): step_stats.dev_stats[i].node_stats
+    lists the nodes that ran on each device."""
+
+    def __init__(self):
+        self.step_stats = StepStats()
+        self.partition_graphs = []
+
+    def _record(self, stats):
+        by_device = {}
+        for node, op, device, start, end in stats:
+            if node.startswith("_"):
+                continue  # the runtime's own feed and fetch endpoints
+            d = by_device.get(device)
+            if d is None:
+                d = by_device[device] = DeviceStepStats(device)
+                self.step_stats.dev_stats.append(d)
+            d.node_stats.append(NodeExecStats(node, op, start, end))
 
 
 # Feed values converted by the extension itself (anything else goes through numpy.asarray first).
@@ -243,6 +284,8 @@ class BaseSession:
             raise RuntimeError("Attempted to use a closed Session.")
         timeout = getattr(options, "timeout_in_ms", 0) if options is not None else 0
         feeds = self._feeds(feed_dict) if feed_dict else []
+        if run_metadata is not None and getattr(options, "trace_level", 0):
+            return self._traced_run(fetches, feeds, timeout, run_metadata)
         # Fast path: one tensor.
         if isinstance(fetches, ops.Tensor):
             if fetches.graph is not self._graph:
@@ -251,6 +294,16 @@ class BaseSession:
             return self._h.run(feeds, [fetches._out], [], timeout)[0]
         plan = _FetchPlan(self._graph, fetches)
         values = self._h.run(feeds, [t._out for t in plan.tensors], [o._node for o in plan.targets], timeout)
+        return plan.build(values)
+
+    def _traced_run(self, fetches, feeds, timeout, run_metadata):
+        plan = _FetchPlan(self._graph, fetches)
+        stats = []
+        try:
+            values = self._h.run(feeds, [t._out for t in plan.tensors], [o._node for o in plan.targets], timeout,
+                                 stats)
+        finally:
+            run_metadata._record(stats)
         return plan.build(values)
 
     def partial_run_setup(self, fetches, feeds=None):

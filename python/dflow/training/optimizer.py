@@ -109,13 +109,21 @@ class Optimizer:
                 raise NotImplementedError("Trying to optimize unsupported type ", v)
         if not var_list:
             raise ValueError("No variables to optimize.")
-        self._assert_valid_dtypes(var_list)
         g = ops.get_default_graph()
         if grad_loss is not None:
             grads = gradients_impl.gradients(loss, var_list, grad_ys=grad_loss)
         else:
-            pairs = self._cpp_optimizer().compute_gradients(g._scope, loss._out, [v._ref()._out for v in var_list])
-            grads = [None if gr is None else g._tensor_of(gr) for gr, _ in pairs]
+            # The C++ optimizer differentiates float variables; no gradient reaches the others (as in
+            # TensorFlow, where they are then left out without an error).
+            trainable = [v for v in var_list if v.dtype.base_dtype in _VALID_DTYPES]
+            grads_of = {}
+            if trainable:
+                pairs = self._cpp_optimizer().compute_gradients(g._scope, loss._out,
+                                                                [v._ref()._out for v in trainable])
+                for v, (gr, _) in zip(trainable, pairs):
+                    grads_of[id(v)] = None if gr is None else g._tensor_of(gr)
+            grads = [grads_of.get(id(v)) for v in var_list]
+        self._assert_valid_dtypes([v for gr, v in zip(grads, var_list) if gr is not None])
         if gate_gradients == Optimizer.GATE_GRAPH and any(gr is not None for gr in grads):
             grads = control_flow_ops.tuple(grads)
         return list(zip(grads, var_list))

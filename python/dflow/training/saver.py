@@ -195,6 +195,8 @@ class Saver:
         """Writes a checkpoint of the variables as they are in `sess`; returns its path."""
         if not self._is_built:
             raise RuntimeError("`build()` should be called before save if defer_build==True")
+        if sess is None or not hasattr(sess, "run"):
+            raise TypeError("'sess' must be a Session; %s" % (sess,))
         if latest_filename is None:
             latest_filename = "checkpoint"
         if os.path.split(latest_filename)[0]:

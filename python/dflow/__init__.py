@@ -58,6 +58,8 @@ from dflow._top_data import *  # noqa: F401,F403,E402  data, feature columns, es
 from dflow._top_cluster import *  # noqa: F401,F403,E402  clusters, monitored sessions
 from dflow import train  # noqa: F401,E402
 from dflow import io  # noqa: F401,E402
+from dflow import app  # noqa: F401,E402
+flags = app.flags
 
 # Generated op functions TensorFlow also exposes at the top level (tf.no_op, tf.sigmoid, ...),
 # where no hand-written function of that name exists.

@@ -14,9 +14,12 @@
 // training with SyncReplicasOptimizer: each step applies the mean of --replicas_to_aggregate N
 // gradients, all workers by default; the rest are backups; a worker stops once its step took a
 // token of --last_step).
-// With --job_name=ps it just serves, until the chief tells every task that the job is complete
-// (after its final checkpoint); then every task exits 0. Prints, per worker, a line per session
+// With --job_name=ps it serves (Server::Join) until the job is complete: the chief's
+// MonitoredTrainingSession tells every task when it closes, after its final checkpoint; then
+// every task exits 0. Nothing here ends the job by hand: a trainer written as in TensorFlow's
+// guide gets this from the library. Prints, per worker, a line per session
 // it created, then its own steps, the final global step and the loss before and after.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -162,13 +165,11 @@ int main(int argc, char** argv) {
   } else {
     train_op = sgd.Minimize(w.WithOpName("train"), loss, {}, global_step);
   }
-  // The global step read after this worker's update: the worker whose update is the last one
-  // anywhere sees the final count. The read runs on the global step's task, after the update; on
-  // the worker it would read the value the ps sent when its step began.
-  Output step_after =
-      ops::Identity(ps0.WithControlDependencies({train_op}).WithOpName("global_step_after"), global_step);
-  // Synchronous: the token this worker's step took, the global step its next gradient is for.
-  Output token = flags.sync ? ops::Identity(w.WithControlDependencies({train_op}), sync->local_step()) : step_after;
+  // The global step after this step: asynchronous, the train op is the global step's AssignAdd
+  // (as in TensorFlow), so its output is the value this step's update made; synchronous, the
+  // token the step took, the step of the apply that let it go on (and its next gradient's).
+  Output step_after = flags.sync ? ops::Identity(w.WithControlDependencies({train_op}), sync->local_step())
+                                 : Output(train_op.node(), 0);
   if (!root.ok()) return Fail(root.status());
 
   train::MonitoredTrainingSessionOptions mts;
@@ -177,74 +178,49 @@ int main(int argc, char** argv) {
   mts.checkpoint_dir = flags.checkpoint_dir;
   mts.save_checkpoint_steps = flags.save_checkpoint_steps;
   mts.max_wait_secs = flags.max_wait_secs;
-  // Once the chief told every task the job is complete, a step that fails because the ps tasks
-  // are gone is the end of training, not a failure to recover from: the session knows it from
-  // this process's server (its target), with nothing to set here.
-  Server* own_server = server->get();
   mts.global_step = global_step;
   // This worker's session involves the ps tasks and itself only.
   mts.config.device_filters = {"/job:ps", worker};
-  mts.hooks = {std::make_shared<SessionStartPrinter>(task->task_index, global_step)};
+  // The global step when training ends (read at the end, before the chief ends the job).
+  auto final_step = std::make_shared<train::FinalOpsHook>(std::vector<Output>{global_step});
+  mts.hooks = {std::make_shared<SessionStartPrinter>(task->task_index, global_step), final_step};
   // Synchronous workers stop on the token their step took (below), not on a read of the global
   // step: a read may lag a step behind, and a worker that takes a second token of the last step
   // can leave the chief waiting for one that never comes.
   if (!flags.sync) mts.hooks.push_back(std::make_shared<train::StopAtStepHook>(global_step, 0, flags.last_step));
   if (sync_hook != nullptr) mts.hooks.push_back(sync_hook);
-  // Once the job is complete the ps tasks may be gone: a failure then is the end, not an error.
-  auto job_over = [&](const Status& s) { return absl::IsOutOfRange(s) || own_server->job_complete(); };
-  // The job may end before this worker's first step (it was cut off, or started late).
-  auto ended_before_training = [&](const Status& s) {
-    if (!job_over(s)) return Fail(s);
-    std::printf("worker %d: the job is complete; no steps to run\n", task->task_index);
-    std::fflush(stdout);
-    return 0;
-  };
+  // The job's end is the library's: the chief's session tells every task when it closes (after
+  // its final checkpoint), so the ps tasks' Join returns; a worker whose step fails because the
+  // job is complete ends cleanly (OutOfRange), and one that starts after it gets a session that
+  // has nothing to do.
   auto session = train::MonitoredTrainingSession(root, mts);
-  if (!session.ok()) return ended_before_training(session.status());
-  auto first = (*session)->Run({loss});
-  if (!first.ok()) return ended_before_training(first.status());
-  const float initial_loss = (*first)[0].scalar<float>();
-  int64_t local_steps = 0;
-  // The last values a step returned: what this worker reports when the job completed under it
-  // (the chief told every task, so no more steps run anywhere).
-  float loss_value = initial_loss;
-  int64_t step_value = 0;
+  if (!session.ok()) return Fail(session.status());
+  int64_t local_steps = 0, step_value = 0;
+  float initial_loss = 0, loss_value = 0;
   auto start = std::chrono::steady_clock::now();
   while (!(*session)->ShouldStop()) {
-    auto r = (*session)->Run({}, {loss, step_after, token}, {train_op});
+    auto r = (*session)->Run({}, {loss, step_after}, {train_op});
     if (!r.ok()) {
-      if (absl::IsOutOfRange(r.status())) break;  // input done, sync queue closed, job complete
+      if (absl::IsOutOfRange(r.status())) break;  // the sync queue closed, or the job is complete
       return Fail(r.status());
     }
     loss_value = (*r)[0].scalar<float>();
+    if (local_steps++ == 0) initial_loss = loss_value;
     step_value = (*r)[1].scalar<int64_t>();
-    ++local_steps;
     // Each apply gives a token of the new step to every worker, and each worker takes one token
     // of the last step at most: every worker gets one, and no gradient is sent past it.
-    if (flags.sync && (*r)[2].scalar<int64_t>() >= flags.last_step) break;
+    if (flags.sync && step_value >= flags.last_step) break;
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  // What the last step returned stands when the job completed meanwhile.
-  if ((*session)->raw_session() != nullptr) {
-    auto last = (*session)->raw_session()->Run({loss, global_step});
-    if (last.ok()) {
-      loss_value = (*last)[0].scalar<float>();
-      step_value = (*last)[1].scalar<int64_t>();
-    } else if (!job_over(last.status())) {
-      return Fail(last.status());
-    }
+  // The chief's final checkpoint, then (the chief) the end of the job.
+  if (Status s = (*session)->Close(); !s.ok()) return Fail(s);
+  // (Nothing when the job completed before this worker's end: then its last step's value.)
+  if (!final_step->final_ops_values().empty()) {
+    step_value = std::max(step_value, final_step->final_ops_values()[0].scalar<int64_t>());
   }
-  // The chief's final checkpoint. A worker whose task was told the job is complete cannot run
-  // its hooks' last steps any more, which is fine: the job is over.
-  if (Status s = (*session)->Close(); !s.ok() && !(job_over(s) && !task->is_chief)) return Fail(s);
   std::printf("worker %d: %lld local steps (%.0f steps/s), global step %lld, loss %.6f -> %.6f\n", task->task_index,
-              static_cast<long long>(local_steps), local_steps / secs, static_cast<long long>(step_value),
-              initial_loss, loss_value);
+              static_cast<long long>(local_steps), secs > 0 ? local_steps / secs : 0.0,
+              static_cast<long long>(step_value), initial_loss, loss_value);
   std::fflush(stdout);
-  if (task->is_chief) {
-    // Training is over: every task hears it, so the ps tasks exit 0 by themselves.
-    JobCompleteResult result;
-    if (Status s = (*server)->NotifyJobComplete({}, &result); !s.ok()) return Fail(s);
-  }
   return 0;
 }

@@ -31,7 +31,9 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: dflow launch --ps N --workers M [--base_port P] [--timeout SECONDS] [--grace_period SECONDS]\n"
-    "                    [--finish_timeout SECONDS] [--fail_fast] [--] TRAINER [ARGS...]\n"
+    "                    [--finish_timeout SECONDS] [--fail_fast] [--ps_trainer] [--] TRAINER [ARGS...]\n"
+    "ps tasks run `dflow server`; with --ps_trainer they run TRAINER ARGS too (--job_name=ps), as in\n"
+    "TensorFlow's guide, where one program serves as ps (server.join()) and trains as worker.\n"
     "The chief (worker 0) ends the launch. When it exits 0 the job is complete: the launcher waits up to\n"
     "--finish_timeout (10 s) for the other tasks to exit, stops those left (SIGTERM, then SIGKILL after\n"
     "--grace_period, 5 s) and exits 0. Another worker that fails is reported and the others go on; with\n"
@@ -318,9 +320,9 @@ StatusOr<LaunchOptions> ParseLaunchArgs(const std::vector<std::string>& args) {
       name = a.substr(0, eq);
       value = a.substr(eq + 1);
     }
-    if (name == "--fail_fast") {
-      if (inline_value) return errors::InvalidArgument("--fail_fast takes no value, got '", a, "'");
-      o.fail_fast = true;
+    if (name == "--fail_fast" || name == "--ps_trainer") {
+      if (inline_value) return errors::InvalidArgument(name, " takes no value, got '", a, "'");
+      (name == "--fail_fast" ? o.fail_fast : o.ps_trainer) = true;
       continue;
     }
     static const char* kFlags[] = {"--ps",           "--workers",         "--base_port", "--timeout",
@@ -410,7 +412,7 @@ int RunLaunch(const LaunchOptions& options, std::ostream& out, std::ostream& err
     t.is_worker = i >= options.num_ps;
     t.index = t.is_worker ? i - options.num_ps : i;
     t.name = absl::StrCat(t.is_worker ? "worker " : "ps ", t.index);
-    t.argv = t.is_worker ? options.trainer : server_cmd;
+    t.argv = t.is_worker || options.ps_trainer ? options.trainer : server_cmd;
     t.argv.push_back("--ps_hosts=" + ps_hosts);
     t.argv.push_back("--worker_hosts=" + worker_hosts);
     t.argv.push_back(t.is_worker ? "--job_name=worker" : "--job_name=ps");

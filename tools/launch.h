@@ -1,7 +1,7 @@
 // `dflow launch`: starts a whole cluster on 127.0.0.1 and runs a trainer on it.
 //
 //   dflow launch --ps 2 --workers 3 [--base_port P] [--timeout S] [--grace_period S] [--finish_timeout S]
-//                [--fail_fast] [--] TRAINER [ARGS...]
+//                [--fail_fast] [--ps_trainer] [--] TRAINER [ARGS...]
 //
 // Picks one port per task (OS-assigned free ports on 127.0.0.1, or P, P+1, ... with --base_port),
 // starts N parameter servers
@@ -35,6 +35,12 @@
 // bounded: after SIGKILL the launcher waits at most 5 s more for the tasks and their output, then
 // returns (1 if the job had not failed yet).
 //
+// --ps_trainer: the ps tasks run TRAINER ARGS... --job_name=ps --task_index=i as well, for
+// programs written as in TensorFlow's guide (one program for every task; its ps branch serves
+// until the job is complete: server.join()). A Python trainer runs as `dflow launch ... --
+// python3 trainer.py ...`; the tasks inherit the launcher's environment (PYTHONPATH, TF_CONFIG is
+// not set: the flags describe the cluster).
+//
 // --server_cmd CMD is for tests: it runs CMD (split at spaces) instead of `dflow server`, with the
 // same flags appended.
 //
@@ -59,6 +65,7 @@ struct LaunchOptions {
   double grace_period_s = 5;  // between SIGTERM and SIGKILL when stopping tasks
   double finish_timeout_s = 10;  // after the chief's success, how long the other tasks may take to exit
   bool fail_fast = false;        // a failing worker stops the launch (otherwise only the chief's does)
+  bool ps_trainer = false;       // ps tasks run the trainer too (with --job_name=ps), not `dflow server`
   std::vector<std::string> server_cmd;  // empty: {<dir of the dflow binary>/dflow, "server"}
   std::vector<std::string> trainer;     // TRAINER ARGS...
 };

@@ -440,6 +440,26 @@ TEST_F(LaunchTest, BasePort) {
   EXPECT_EQ(r.out, "");
 }
 
+TEST_F(LaunchTest, PsTrainerRunsTheTrainerOnPsTasksToo) {
+  // One program for every task, as in TensorFlow's guide: the ps branch waits until the chief
+  // completes the job (here: a file), the chief trains and completes it.
+  std::string trainer = Script("one_program.sh", absl::StrCat(kGetIndex,
+                                                              "echo \"args: $*\"\n"
+                                                              "case \"$*\" in *--job_name=ps*)\n"
+                                                              "  while [ ! -f \"",
+                                                              dir_, "/job_complete\" ]; do sleep 0.05; done\n",
+                                                              "  echo \"ps $IDX: joined\"; exit 0;;\n"
+                                                              "esac\n",
+                                                              CompleteJob()));
+  Result r = Launch({"launch", "--ps", "1", "--workers=1", "--timeout=60", "--ps_trainer", trainer, "x"});
+  EXPECT_EQ(r.code, 0) << r.err << r.out;
+  EXPECT_THAT(r.out, HasSubstr("[ps 0] args: x --ps_hosts=127.0.0.1:"));
+  EXPECT_THAT(r.out, HasSubstr(" --job_name=ps --task_index=0\n"));
+  EXPECT_THAT(r.out, HasSubstr("[ps 0] ps 0: joined\n"));
+  EXPECT_THAT(r.out, HasSubstr("[worker 0] args: x --ps_hosts=127.0.0.1:"));
+  EXPECT_THAT(r.err, Not(HasSubstr("has not exited")));
+}
+
 TEST(PickFreePortsTest, DistinctPorts) {
   auto ports = PickFreePorts(16);
   ASSERT_TRUE(ports.ok()) << ports.status();
@@ -473,6 +493,11 @@ TEST(LaunchArgsTest, Parses) {
   EXPECT_EQ(o->finish_timeout_s, 0);
   EXPECT_THAT(o->server_cmd, ElementsAre("/bin/sh", "fake.sh"));
   EXPECT_THAT(o->trainer, ElementsAre("--odd-trainer", "x"));
+  EXPECT_FALSE(o->ps_trainer);
+  o = ParseLaunchArgs({"--ps_trainer", "--workers", "1", "python3", "t.py"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_TRUE(o->ps_trainer);
+  EXPECT_THAT(o->trainer, ElementsAre("python3", "t.py"));
 }
 
 TEST(LaunchArgsTest, UsageErrors) {
@@ -500,6 +525,7 @@ TEST(LaunchArgsTest, UsageErrors) {
   EXPECT_THAT(error({"--workers=2", "--server_cmd=", "t"}), HasSubstr("--server_cmd is empty"));
   EXPECT_THAT(error({"--workers=2", "--finish_timeout=-1", "t"}), HasSubstr("--finish_timeout takes"));
   EXPECT_THAT(error({"--workers=2", "--fail_fast=1", "t"}), HasSubstr("--fail_fast takes no value"));
+  EXPECT_THAT(error({"--workers=2", "--ps_trainer=1", "t"}), HasSubstr("--ps_trainer takes no value"));
 }
 
 TEST(LaunchArgsTest, IsADflowCommand) {

@@ -34,7 +34,9 @@ class RunnerInterface {
   virtual bool IsRunning() const = 0;
 };
 
-class Coordinator {
+// A MonitoredSession owns its coordinators through std::shared_ptr: a coordinator given to a
+// hook's AfterCreateSession can be shared (weak_from_this) by code that must outlive the call.
+class Coordinator : public std::enable_shared_from_this<Coordinator> {
  public:
   Coordinator();
   explicit Coordinator(std::vector<absl::StatusCode> clean_stop_codes);

@@ -37,7 +37,16 @@
 // Run returns it and Close skips the hooks' End. OutOfRange (an input ran out) ends training
 // cleanly: ShouldStop() becomes true, Run returns the OutOfRange status, and Close calls End.
 // So does a failure once RecoveryOptions::job_complete says the job is over (the chief told every
-// task; Run returns OutOfRange "Job is complete (...)").
+// task; Run returns OutOfRange "Job is complete (...)"): Create then returns a session that
+// already ShouldStop() (a worker that comes up after the job ended has nothing to do), and Close
+// returns OK when a hook's End fails after the job completed.
+//
+// Job completion: a MonitoredTrainingSession on the chief whose master is a server of this
+// process with other tasks in its cluster (a between-graph trainer's own task) tells every task
+// that the job is complete when it closes after training ended without an error (after the
+// hooks' End: the final checkpoint): ps tasks in Server::Join return, other workers' steps end
+// with OutOfRange and their sessions stop. A trainer written as in TensorFlow's guide (a
+// StopAtStepHook, ps tasks in Join) thus ends with every task exiting 0.
 //
 // Thread-safety: a MonitoredSession is used by one thread at a time.
 #pragma once
@@ -98,6 +107,11 @@ struct Scaffold {
   // A serialized Summary proto per step for SummarySaverHook. Default: summary::MergeAll (none
   // when the graph has no summaries).
   Output summary_op;
+  // Fed to init_op when the chief runs it.
+  ClientSession::FeedDict init_feed_dict;
+  // Called on the chief after init_op, when there was no checkpoint to restore (to load
+  // pretrained values, say); its error fails the session creation. Empty: nothing.
+  std::function<Status(ClientSession*)> init_fn;
 
   // Builds the defaults into the scope's graph (idempotent). Call it before the session is
   // created (MonitoredTrainingSession does); ops added to the graph afterwards are not part of
@@ -193,9 +207,16 @@ class MonitoredSession {
   // first error of the hooks (or of training). Idempotent.
   Status Close();
 
+  // Ends training with `error` (not OK): the caller's own loop failed, so Close skips the hooks'
+  // End (no final checkpoint; the chief does not end the job) and returns that error; Run
+  // fails from then on. Does nothing once training ended with an error or Close ran.
+  void Abandon(const Status& error);
+
   // The session of the current attempt (null between a failure and the next creation): for
   // runs that must not go through the hooks.
   ClientSession* raw_session() const { return session_.get(); }
+  // The coordinator of the current session's threads (null when there is no session).
+  std::shared_ptr<Coordinator> coordinator() const { return coord_; }
   // How many times a session was (re)created; 1 without failures.
   int sessions_created() const { return sessions_created_; }
 
@@ -220,7 +241,7 @@ class MonitoredSession {
   std::vector<std::shared_ptr<SessionRunHook>> hooks_;
   RecoveryOptions recovery_;
   std::unique_ptr<ClientSession> session_;
-  std::unique_ptr<Coordinator> coord_;  // one per session: its runners use that session
+  std::shared_ptr<Coordinator> coord_;  // one per session: its runners use that session
   int failed_attempts_ = 0;
   int sessions_created_ = 0;
   bool stop_requested_ = false;
@@ -267,6 +288,13 @@ struct MonitoredTrainingSessionOptions {
   // How long a non-chief worker waits for the chief to make the model ready.
   int64_t max_wait_secs = 7200;
   RecoveryOptions recovery;
+  // On the chief: when the session closes after training ended without an error, tell every
+  // task that the job is complete (NotifyJobComplete on `master`), after every hook's End. Only
+  // when `master` is a server of this process whose cluster has other tasks; false: the trainer
+  // ends the job itself, or never.
+  bool notify_job_complete = true;
+  // How long each task lets the steps in progress finish (JobCompleteOptions::drain_ms).
+  int64_t job_complete_drain_ms = 5000;
 };
 
 // Finalizes the scaffold, adds the chief's built-in hooks (StepCounterHook, SummarySaverHook,

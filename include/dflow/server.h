@@ -93,7 +93,8 @@ class Server {
   // progress, and after it stopped). A step that fails from then on marks the end of training,
   // not a failure to recover from.
   bool job_complete() const;
-  // NotifyJobComplete(target(), ...): this task tells the whole cluster, itself last.
+  // NotifyJobComplete(target(), ...): this task tells the whole cluster, itself last. OK at once
+  // when this task knows the job is complete already.
   Status NotifyJobComplete(const JobCompleteOptions& options = {}, JobCompleteResult* result = nullptr);
   // Fails steps in progress, closes sessions, stops serving. Idempotent; the destructor calls it.
   void Stop();

@@ -1,1 +1,3 @@
-"""Placeholder: filled by the part of the package that owns these names."""
+"""Top-level names of clusters and training loops: none (TensorFlow 1.x keeps them in tf.train:
+dflow.training.api_cluster)."""
+__all__ = []

@@ -68,6 +68,9 @@ py::object FromAttrValue(const AttrValue& v);
 // C++ APIs that run steps themselves (Saver::Save). RuntimeError when it is closed; TypeError
 // when `session` is not a session handle. session.cc.
 const ClientSession& ClientSessionOf(py::handle session);
+// The ClientSession of a session a training loop lends Python (a MonitoredSession hook's
+// session, cluster.cc); null when `session` is not one. RuntimeError when the loop dropped it.
+const ClientSession* BorrowedClientSession(py::handle session);
 
 // Parts of the module, one per file.
 void BindCore(py::module_& m);      // core.cc: graphs, scopes, nodes, op building, registry

@@ -11,6 +11,7 @@
 #include "base/logging.h"
 #include "dflow/basic_session_run_hooks.h"
 #include "dflow/coordinator.h"
+#include "dflow/server.h"
 #include "dflow/summary.h"
 #include "distributed/local_master.h"
 #include "graph/graph.h"
@@ -39,10 +40,22 @@ StatusOr<std::unique_ptr<MonitoredSession>> MonitoredSession::Create(std::unique
   }
   std::unique_ptr<MonitoredSession> ms(new MonitoredSession(std::move(creator), std::move(hooks), recovery));
   for (const auto& hook : ms->hooks_) RETURN_IF_ERROR(hook->Begin());
+  if (recovery.job_complete && recovery.job_complete()) {
+    LOG(INFO) << "The job is complete; this training session has nothing to do";
+    ms->EndOfJob(errors::OutOfRange("the job completed before the session was created")).IgnoreError();
+    return ms;
+  }
   while (true) {
     Status s = ms->CreateOnce();
     if (s.ok()) break;
     if (!ms->BackOff(s)) {
+      if (ms->job_complete_) {
+        // The job ended before this session could start (a worker that came up late, or was
+        // cut off): nothing to train, which is not an error.
+        LOG(INFO) << "The job is complete; this training session has nothing to do (" << s << ")";
+        ms->EndOfJob(s).IgnoreError();
+        return ms;
+      }
       ms->status_ = s;
       ms->closed_ = true;  // nothing to end: no session was ever ready
       return s;
@@ -70,7 +83,7 @@ Status MonitoredSession::CreateOnce() {
   DropSession();
   ASSIGN_OR_RETURN(session_, creator_->CreateSession());
   ++sessions_created_;
-  coord_ = std::make_unique<Coordinator>();
+  coord_ = std::make_shared<Coordinator>();
   for (const auto& hook : hooks_) {
     Status s = hook->AfterCreateSession(session_.get(), coord_.get());
     if (!s.ok()) {
@@ -116,6 +129,8 @@ StatusOr<std::vector<Tensor>> MonitoredSession::Run(const ClientSession::FeedDic
                                                     const std::vector<Operation>& targets) {
   if (closed_) return errors::FailedPrecondition("Run on a closed MonitoredSession");
   if (!status_.ok()) return errors::FailedPrecondition("Training already ended with an error: ", status_.ToString());
+  // The tasks may be gone: nothing more can run.
+  if (job_complete_) return errors::OutOfRange("Job is complete: no more steps run");
   while (true) {
     if (session_ == nullptr) {
       Status s = CreateOnce();
@@ -187,6 +202,11 @@ StatusOr<std::vector<Tensor>> MonitoredSession::HookedRun(const ClientSession::F
   return result;
 }
 
+void MonitoredSession::Abandon(const Status& error) {
+  if (closed_ || !status_.ok() || error.ok()) return;
+  status_ = error;
+}
+
 Status MonitoredSession::Close() {
   if (closed_) return status_;
   closed_ = true;
@@ -196,6 +216,12 @@ Status MonitoredSession::Close() {
       s = hook->End(session_.get());
       if (!s.ok()) break;
     }
+    // The chief ended the job while this worker was finishing: its last reads may fail because
+    // the tasks are gone, which is the end of training, not an error.
+    if (!s.ok() && recovery_.job_complete && recovery_.job_complete()) {
+      LOG(INFO) << "The job completed while the training session closed (" << s << ")";
+      s = absl::OkStatus();
+    }
   }
   Status runners = StopCoordinator();
   if (s.ok()) s = runners;
@@ -203,6 +229,33 @@ Status MonitoredSession::Close() {
   status_ = s;
   return s;
 }
+
+namespace {
+
+// The chief's last hook: once every other hook's End ran (the final checkpoint is saved), tells
+// every task of the cluster that the job is complete.
+class JobCompletionHook : public SessionRunHook {
+ public:
+  JobCompletionHook(std::shared_ptr<LocalMaster> master, std::string target, int64_t drain_ms)
+      : master_(std::move(master)), target_(std::move(target)), drain_ms_(drain_ms) {}
+  Status End(ClientSession*) override {
+    if (master_->job_complete() || master_->num_tasks() <= 1) return absl::OkStatus();
+    JobCompleteOptions o;
+    o.drain_ms = drain_ms_;
+    JobCompleteResult r;
+    RETURN_IF_ERROR(NotifyJobComplete(target_, o, &r));
+    LOG(INFO) << "Training is over: the job is complete (" << r.notified_tasks.size() << " tasks told"
+              << (r.unreachable_tasks.empty() ? "" : absl::StrCat(", ", r.unreachable_tasks.size(), " gone")) << ")";
+    return absl::OkStatus();
+  }
+
+ private:
+  std::shared_ptr<LocalMaster> master_;
+  std::string target_;
+  int64_t drain_ms_;
+};
+
+}  // namespace
 
 StatusOr<Output> GetGlobalStep(const Scope& scope) {
   Node* n = scope.graph()->FindNode("global_step");
@@ -264,13 +317,20 @@ StatusOr<std::unique_ptr<MonitoredSession>> MonitoredTrainingSession(const Scope
   }
   hooks.insert(hooks.end(), options.hooks.begin(), options.hooks.end());
   RecoveryOptions recovery = options.recovery;
-  if (!recovery.job_complete) {
+  std::shared_ptr<LocalMaster> local = LocalMaster::FindTarget(session_options.target);
+  // (Or one that stopped already because the job is complete: this worker came up too late.)
+  std::shared_ptr<LocalMaster> known = local != nullptr ? local : LocalMaster::FindCompletedTarget(session_options.target);
+  if (!recovery.job_complete && known != nullptr) {
     // A session on a server of this process (a between-graph trainer's own task) knows when that
     // task is told the job is complete; after that, a step that fails because the ps tasks are
     // gone is the end of training.
-    if (std::shared_ptr<LocalMaster> local = LocalMaster::FindTarget(session_options.target)) {
-      recovery.job_complete = [local] { return local->job_complete(); };
+    recovery.job_complete = [known] { return known->job_complete(); };
+  }
+  if (options.is_chief && options.notify_job_complete && local != nullptr) {
+    if (options.job_complete_drain_ms < 0) {
+      return errors::InvalidArgument("job_complete_drain_ms must be >= 0, got ", options.job_complete_drain_ms);
     }
+    hooks.push_back(std::make_shared<JobCompletionHook>(local, session_options.target, options.job_complete_drain_ms));
   }
   return MonitoredSession::Create(std::move(creator), std::move(hooks), recovery);
 }

@@ -31,6 +31,9 @@ int Server::port() const { return impl_->port(); }
 void Server::Join() { impl_->Join(); }
 bool Server::job_complete() const { return impl_->job_complete(); }
 Status Server::NotifyJobComplete(const JobCompleteOptions& options, JobCompleteResult* result) {
+  // Told already (a MonitoredTrainingSession on the chief ends the job when it closes): this
+  // task may have stopped serving, and every task was told.
+  if (job_complete()) return absl::OkStatus();
   return dflow::NotifyJobComplete(target(), options, result);
 }
 

@@ -161,8 +161,11 @@ StatusOr<std::unique_ptr<ClientSession>> ChiefSessionCreator::CreateSession() {
   if (!checkpoint.empty()) {
     restored_ = checkpoint;
     LOG(INFO) << "Restored the model from " << checkpoint;
-  } else if (scaffold_->init_op.valid()) {
-    RETURN_IF_ERROR(session->Run({scaffold_->init_op}));
+  } else {
+    if (scaffold_->init_op.valid()) {
+      RETURN_IF_ERROR(session->Run(scaffold_->init_feed_dict, {}, {scaffold_->init_op}).status());
+    }
+    if (scaffold_->init_fn) RETURN_IF_ERROR(scaffold_->init_fn(session.get()));
   }
   ASSIGN_OR_RETURN(std::vector<std::string> missing, Uninitialized(*session, scaffold_->ready_op));
   if (!missing.empty()) {

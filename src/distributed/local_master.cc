@@ -18,6 +18,23 @@ std::map<int, std::shared_ptr<LocalMaster>>& Registry() {
   static auto* r = new std::map<int, std::shared_ptr<LocalMaster>>;
   return *r;
 }
+// Masters that stopped because the job is complete, by port (guarded by RegistryMu).
+std::map<int, std::shared_ptr<LocalMaster>>& Completed() {
+  static auto* r = new std::map<int, std::shared_ptr<LocalMaster>>;
+  return *r;
+}
+
+// The port of a "grpc://host:port" target (0 when it is not one) and its host.
+int TargetPort(const std::string& target, std::string* host) {
+  constexpr absl::string_view kPrefix = "grpc://";
+  if (!absl::StartsWith(target, kPrefix)) return 0;
+  std::string address = target.substr(kPrefix.size());
+  size_t colon = address.rfind(':');
+  int port = 0;
+  if (colon == std::string::npos || colon == 0 || !absl::SimpleAtoi(address.substr(colon + 1), &port)) return 0;
+  *host = address.substr(0, colon);
+  return port;
+}
 
 }  // namespace
 
@@ -30,13 +47,21 @@ std::shared_ptr<LocalMaster> LocalMaster::Find(const std::string& host, int port
 }
 
 std::shared_ptr<LocalMaster> LocalMaster::FindTarget(const std::string& target) {
-  constexpr absl::string_view kPrefix = "grpc://";
-  if (!absl::StartsWith(target, kPrefix)) return nullptr;
-  std::string address = target.substr(kPrefix.size());
-  size_t colon = address.rfind(':');
-  int port = 0;
-  if (colon == std::string::npos || colon == 0 || !absl::SimpleAtoi(address.substr(colon + 1), &port)) return nullptr;
-  return Find(address.substr(0, colon), port);
+  std::string host;
+  int port = TargetPort(target, &host);
+  if (port == 0) return nullptr;
+  return Find(host, port);
+}
+
+std::shared_ptr<LocalMaster> LocalMaster::FindCompletedTarget(const std::string& target) {
+  std::string host;
+  int port = TargetPort(target, &host);
+  if (port == 0) return nullptr;
+  std::lock_guard<std::mutex> l(RegistryMu());
+  auto it = Completed().find(port);
+  if (it == Completed().end()) return nullptr;
+  if (!IsLoopbackHost(host) && host != it->second->host_) return nullptr;
+  return it->second;
 }
 
 std::shared_ptr<LocalMaster> LocalMaster::Register(Master* master, const std::string& task, const std::string& host,
@@ -44,6 +69,7 @@ std::shared_ptr<LocalMaster> LocalMaster::Register(Master* master, const std::st
   auto m = std::make_shared<LocalMaster>(master, task, host, port);
   std::lock_guard<std::mutex> l(RegistryMu());
   Registry()[port] = m;
+  Completed().erase(port);
   return m;
 }
 
@@ -52,7 +78,10 @@ void LocalMaster::BeginStop() {
   {
     std::lock_guard<std::mutex> l(RegistryMu());
     auto it = Registry().find(port_);
-    if (it != Registry().end() && it->second.get() == this) Registry().erase(it);
+    if (it != Registry().end() && it->second.get() == this) {
+      if (job_complete_) Completed()[port_] = it->second;
+      Registry().erase(it);
+    }
   }
   std::lock_guard<std::mutex> l(calls_mu_);
   for (CallOptions* c : calls_) c->StartCancel();

@@ -27,6 +27,10 @@ class LocalMaster {
   static std::shared_ptr<LocalMaster> Find(const std::string& host, int port);
   // The same for a session target "grpc://host:port"; null for any other target.
   static std::shared_ptr<LocalMaster> FindTarget(const std::string& target);
+  // The master that served `target` in this process and stopped because its task was told the
+  // job is complete (until another server serves that port here); null otherwise. A training
+  // session opened on it afterwards learns that the job is over instead of retrying.
+  static std::shared_ptr<LocalMaster> FindCompletedTarget(const std::string& target);
 
   // Called by a server once it serves `port` as task `task` configured with address host `host`.
   static std::shared_ptr<LocalMaster> Register(Master* master, const std::string& task, const std::string& host,
@@ -51,6 +55,10 @@ class LocalMaster {
   // end of the job, not something to recover from.
   void MarkJobComplete() { job_complete_ = true; }
   bool job_complete() const { return job_complete_; }
+  // How many tasks the server's cluster has (set by the server): a training session's chief
+  // ends the job when it is done only when there are other tasks to tell.
+  void set_num_tasks(int n) { num_tasks_ = n; }
+  int num_tasks() const { return num_tasks_; }
 
   LocalMaster(Master* master, std::string task, std::string host, int port)
       : master_(master), task_(std::move(task)), host_(std::move(host)), port_(port) {}
@@ -63,6 +71,7 @@ class LocalMaster {
   Master* master_;        // null once revoked
   std::atomic<bool> stopping_{false};
   std::atomic<bool> job_complete_{false};
+  std::atomic<int> num_tasks_{1};
   std::mutex calls_mu_;
   std::set<CallOptions*> calls_;  // steps in progress, cancelled by BeginStop
   const std::string task_, host_;

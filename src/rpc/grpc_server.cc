@@ -148,6 +148,7 @@ StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const GrpcServerOptions
                                " (is the port in use?)");
   }
   impl->local_master = LocalMaster::Register(impl->master.get(), impl->task, host, impl->port);
+  impl->local_master->set_num_tasks(static_cast<int>(options.cluster.TaskNames().size()));
   Impl* raw = impl.get();
   impl->worker->SetJobCompleteHandler([raw](const std::string& source, int64_t drain_ms) {
     raw->local_master->MarkJobComplete();

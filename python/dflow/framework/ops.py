@@ -504,6 +504,8 @@ class Graph:
         d = device_name_or_function
         if d is None:
             new = old.with_device("")
+        elif hasattr(d, "_apply_to_scope"):  # a C++ device function (replica_device_setter)
+            new = d._apply_to_scope(old)
         elif callable(d):
             new = old.with_device_function(_DeviceFunction(self, d))
         else:

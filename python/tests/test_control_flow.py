@@ -201,3 +201,22 @@ def test_assert_ops():
         return out
     ours, theirs = run_both(run)
     assert ours == theirs
+
+
+def test_variables_made_in_a_loop_body_live_outside_it():
+    def run(tf):
+        def body(i, x):
+            with tf.variable_scope("cell", reuse=tf.AUTO_REUSE):
+                w = tf.get_variable("w", [], initializer=tf.constant_initializer(2.0))
+                b = tf.get_variable("b", [2], initializer=tf.zeros_initializer())
+            return i + 1, x * w + b
+        i, x = tf.while_loop(lambda i, x: i < 3, body, [0, tf.constant([1.0, 3.0])])
+        w = tf.global_variables()[0]
+        g = tf.gradients(tf.reduce_sum(x), tf.global_variables())
+        names = sorted(v.name for v in tf.global_variables())
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            return names, sess.run([i, x, g])
+    ours, theirs = run_both(run)
+    assert ours[0] == theirs[0] == ["cell/b:0", "cell/w:0"]
+    assert_same(ours[1], theirs[1])

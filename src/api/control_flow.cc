@@ -164,20 +164,34 @@ std::vector<Output> WhileLoop(const Scope& scope, const std::vector<Output>& loo
       return {};
     }
   }
+  // The nodes of the loop: those built with it that depend, through data or control inputs, on
+  // its Enter nodes (every node built in the condition's or the body's scope does). A node built
+  // meanwhile that depends on none of them runs outside the loop: a literal such as the 1 of
+  // `v + 1`, or a variable and its initializer built without the body's control dependencies
+  // (TensorFlow's init_scope, which the Python front end uses).
+  const int last_id = g->num_node_ids();
+  std::vector<char> in_loop(last_id - first_id, 0);
+  auto is_in_loop = [&](const Node* n) { return n->id() >= first_id && n->id() < last_id && in_loop[n->id() - first_id]; };
+  for (int id = first_id; id < last_id; ++id) {
+    Node* n = g->node(id);
+    if (n == nullptr) continue;
+    bool inside = std::find(own_enters.begin(), own_enters.end(), n) != own_enters.end();
+    for (const Edge* e : n->data_inputs()) inside = inside || (e != nullptr && is_in_loop(e->src));
+    for (const Edge* e : n->control_inputs()) inside = inside || is_in_loop(e->src);
+    in_loop[id - first_id] = inside;
+  }
   // Tensors from outside the loop that its nodes read enter it as loop invariants.
   std::map<std::pair<Node*, int>, Output> invariants;
-  const int last_id = g->num_node_ids();
   for (int id = first_id; id < last_id; ++id) {
     Node* n = g->node(id);
     // Nested loops' Enter nodes are rewritten too: they must read from this loop's frame.
-    if (n == nullptr || std::find(own_enters.begin(), own_enters.end(), n) != own_enters.end()) continue;
+    if (n == nullptr || !in_loop[id - first_id] ||
+        std::find(own_enters.begin(), own_enters.end(), n) != own_enters.end()) {
+      continue;
+    }
     for (int i = 0; i < n->num_inputs(); ++i) {
       const Edge* e = n->data_inputs()[i];
-      if (e == nullptr) continue;
-      // A node without any input built with the loop (a literal such as the 1 of `v + 1`) runs
-      // outside it too.
-      const bool literal = e->src->num_inputs() == 0 && e->src->control_inputs().empty();
-      if (e->src->id() >= first_id && !literal) continue;
+      if (e == nullptr || is_in_loop(e->src)) continue;
       auto key = std::make_pair(e->src, e->src_output);
       auto it = invariants.find(key);
       if (it == invariants.end()) {

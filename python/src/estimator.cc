@@ -9,8 +9,14 @@
 //
 // Estimator calls (train, evaluate, predict, train_and_evaluate) release the GIL while the C++
 // loop runs.
-#include <optional>
+#include <signal.h>
 
+#include <atomic>
+#include <optional>
+#include <shared_mutex>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
 #include "api/scope_internal.h"
 #include "binding.h"
 #include "dflow/estimator.h"
@@ -55,6 +61,25 @@ PyFn Keep(py::object fn) {
   });
 }
 
+// The Status a Python exception stands for in the C++ loop: a tf.errors.OpError's own code (an
+// OutOfRangeError from a hook ends training as the end of input does), else Unknown (which the
+// loop does not retry).
+thread_local absl::StatusCode g_raised_code = absl::StatusCode::kUnknown;
+
+void NotePending(py::error_already_set&& e) {
+  g_raised_code = absl::StatusCode::kUnknown;
+  py::object v = e.value();
+  if (v && py::hasattr(v, "error_code")) {
+    try {
+      int code = v.attr("error_code").cast<int>();
+      if (code > 0 && code <= 16) g_raised_code = static_cast<absl::StatusCode>(code);
+    } catch (py::error_already_set&) {
+    } catch (py::cast_error&) {
+    }
+  }
+  if (!Pending().has_value()) Pending().emplace(std::move(e));
+}
+
 // Runs `call` with the GIL; an exception it raises becomes Pending() and `failed` is returned.
 template <typename T, typename F>
 T CallPython(F&& call, T failed) {
@@ -62,19 +87,19 @@ T CallPython(F&& call, T failed) {
   try {
     return call();
   } catch (py::error_already_set& e) {
-    if (!Pending().has_value()) Pending().emplace(std::move(e));
+    NotePending(std::move(e));
   } catch (py::cast_error& e) {
     PyErr_SetString(PyExc_TypeError, e.what());
-    if (!Pending().has_value()) Pending().emplace();
+    NotePending(py::error_already_set());
   } catch (py::builtin_exception& e) {
     e.set_error();
-    if (!Pending().has_value()) Pending().emplace();
+    NotePending(py::error_already_set());
   }
   return failed;
 }
 
 Status PythonRaised(const char* what) {
-  return errors::Cancelled("The Python ", what, " raised an exception");
+  return Status(g_raised_code, absl::StrCat("The Python ", what, " raised an exception"));
 }
 
 // A function Output -> Output built in a scope (normalizer_fn, activation_fn): fn(scope, x) -> x.
@@ -304,15 +329,245 @@ est::LossReduction ReductionOf(const std::string& r) {
                         "': dflow's canned estimators take SUM or SUM_OVER_BATCH_SIZE");
 }
 
-std::vector<std::shared_ptr<train::SessionRunHook>> HooksOf(const py::list& hooks) {
-  std::vector<std::shared_ptr<train::SessionRunHook>> out;
-  for (py::handle h : hooks) {
-    try {
-      out.push_back(h.cast<std::shared_ptr<train::SessionRunHook>>());
-    } catch (py::cast_error&) {
-      throw py::type_error("Hooks must be dflow SessionRunHooks, got " + std::string(py::repr(h)));
+// ---- hooks ----
+
+// A session of the estimator's loop lent to Python hooks: valid until the loop drops it.
+struct LentState {
+  std::shared_mutex mu;
+  const ClientSession* session = nullptr;
+  void Invalidate() {
+    std::unique_lock<std::shared_mutex> l(mu);
+    session = nullptr;
+  }
+};
+struct LentSession {
+  std::shared_ptr<LentState> state;
+};
+// The step a Python hook's before_run/after_run sees.
+struct HookRunContext {
+  train::SessionRunContext* ctx = nullptr;
+};
+
+[[noreturn]] void ThrowLentClosed() {
+  PyErr_SetString(PyExc_RuntimeError, "The estimator's session is gone (the loop closed it).");
+  throw py::error_already_set();
+}
+
+py::list RunLent(LentState& st, py::list feeds, py::list fetches, py::list targets, int64_t timeout_ms) {
+  ClientSession::FeedDict feed_dict;
+  for (py::handle f : feeds) {
+    py::tuple pair = py::reinterpret_borrow<py::tuple>(f);
+    const OutputRef& o = pair[0].cast<const OutputRef&>();
+    feed_dict.emplace(o.out, Input::Initializer(ToTensor(pair[1], o.out.dtype())));
+  }
+  std::vector<Output> outs;
+  for (py::handle f : fetches) outs.push_back(f.cast<const OutputRef&>().out);
+  std::vector<Operation> ops;
+  for (py::handle t : targets) ops.push_back(t.cast<const NodeRef&>().op());
+  StatusOr<std::vector<Tensor>> result;
+  {
+    py::gil_scoped_release nogil;
+    std::shared_lock<std::shared_mutex> l(st.mu);
+    if (st.session == nullptr) {
+      result = errors::Cancelled("closed");
+    } else {
+      RunOptions ro;
+      ro.timeout_in_ms = timeout_ms;
+      result = st.session->Run(feed_dict, outs, ops, nullptr, ro);
     }
   }
+  if (!result.ok()) {
+    if (st.session == nullptr) ThrowLentClosed();
+    ThrowStatus(result.status());
+  }
+  py::list out(result->size());
+  for (size_t i = 0; i < result->size(); ++i) out[i] = ToNumpy(std::move((*result)[i]));
+  return out;
+}
+
+// Runs a hook given from Python in the C++ estimator loop, through its Python bridge
+// (estimator.py _HookBridge): begin() runs in the graph of the call and may hand back C++ hooks
+// (tf.train.StopAtStepHook and the other hooks the library runs in C++), which this adapter then
+// runs without Python; a hook written in Python has its per-step methods called with the GIL.
+class PyEstimatorHook : public train::SessionRunHook {
+ public:
+  explicit PyEstimatorHook(PyFn bridge) : bridge_(std::move(bridge)) {}
+
+  Status Begin() override {
+    std::vector<std::shared_ptr<train::SessionRunHook>> inner;
+    bool python = false;
+    bool ok = CallPython<bool>(
+        [&] {
+          py::tuple r = bridge_->attr("begin")().cast<py::tuple>();
+          for (py::handle h : r[0]) inner.push_back(h.cast<std::shared_ptr<train::SessionRunHook>>());
+          python = r[1].cast<bool>();
+          return true;
+        },
+        false);
+    if (!ok) return PythonRaised("hook's begin()");
+    inner_ = std::move(inner);
+    python_ = python;
+    for (auto& h : inner_) RETURN_IF_ERROR(h->Begin());
+    return absl::OkStatus();
+  }
+
+  Status AfterCreateSession(ClientSession* session, train::Coordinator* coord) override {
+    for (auto& h : inner_) RETURN_IF_ERROR(h->AfterCreateSession(session, coord));
+    if (!python_) return absl::OkStatus();
+    return Call("after_create_session()", [&] { bridge_->attr("after_create_session")(Lend(session)); });
+  }
+
+  StatusOr<train::SessionRunArgs> BeforeRun(train::SessionRunContext* ctx) override {
+    train::SessionRunArgs all;
+    counts_.clear();
+    for (auto& h : inner_) {
+      ASSIGN_OR_RETURN(train::SessionRunArgs a, h->BeforeRun(ctx));
+      counts_.push_back(a.fetches.size());
+      all.fetches.insert(all.fetches.end(), a.fetches.begin(), a.fetches.end());
+      for (auto& [k, v] : a.feeds) all.feeds.insert_or_assign(k, v);
+      all.targets.insert(all.targets.end(), a.targets.begin(), a.targets.end());
+    }
+    python_fetches_ = 0;
+    if (!python_) return all;
+    RETURN_IF_ERROR(Call("before_run()", [&] {
+      py::object r = bridge_->attr("before_run")(HookRunContext{ctx}, Lend(ctx->session()));
+      if (r.is_none()) return;
+      py::tuple t = r.cast<py::tuple>();
+      for (py::handle f : t[0]) {
+        all.fetches.push_back(f.cast<const OutputRef&>().out);
+        ++python_fetches_;
+      }
+      for (py::handle f : t[1]) {
+        py::tuple pair = py::reinterpret_borrow<py::tuple>(f);
+        const OutputRef& o = pair[0].cast<const OutputRef&>();
+        all.feeds.insert_or_assign(o.out, Input::Initializer(ToTensor(pair[1], o.out.dtype())));
+      }
+      for (py::handle n : t[2]) all.targets.push_back(n.cast<const NodeRef&>().op());
+    }));
+    return all;
+  }
+
+  Status AfterRun(train::SessionRunContext* ctx, const train::SessionRunValues& values) override {
+    size_t off = 0;
+    for (size_t i = 0; i < inner_.size(); ++i) {
+      train::SessionRunValues v;
+      for (size_t j = 0; j < counts_[i] && off + j < values.results.size(); ++j) v.results.push_back(values.results[off + j]);
+      v.run_metadata = values.run_metadata;
+      off += counts_[i];
+      RETURN_IF_ERROR(inner_[i]->AfterRun(ctx, v));
+    }
+    if (!python_) return absl::OkStatus();
+    return Call("after_run()", [&] {
+      py::list results;
+      for (size_t j = 0; j < python_fetches_ && off + j < values.results.size(); ++j) {
+        results.append(ToNumpy(values.results[off + j]));
+      }
+      bridge_->attr("after_run")(HookRunContext{ctx}, Lend(ctx->session()), results);
+    });
+  }
+
+  Status End(ClientSession* session) override {
+    for (auto& h : inner_) RETURN_IF_ERROR(h->End(session));
+    Status s;
+    if (python_) s = Call("end()", [&] { bridge_->attr("end")(Lend(session)); });
+    if (state_ != nullptr) state_->Invalidate();
+    return s;
+  }
+
+  ~PyEstimatorHook() override {
+    if (state_ != nullptr) state_->Invalidate();
+  }
+
+ private:
+  template <typename F>
+  Status Call(const char* what, F&& f) {
+    bool ok = CallPython<bool>([&] { f(); return true; }, false);
+    return ok ? absl::OkStatus() : PythonRaised(what);
+  }
+  // The lent session for `s` (a new one when the loop made another session). Called with the GIL.
+  LentSession Lend(const ClientSession* s) {
+    if (state_ == nullptr || state_->session != s) {
+      if (state_ != nullptr) state_->Invalidate();
+      state_ = std::make_shared<LentState>();
+      state_->session = s;
+    }
+    return LentSession{state_};
+  }
+
+  PyFn bridge_;
+  std::vector<std::shared_ptr<train::SessionRunHook>> inner_;
+  bool python_ = false;
+  std::vector<size_t> counts_;
+  size_t python_fetches_ = 0;
+  std::shared_ptr<LentState> state_;
+};
+
+// Ctrl-C during an estimator call on the main thread: a C handler notes it, and this hook ends
+// the loop at the next step boundary; the binding then runs Python's SIGINT handler
+// (KeyboardInterrupt by default).
+std::thread::id g_main_thread;
+std::atomic<bool> g_interrupted{false};
+void OnSigint(int) { g_interrupted.store(true); }
+
+class InterruptHook : public train::SessionRunHook {
+ public:
+  StatusOr<train::SessionRunArgs> BeforeRun(train::SessionRunContext*) override {
+    if (g_interrupted.load()) return Status(absl::StatusCode::kUnknown, "Interrupted (Ctrl-C)");
+    return train::SessionRunArgs();
+  }
+  Status AfterRun(train::SessionRunContext* ctx, const train::SessionRunValues&) override {
+    if (g_interrupted.load()) return Status(absl::StatusCode::kUnknown, "Interrupted (Ctrl-C)");
+    return absl::OkStatus();
+  }
+};
+
+class SigintScope {
+ public:
+  SigintScope() {
+    active_ = std::this_thread::get_id() == g_main_thread;
+    if (!active_) return;
+    g_interrupted.store(false);
+    struct sigaction sa = {};
+    sa.sa_handler = OnSigint;
+    sigemptyset(&sa.sa_mask);
+    installed_ = sigaction(SIGINT, &sa, &old_) == 0;
+  }
+  ~SigintScope() {
+    if (installed_) sigaction(SIGINT, &old_, nullptr);
+  }
+  // Runs Python's SIGINT handler when Ctrl-C came during the call (raising what it raises).
+  void RaiseIfInterrupted() {
+    if (!active_ || !g_interrupted.exchange(false)) return;
+    if (installed_) {
+      sigaction(SIGINT, &old_, nullptr);
+      installed_ = false;
+    }
+    PyErr_SetInterrupt();
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+  }
+
+ private:
+  bool active_ = false;
+  bool installed_ = false;
+  struct sigaction old_ = {};
+};
+
+bool IsCppHook(py::handle h) {
+  return py::detail::get_type_info(typeid(train::SessionRunHook)) != nullptr &&
+         py::isinstance<train::SessionRunHook>(h);
+}
+
+// The hooks of a call: C++ hooks as they are, Python bridges adapted; then the interrupt hook.
+std::vector<std::shared_ptr<train::SessionRunHook>> HooksOf(const py::list& hooks, bool interrupt = true) {
+  std::vector<std::shared_ptr<train::SessionRunHook>> out;
+  for (py::handle h : hooks) {
+    if (IsCppHook(h)) {
+      out.push_back(h.cast<std::shared_ptr<train::SessionRunHook>>());
+    } else {
+      out.push_back(std::make_shared<PyEstimatorHook>(Keep(py::reinterpret_borrow<py::object>(h))));
+    }
+  }
+  if (interrupt) out.push_back(std::make_shared<InterruptHook>());
   return out;
 }
 
@@ -324,16 +579,28 @@ struct EstimatorHandle {
   }
 };
 
-// Runs an estimator call without the GIL, then raises what a Python callback raised, or the
-// call's error.
+// Runs an estimator call without the GIL, then raises KeyboardInterrupt for a Ctrl-C, what a
+// Python callback raised, or (left to the caller) the call's error.
+const Status& StatusOf(const Status& s) { return s; }
+template <typename T>
+const Status& StatusOf(const StatusOr<T>& s) {
+  return s.status();
+}
+
 template <typename T, typename F>
 T RunReleased(F&& call) {
   std::optional<T> r;
+  SigintScope sigint;
   {
     py::gil_scoped_release release;
     r.emplace(call());
   }
-  RaisePending();
+  sigint.RaiseIfInterrupted();
+  if (StatusOf(*r).ok()) {
+    Pending().reset();  // an exception the loop took as the end (an OutOfRangeError from a hook)
+  } else {
+    RaisePending();
+  }
   return *std::move(r);
 }
 
@@ -344,6 +611,27 @@ py::dict EvalResultToPy(const est::EvalResult& r) {
 }
 
 void BindEstimators(py::module_& m) {
+  g_main_thread = std::this_thread::get_id();
+  py::class_<LentSession>(m, "EstimatorSession")
+      .def("run", [](LentSession& l, py::list feeds, py::list fetches, py::list targets, int64_t timeout_ms) {
+             if (l.state == nullptr || l.state->session == nullptr) ThrowLentClosed();
+             return RunLent(*l.state, feeds, fetches, targets, timeout_ms);
+           },
+           py::arg("feeds"), py::arg("fetches"), py::arg("targets"), py::arg("timeout_ms") = 0)
+      .def("list_devices", [](LentSession& l) {
+        if (l.state == nullptr || l.state->session == nullptr) ThrowLentClosed();
+        return l.state->session->session()->ListDevices();
+      })
+      .def("close", [](LentSession&) {}, "The estimator's loop closes it.")
+      .def_property_readonly("closed", [](const LentSession& l) {
+        return l.state == nullptr || l.state->session == nullptr;
+      })
+      .def("same_as", [](const LentSession& a, const LentSession& b) { return a.state == b.state; });
+  py::class_<HookRunContext>(m, "EstimatorRunContext")
+      .def("request_stop", [](HookRunContext& c) { c.ctx->RequestStop(); })
+      .def_property_readonly("stop_requested", [](const HookRunContext& c) { return c.ctx->stop_requested(); })
+      .def_property_readonly("id", [](const HookRunContext& c) { return reinterpret_cast<uintptr_t>(c.ctx); });
+
   py::class_<est::RunConfig>(m, "RunConfig")
       .def(py::init<>())
       .def_static("from_tf_config", [](const std::string& tf_config) {
@@ -397,7 +685,7 @@ void BindEstimators(py::module_& m) {
         o.steps = steps;
         o.max_steps = max_steps;
         o.hooks = HooksOf(hooks);
-        o.chief_only_hooks = HooksOf(chief_only_hooks);
+        o.chief_only_hooks = HooksOf(chief_only_hooks, false);
         Status s = RunReleased<Status>([&] { return e.Train(in, o); });
         ThrowIfError(s);
         return e.global_step();

@@ -301,3 +301,87 @@ def test_temporary_model_dir_goes_with_the_estimator(tf, iris):
     del est
     gc.collect()
     assert not os.path.exists(d)
+
+
+def test_hooks(tf, iris):
+    (train_x, train_y), (test_x, test_y) = iris
+    cols = [tf.feature_column.numeric_column(k) for k in NAMES]
+    est = tf.estimator.DNNClassifier([10], cols, n_classes=3, config=tf.estimator.RunConfig(tf_random_seed=5))
+
+    class Recorder(tf.train.SessionRunHook):
+        def __init__(self, stop_at=None):
+            self.calls, self.steps, self.stop_at = [], [], stop_at
+
+        def begin(self):
+            self.calls.append("begin")
+            self.step = tf.train.get_global_step()
+            self.graph = tf.get_default_graph()
+
+        def after_create_session(self, session, coord):
+            self.calls.append("after_create_session")
+            self.first = session.run(self.step)
+
+        def before_run(self, run_context):
+            return tf.train.SessionRunArgs({"step": self.step})
+
+        def after_run(self, run_context, run_values):
+            self.steps.append(run_values.results["step"])
+            if self.stop_at is not None and run_values.results["step"] + 1 >= self.stop_at:
+                run_context.request_stop()
+
+        def end(self, session):
+            self.calls.append("end")
+            self.last = session.run(self.step)
+
+    rec = Recorder(stop_at=7)
+    est.train(train_fn(tf, train_x, train_y), steps=100, hooks=[rec])
+    assert rec.calls == ["begin", "after_create_session", "end"]
+    assert rec.first == 0 and rec.steps == list(range(7)) and rec.last == 7
+    assert est.latest_checkpoint().endswith("-7")
+    # A hook the library runs in C++.
+    est.train(train_fn(tf, train_x, train_y), hooks=[tf.train.StopAtStepHook(num_steps=5)])
+    assert est.latest_checkpoint().endswith("-12")
+    # Evaluation hooks see every batch; LoggingTensorHook runs too.
+    rec = Recorder()
+    logger = tf.train.LoggingTensorHook({"step": "global_step"}, every_n_iter=1)
+    est.evaluate(eval_fn(tf, test_x, test_y, batch=4), hooks=[rec, logger])
+    assert rec.steps == [12] * 8
+
+    err = RuntimeError("from a hook")
+
+    class Failing(tf.train.SessionRunHook):
+        def after_run(self, run_context, run_values):
+            raise err
+    with pytest.raises(RuntimeError) as info:
+        est.train(train_fn(tf, train_x, train_y), steps=3, hooks=[Failing()])
+    assert info.value is err
+    with pytest.raises(TypeError):
+        est.train(train_fn(tf, train_x, train_y), steps=3, hooks=[object()])
+
+    class EndOfInput(tf.train.SessionRunHook):
+        def after_run(self, run_context, run_values):
+            raise tf.errors.OutOfRangeError(None, None, "enough")
+    est.train(train_fn(tf, train_x, train_y), steps=50, hooks=[EndOfInput()])  # ends as the input would
+    assert est.latest_checkpoint().endswith("-13")
+
+
+def test_ctrl_c_ends_training_with_keyboard_interrupt(tf, iris):
+    import signal
+    (train_x, train_y), _ = iris
+    cols = [tf.feature_column.numeric_column(k) for k in NAMES]
+    est = tf.estimator.DNNClassifier([10], cols, n_classes=3)
+
+    class CtrlC(tf.train.SessionRunHook):
+        def __init__(self):
+            self.steps = 0
+
+        def after_run(self, run_context, run_values):
+            self.steps += 1
+            if self.steps == 5:
+                os.kill(os.getpid(), signal.SIGINT)
+    hook = CtrlC()
+    with pytest.raises(KeyboardInterrupt):
+        est.train(train_fn(tf, train_x, train_y), steps=100000, hooks=[hook])
+    assert hook.steps == 5
+    # Python's own handler is back: a later Ctrl-C is a KeyboardInterrupt raised by Python.
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

@@ -248,18 +248,97 @@ def _spec_for_cc(g, spec):
     }
 
 
-def _cc_hooks(hooks, what):
-    """Hooks as the C++ loop takes them: dflow's C++ hooks (tf.train.StopAtStepHook, ...)."""
+class _HookBridge:
+    """What the C++ adapter of a hook calls (estimator.cc PyEstimatorHook). begin() runs the hook's
+    begin() in the graph of the call; a hook the library runs in C++ (tf.train.StopAtStepHook,
+    CheckpointSaverHook, StepCounterHook, SummarySaverHook) then hands its C++ hooks to the loop,
+    a hook written in Python has its methods called around every step of the loop."""
+
+    def __init__(self, hook, estimator):
+        self._hook = hook
+        self._estimator = weakref.ref(estimator)
+        self._graph = None
+        self._session = None
+        self._ctx = None
+        self._ctx_id = None
+        self._plan = None
+
+    def begin(self):
+        est = self._estimator()
+        self._graph = est._live_graphs[-1] if est is not None and est._live_graphs else ops.get_default_graph()
+        self._session = None
+        with self._graph.as_default():
+            self._hook.begin()
+            cpp = getattr(self._hook, "_dflow_hooks", None)
+            if cpp is not None:
+                overridden = self._hook._per_step_overridden()
+                if overridden is not None:
+                    raise TypeError("%s overrides %s of a hook that runs in C++; subclass tf.train.SessionRunHook "
+                                    "instead" % (type(self._hook).__name__, overridden))
+                return (list(cpp()), False)
+        return ([], True)
+
+    def _lent(self, handle):
+        if self._session is None or not self._session._h.same_as(handle):
+            from dflow.training.monitored_session import _LentSession
+            self._session = _LentSession(self._graph, handle)
+        return self._session
+
+    def _context(self, ctx_ref, handle):
+        from dflow.training.session_run_hook import SessionRunArgs, SessionRunContext
+        if self._ctx is None or self._ctx_id != ctx_ref.id:
+            self._ctx = SessionRunContext(original_args=SessionRunArgs(fetches=None), session=self._lent(handle))
+            self._ctx_id = ctx_ref.id
+        if ctx_ref.stop_requested:
+            self._ctx._stop_requested = True
+        return self._ctx
+
+    def after_create_session(self, handle):
+        self._hook.after_create_session(self._lent(handle), None)
+
+    def before_run(self, ctx_ref, handle):
+        from dflow.client import session as session_lib
+        ctx = self._context(ctx_ref, handle)
+        args = self._hook.before_run(ctx)
+        self._plan = None
+        if ctx.stop_requested:
+            ctx_ref.request_stop()
+        if args is None:
+            return None
+        fetches = getattr(args, "fetches", None)
+        feed_dict = getattr(args, "feed_dict", None)
+        plan = session_lib._FetchPlan(self._graph, fetches) if fetches is not None else None
+        self._plan = plan
+        feeds = session_lib.BaseSession._feeds(ctx.session, feed_dict) if feed_dict else []
+        if plan is None:
+            return ([], feeds, [])
+        return ([t._out for t in plan.tensors], feeds, [o._node for o in plan.targets])
+
+    def after_run(self, ctx_ref, handle, results):
+        from dflow.client import session as session_lib
+        from dflow.training.session_run_hook import SessionRunValues
+        ctx = self._context(ctx_ref, handle)
+        value = self._plan.build(results) if self._plan is not None else None
+        self._hook.after_run(ctx, SessionRunValues(results=value, options=session_lib.RunOptions(),
+                                                   run_metadata=session_lib.RunMetadata()))
+        if ctx.stop_requested:
+            ctx_ref.request_stop()
+
+    def end(self, handle):
+        self._hook.end(self._lent(handle))
+
+
+def _cc_hooks(hooks, what, estimator):
+    """The hooks of a call as the C++ loop takes them: C++ hooks as they are, others bridged."""
     out = []
     for h in hooks or ():
-        cc = h if isinstance(h, _dflow.SessionRunHook) else getattr(h, "_cc_hook", None)
-        if callable(cc) and not isinstance(cc, _dflow.SessionRunHook):
-            cc = cc()
-        if not isinstance(cc, _dflow.SessionRunHook):
-            raise NotImplementedError(
-                "%s: %r is a Python SessionRunHook; dflow's estimators run the hooks that the library "
-                "provides in C++ (StopAtStepHook, CheckpointSaverHook, StepCounterHook, ...)" % (what, h))
-        out.append(cc)
+        cc_type = getattr(_dflow, "SessionRunHook", None)
+        if cc_type is not None and isinstance(h, cc_type):
+            out.append(h)
+        elif all(hasattr(h, m) for m in ("begin", "before_run", "after_run", "end", "after_create_session")):
+            out.append(_HookBridge(h, estimator))
+        else:
+            raise TypeError("%s: hooks must be SessionRunHook instances, given: %r" % (what, h))
     return out
 
 
@@ -353,7 +432,7 @@ class Estimator:
         if saving_listeners:
             raise NotImplementedError("train(saving_listeners=...): not supported by dflow's estimators")
         self._checked(self._cc.train, self._input_fn_for_cc(input_fn, ModeKeys.TRAIN), int(steps or 0),
-                      int(max_steps or 0), _cc_hooks(hooks, "train"), [])
+                      int(max_steps or 0), _cc_hooks(hooks, "train", self), [])
         return self
 
     def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
@@ -361,7 +440,7 @@ class Estimator:
         if steps is not None and steps <= 0:
             raise ValueError("Must specify steps > 0, given: {}".format(steps))
         result = self._checked(self._cc.evaluate, self._input_fn_for_cc(input_fn, ModeKeys.EVAL), int(steps or 0),
-                               _cc_hooks(hooks, "evaluate"), checkpoint_path or "", name or "")
+                               _cc_hooks(hooks, "evaluate", self), checkpoint_path or "", name or "")
         return _eval_dict(result)
 
     def predict(self, input_fn, predict_keys=None, hooks=None, checkpoint_path=None, yield_single_examples=True):
@@ -372,7 +451,7 @@ class Estimator:
         if isinstance(predict_keys, str):
             predict_keys = [predict_keys]
         keys = list(predict_keys or [])
-        cc_hooks = _cc_hooks(hooks, "predict")
+        cc_hooks = _cc_hooks(hooks, "predict", self)
         rows = self._checked(self._cc.predict, self._input_fn_for_cc(input_fn, ModeKeys.PREDICT), keys, cc_hooks,
                              checkpoint_path or "")
         for row in rows:

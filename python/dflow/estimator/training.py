@@ -62,6 +62,6 @@ def _train_and_evaluate_cc(estimator, train_spec, eval_spec):
     from dflow import _dflow
     return _dflow.train_and_evaluate(
         estimator._cc, estimator._input_fn_for_cc(train_spec.input_fn, ModeKeys.TRAIN),
-        int(train_spec.max_steps or 0), _cc_hooks(train_spec.hooks, "TrainSpec"),
+        int(train_spec.max_steps or 0), _cc_hooks(train_spec.hooks, "TrainSpec", estimator),
         estimator._input_fn_for_cc(eval_spec.input_fn, ModeKeys.EVAL), int(eval_spec.steps or 0),
-        int(eval_spec.throttle_secs), 600, _cc_hooks(eval_spec.hooks, "EvalSpec"))
+        int(eval_spec.throttle_secs), 600, _cc_hooks(eval_spec.hooks, "EvalSpec", estimator))

@@ -307,6 +307,22 @@ class StepCounterHook(_CppHook):
         self._cpp = _dflow.step_counter_hook(gs, int(self._every_n_steps or 0), float(self._every_n_secs or 0),
                                              _cpp_writer(self._summary_writer))
 
+    def _dflow_hooks(self):
+        hooks = super()._dflow_hooks()
+        if self._summary_writer is not None:
+            hooks.append(_FlushAtEnd(self._summary_writer))
+        return hooks
+
+
+class _FlushAtEnd(session_run_hook.SessionRunHook):
+    """Flushes a summary writer when training ends (so that what was written can be read)."""
+
+    def __init__(self, writer):
+        self._writer = writer
+
+    def end(self, session):
+        self._writer.flush()
+
 
 class SummarySaverHook(_CppHook):
     """Saves summaries every N steps or seconds (the C++ SummarySaverHook)."""

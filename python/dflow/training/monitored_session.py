@@ -521,7 +521,8 @@ class _MonitoredSession:
                     raise TypeError("%s overrides %s of %s, which runs in C++; subclass "
                                     "tf.train.SessionRunHook instead" % (type(h).__name__, overridden,
                                                                          h.__class__.__mro__[1].__name__))
-                cpp_hooks.extend(h._dflow_hooks())
+                cpp_hooks.extend(c if isinstance(c, _dflow.SessionRunHook) else _HookBridge(c, self)
+                                 for c in h._dflow_hooks())
             else:
                 cpp_hooks.append(_HookBridge(h, self))
         scaffold = creator._scaffold

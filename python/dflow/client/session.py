@@ -95,6 +95,18 @@ class RunMetadata:
             d.node_stats.append(NodeExecStats(node, op, start, end))
 
 
+def _static_dims(t, cache):
+    """The static shape of a tensor as a tuple of ints and None (None for an unknown rank).
+    `cache`: the session's {C++ Output: dims} (a built node's shape never changes)."""
+    if t._shape_val is not None:  # narrowed by set_shape
+        return None if t._shape_val.ndims is None else tuple(t._shape_val.as_list())
+    out = t._out
+    dims = cache.get(out, False)
+    if dims is False:
+        dims = cache[out] = out.shape
+    return dims
+
+
 # Feed values converted by the extension itself (anything else goes through numpy.asarray first).
 _FEED_TYPES = (np.ndarray, np.generic, float, list, tuple, str, bytes)
 
@@ -186,6 +198,7 @@ class BaseSession:
         self._default_graph_ctx = None
         self._lock = threading.Lock()
         self._single_cache = {}
+        self._dims_cache = {}
 
     @property
     def graph(self):
@@ -220,6 +233,10 @@ class BaseSession:
     def _feeds(self, feed_dict):
         feeds = []
         g = self._graph
+        try:
+            dims_cache = self._dims_cache
+        except AttributeError:  # _feeds of a session-like object that is not a BaseSession
+            dims_cache = {}
         items = getattr(feed_dict, "items", None)
         if items is None:
             raise TypeError("feed_dict must be a dictionary or collections.abc.Mapping, not %s"
@@ -262,8 +279,8 @@ class BaseSession:
             elif not isinstance(v, _FEED_TYPES):
                 # Anything else is converted as TensorFlow converts it: numpy.asarray(value, dtype).
                 v = np.asarray(v, dtype=t.dtype.base_dtype.as_numpy_dtype)
-            shape = t.shape
-            if shape.ndims is not None:
+            dims = _static_dims(t, dims_cache)
+            if dims is not None:
                 vs = getattr(v, "shape", None)
                 if vs is None and isinstance(v, (list, tuple)):
                     try:
@@ -273,9 +290,10 @@ class BaseSession:
                                          "(the list is ragged)" % t.name) from None
                 elif vs is None:
                     vs = ()
-                if not shape.is_compatible_with(vs):
+                if dims != vs and not (len(dims) == len(vs) and
+                                       all(d is None or d == w for d, w in zip(dims, vs))):
                     raise ValueError("Cannot feed value of shape %s for Tensor %s, which has shape %s" % (
-                        tuple(vs), t.name, shape))
+                        tuple(vs), t.name, t.shape))
             feeds.append((t._out, v))
         return feeds
 

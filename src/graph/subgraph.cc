@@ -67,6 +67,14 @@ StatusOr<StepGraph> BuildStepGraph(const Graph& full, const std::vector<std::str
     target_nodes.push_back(n);
   }
 
+  // A fed Placeholder does not run: its control edges leave from the feed instead (TensorFlow's
+  // rule), so ops that wait on it (control_dependencies([placeholder])) wait on the fed value.
+  auto fed_placeholder = [&](const Node* n) -> int {
+    if (n->op() != "Placeholder" && n->op() != "PlaceholderV2") return -1;
+    auto f = fed.find({n->id(), 0});
+    return f == fed.end() ? -1 : f->second;
+  };
+
   // Walk backwards from what is asked for; fed tensors cut the walk.
   std::vector<char> needed(full.num_node_ids(), 0);
   std::vector<Node*> stack;
@@ -86,7 +94,8 @@ StatusOr<StepGraph> BuildStepGraph(const Graph& full, const std::vector<std::str
       if (e == nullptr) return errors::InvalidArgument("Node '", n->name(), "' has a missing input");
       if (!fed.count({e->src->id(), e->src_output})) want(e->src);
     }
-    for (const Edge* e : n->control_inputs()) want(e->src);
+    for (const Edge* e : n->control_inputs())
+      if (fed_placeholder(e->src) < 0) want(e->src);
   }
 
   // Topological order of the needed nodes (Kahn's algorithm, lowest id first so the order is
@@ -96,7 +105,9 @@ StatusOr<StepGraph> BuildStepGraph(const Graph& full, const std::vector<std::str
   std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
   for (Node* n : full.nodes()) {
     if (!needed[n->id()]) continue;
-    int p = static_cast<int>(n->control_inputs().size());
+    int p = 0;
+    for (const Edge* e : n->control_inputs())
+      if (fed_placeholder(e->src) < 0) ++p;
     for (const Edge* e : n->data_inputs())
       if (!fed.count({e->src->id(), e->src_output}) && !IsLoopBackEdge(e)) ++p;
     pending[n->id()] = p;
@@ -110,6 +121,7 @@ StatusOr<StepGraph> BuildStepGraph(const Graph& full, const std::vector<std::str
       Node* d = e->dst;
       if (!needed[d->id()] || IsLoopBackEdge(e)) continue;
       if (!e->IsControlEdge() && fed.count({n->id(), e->src_output})) continue;
+      if (e->IsControlEdge() && fed_placeholder(n) >= 0) continue;
       if (--pending[d->id()] == 0) ready.push(d->id());
     }
   }
@@ -169,7 +181,10 @@ StatusOr<StepGraph> BuildStepGraph(const Graph& full, const std::vector<std::str
         if (in.node == nullptr) return errors::InvalidArgument("Merge '", n->name(), "' has only back edges");
       }
     }
-    for (const Edge* e : n->control_inputs()) spec.control_inputs.push_back(copy[e->src->id()]);
+    for (const Edge* e : n->control_inputs()) {
+      const int f = fed_placeholder(e->src);
+      spec.control_inputs.push_back(f >= 0 ? args[f] : copy[e->src->id()]);
+    }
     ASSIGN_OR_RETURN(copy[n->id()], g->AddNode(std::move(spec)));
     result.kept_nodes.push_back(n->name());
   }

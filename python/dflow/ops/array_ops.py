@@ -63,6 +63,8 @@ def _shape_arg(shape):
     if isinstance(shape, ops.Tensor):
         return shape
     if isinstance(shape, tensor_shape.TensorShape):
+        if not shape.is_fully_defined():
+            raise ValueError("Cannot convert a partially known TensorShape %s to a Tensor." % shape)
         shape = shape.as_list()
     if isinstance(shape, (list, tuple)) and any(isinstance(s, ops.Tensor) for s in shape):
         return stack([s if isinstance(s, ops.Tensor) else constant(s, dtypes.int32) for s in shape])

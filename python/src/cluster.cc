@@ -600,6 +600,11 @@ std::shared_ptr<LoopShared> NewShared(const Scope& scope, py::object session_sta
 
 struct ServerHandle {
   std::unique_ptr<Server> server;
+  // Stopping waits for the steps in progress, which may call Python (a dataset's map function):
+  // without the GIL.
+  ~ServerHandle() {
+    WithoutGil([&] { server.reset(); });
+  }
 };
 
 // SIGINT/SIGTERM while the main thread is in Server.join: a watcher thread stops the server.

@@ -30,3 +30,11 @@ else
 fi
 /usr/bin/python3 "$here/compare.py" "$out/core.json" "$peers" "$out"/train_*.json \
   --cluster "$out/cluster.json" "$out/cluster_training.jsonl" --iris "$out/iris.json"
+# The Python front end beside TensorFlow 2.21's tf.compat.v1 in the same process: Session.run of
+# a tiny graph, building 10,000 ops, feeding and fetching 64 MiB (docs/PERFORMANCE.md, Python).
+if python3 -c 'import tensorflow' 2>/dev/null && [[ -d "$build/python/dflow" ]]; then
+  echo
+  PYTHONPATH="$build/python" python3 "$here/python/bench_python.py"
+else
+  echo "TensorFlow or $build/python is missing: the Python benchmarks are skipped (scripts/install-deps.sh)" >&2
+fi

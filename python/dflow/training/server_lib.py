@@ -247,11 +247,9 @@ class Server:
     def start(self):
         """Starts serving (binds the task's port). Idempotent."""
         if self._h is None:
-            startup_wait_ms = 0
-            if self._config is not None:
-                startup_wait_ms = int(getattr(self._config, "operation_timeout_in_ms", 0) or 0)
-            self._h = _dflow.Server.create(self._cluster_spec._jobs_for_cpp(), self._job_name, int(self._task_index),
-                                           startup_wait_ms)
+            # (`config`, the default session config of the server's sessions, is kept: dflow's
+            # sessions take their options from the client.)
+            self._h = _dflow.Server.create(self._cluster_spec._jobs_for_cpp(), self._job_name, int(self._task_index))
 
     def join(self):
         """Blocks until the server stops: the job is complete (the chief ended it), or Ctrl-C /

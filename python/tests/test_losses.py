@@ -182,3 +182,23 @@ def test_empty_regularization_loss():
     assert_same(ours, theirs)
     assert dflow.losses.Reduction.all() == real_tf().losses.Reduction.all()
     assert dflow.losses.Reduction.SUM_OVER_NONZERO_WEIGHTS == real_tf().losses.Reduction.SUM_OVER_NONZERO_WEIGHTS
+
+
+def test_loss_gradients():
+    def run(tf):
+        p = tf.constant(PREDS)
+        lg = tf.constant(LOGITS)
+        w = WEIGHTS["full"]
+        losses = [tf.losses.mean_squared_error(LABELS, p, w), tf.losses.absolute_difference(LABELS, p),
+                  tf.losses.log_loss(BINARY, p, w, reduction="weighted_mean"), tf.losses.hinge_loss(BINARY, lg),
+                  tf.losses.huber_loss(LABELS, lg, delta=0.5), tf.losses.sigmoid_cross_entropy(BINARY, lg, w),
+                  tf.losses.softmax_cross_entropy(ONEHOT, lg, label_smoothing=0.1),
+                  tf.losses.sparse_softmax_cross_entropy(CLASSES, lg, weights=[1., 0., 2., 1.]),
+                  tf.losses.cosine_distance(ONEHOT, lg, axis=1)]
+        grads = []
+        for loss in losses:
+            grads += [g for g in tf.gradients(loss, [p, lg]) if g is not None]
+        with tf.Session() as sess:
+            return sess.run(grads)
+    ours, theirs = run_both(run)
+    assert_same(ours, theirs, rtol=1e-5, atol=1e-6)

@@ -470,3 +470,133 @@ def test_nn_ops(dtype):
         ("sigmoid xent", lambda tf: tf.nn.sigmoid_cross_entropy_with_logits(labels=tf.zeros_like(x), logits=x)),
     ]
     check([("%s (%s)" % (label, dtype), fn) for label, fn in E], rtol=1e-5 if dtype == "float32" else None)
+
+
+# ---- gradients ------------------------------------------------------------------------------
+
+
+def _grad(fn, *xs, seed=0):
+    """fn's gradients at xs: d sum(fn(xs) * c)/d xs for a fixed random cotangent c (dense)."""
+    def build(tf):
+        ts = [tf.constant(x) for x in xs]
+        y = fn(tf, *ts)
+        c = np.random.RandomState(seed).randn(*[d for d in y.shape.as_list()]).astype(y.dtype.as_numpy_dtype)
+        grads = tf.gradients(tf.reduce_sum(y * c), ts)
+        return [tf.zeros_like(t) if g is None else tf.convert_to_tensor(g) for g, t in zip(grads, ts)]
+    return build
+
+
+def _pos(shape, seed):
+    return _gen("float64", shape, seed, "positive")
+
+
+def _val(shape, seed):
+    return _gen("float64", shape, seed)
+
+
+def test_gradients_elementwise():
+    exprs = []
+    for op in ["abs", "negative", "square", "sqrt", "rsqrt", "exp", "log", "log1p", "reciprocal", "sigmoid", "tanh",
+               "nn.relu", "nn.relu6", "nn.elu", "nn.selu", "nn.softplus", "nn.softsign", "nn.leaky_relu", "identity",
+               "sign", "floor", "round"]:
+        x = _pos((3, 4), 1) if op in ("sqrt", "rsqrt", "log", "reciprocal") else _val((3, 4), 2) * 3
+        exprs.append(("d %s" % op, _grad(lambda tf, t, op=op: _fn(tf, op)(t), x)))
+    for op in ["add", "subtract", "multiply", "divide", "maximum", "minimum", "squared_difference", "pow",
+               "truediv", "realdiv"]:
+        for sa, sb in [((3, 4), (3, 4)), ((3, 4), (4,)), ((3, 1), (1, 4)), ((2, 3, 4), ()), ((), (3, 4))]:
+            a = _pos(sa, 3) + 0.5
+            b = _pos(sb, 4)
+            exprs.append(("d %s %s %s" % (op, sa, sb), _grad(lambda tf, x, y, op=op: _fn(tf, op)(x, y), a, b)))
+    exprs.append(("d operators", _grad(lambda tf, x, y: (x * 2 + y) / (y + 1) - x ** 2, _val((3, 4), 5),
+                                       _pos((3, 4), 6))))
+    exprs.append(("d clip_by_value", _grad(lambda tf, x: tf.clip_by_value(x, -0.5, 0.5), _val((3, 4), 7))))
+    exprs.append(("d cast", _grad(lambda tf, x: tf.cast(tf.cast(x, tf.float32), tf.float64) * 2, _val((3, 4), 8))))
+    exprs.append(("d where", _grad(lambda tf, x, y: tf.where(x > 0, x * 3, y), _val((3, 4), 9), _val((3, 4), 10))))
+    exprs.append(("d add_n", _grad(lambda tf, x, y: tf.add_n([x, y, x * y]), _val((3, 4), 9), _val((3, 4), 10))))
+    check(exprs, rtol=1e-10, atol=1e-12)
+
+
+def test_gradients_reductions_and_matmul():
+    exprs = []
+    x = _val((2, 3, 4), 1)
+    for op in ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_logsumexp"]:
+        for axis in [None, 0, -1, [0, 2], 1]:
+            for keep in (False, True):
+                exprs.append(("d %s(%r, %s)" % (op, axis, keep),
+                              _grad(lambda tf, t, op=op, a=axis, k=keep: _fn(tf, op)(t, axis=a, keepdims=k), x)))
+    for ta in (False, True):
+        for tb in (False, True):
+            a = _val((4, 3) if ta else (3, 4), 2)
+            b = _val((5, 4) if tb else (4, 5), 3)
+            exprs.append(("d matmul %s %s" % (ta, tb),
+                          _grad(lambda tf, p, q, ta=ta, tb=tb: tf.matmul(p, q, transpose_a=ta, transpose_b=tb), a, b)))
+    exprs.append(("d batch matmul", _grad(lambda tf, p, q: tf.matmul(p, q), _val((2, 3, 4), 4), _val((2, 4, 5), 5))))
+    exprs.append(("d batch matmul broadcast", _grad(lambda tf, p, q: tf.matmul(p, q, transpose_b=True),
+                                                    _val((2, 3, 4), 4), _val((1, 5, 4), 5))))
+    check(exprs, rtol=1e-10, atol=1e-12)
+
+
+def test_gradients_array_ops():
+    x = _val((2, 3, 4), 1)
+    m = _val((3, 4), 2)
+    E = [
+        ("reshape", _grad(lambda tf, t: tf.reshape(t, [6, 4]), x)),
+        ("transpose", _grad(lambda tf, t: tf.transpose(t, [2, 0, 1]), x)),
+        ("concat", _grad(lambda tf, a, b: tf.concat([a, b, a], 0), m, m * 2)),
+        ("concat -1", _grad(lambda tf, a, b: tf.concat([a, b], -1), m, m[:, :2])),
+        ("stack", _grad(lambda tf, a, b: tf.stack([a, b], axis=1), m, m * 3)),
+        ("unstack", _grad(lambda tf, t: tf.unstack(t, axis=1)[1] * 2, x)),
+        ("split", _grad(lambda tf, t: tf.split(t, [1, 3], axis=2)[1], x)),
+        ("split num", _grad(lambda tf, t: tf.split(t, 2, axis=0)[0] * tf.split(t, 2, axis=0)[1], x)),
+        ("slice", _grad(lambda tf, t: tf.slice(t, [0, 1, 1], [2, 2, 2]), x)),
+        ("getitem", _grad(lambda tf, t: t[:, 1:, ::2], x)),
+        ("getitem shrink", _grad(lambda tf, t: t[1, :, -1], x)),
+        ("getitem negative step", _grad(lambda tf, t: t[::-1, 0], x)),
+        ("pad", _grad(lambda tf, t: tf.pad(t, [[1, 0], [2, 3]]), m)),
+        ("tile", _grad(lambda tf, t: tf.tile(t, [2, 3]), m)),
+        ("gather", _grad(lambda tf, t: tf.gather(t, [2, 0, 2]), m)),
+        ("gather axis", _grad(lambda tf, t: tf.gather(t, [[0, 3], [1, 1]], axis=2), x)),
+        ("expand_dims", _grad(lambda tf, t: tf.expand_dims(t, 1), m)),
+        ("squeeze", _grad(lambda tf, t: tf.squeeze(tf.reshape(t, [1, 3, 1, 4])), m)),
+        ("broadcast_to", _grad(lambda tf, t: tf.broadcast_to(t, [2, 3, 4]), m)),
+        ("one_hot times", _grad(lambda tf, t: tf.one_hot([0, 2, 1], 4, dtype=tf.float64) * t, m)),
+        ("zeros_like", _grad(lambda tf, t: tf.zeros_like(t) + t * 2, m)),
+        ("stop_gradient", _grad(lambda tf, t: tf.stop_gradient(t) * t, m)),
+    ]
+    check([("d " + label, fn) for label, fn in E], rtol=1e-10, atol=1e-12)
+
+
+def test_gradients_nn():
+    img = _val((2, 6, 5, 3), 1)
+    filt = _val((3, 2, 3, 2), 2)
+    logits = _val((4, 5), 3)
+    probs = np.abs(_val((4, 5), 4))
+    probs /= probs.sum(1, keepdims=True)
+    E = [
+        ("softmax", _grad(lambda tf, t: tf.nn.softmax(t), logits)),
+        ("softmax axis 0", _grad(lambda tf, t: tf.nn.softmax(t, axis=0), logits)),
+        ("log_softmax", _grad(lambda tf, t: tf.nn.log_softmax(t), logits)),
+        ("bias_add", _grad(lambda tf, t, b: tf.nn.bias_add(t, b), img, _val((3,), 5))),
+        ("conv2d SAME", _grad(lambda tf, t, f: tf.nn.conv2d(t, f, [1, 1, 1, 1], "SAME"), img, filt)),
+        ("conv2d VALID strides", _grad(lambda tf, t, f: tf.nn.conv2d(t, f, [1, 2, 2, 1], "VALID"), img, filt)),
+        ("max_pool", _grad(lambda tf, t: tf.nn.max_pool(t, 2, 2, "SAME"), img)),
+        ("avg_pool", _grad(lambda tf, t: tf.nn.avg_pool(t, [1, 3, 2, 1], [1, 1, 2, 1], "VALID"), img)),
+        ("l2_loss", _grad(lambda tf, t: tf.nn.l2_loss(t), logits)),
+        ("l2_normalize", _grad(lambda tf, t: tf.nn.l2_normalize(t, 1), logits)),
+        ("softmax xent", _grad(lambda tf, t, p: tf.nn.softmax_cross_entropy_with_logits_v2(labels=p, logits=t),
+                               logits, probs)),
+        ("softmax xent v1 (labels stopped)", _grad(
+            lambda tf, t, p: tf.nn.softmax_cross_entropy_with_logits(labels=p, logits=t), logits, probs)),
+        ("sparse xent", _grad(lambda tf, t: tf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=[0, 4, 2, 1], logits=t), logits)),
+        ("sigmoid xent", _grad(lambda tf, t, p: tf.nn.sigmoid_cross_entropy_with_logits(labels=p, logits=t),
+                               logits, probs)),
+        ("moments", _grad(lambda tf, t: tf.add_n(list(tf.nn.moments(t, [0]))), logits)),
+        ("batch_normalization", _grad(lambda tf, t, s: tf.nn.batch_normalization(
+            t, tf.reduce_mean(t, 0), tf.ones([5], tf.float64), None, s, 1e-3), logits, _val((5,), 6))),
+        ("embedding_lookup", _grad(lambda tf, t: tf.nn.embedding_lookup(t, [[0, 2], [2, 1]]), logits)),
+        ("embedding_lookup shards", _grad(lambda tf, a, b: tf.nn.embedding_lookup([a, b], [0, 3, 1, 2]),
+                                          logits[:2], logits[2:])),
+        ("xw_plus_b", _grad(lambda tf, t, w, b: tf.nn.xw_plus_b(t, w, b), logits, _val((5, 3), 7), _val((3,), 8))),
+    ]
+    check([("d " + label, fn) for label, fn in E], rtol=1e-9, atol=1e-11)

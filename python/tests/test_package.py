@@ -2,9 +2,10 @@
 package in build/python, its version, and `dflow.compat.v1` as TensorFlow's compat API.
 
 (The full `pip install .` from a clean checkout compiles the whole C++ project; it is checked by
-hand, see the README's Python section.)"""
+hand, as the header of pyproject.toml says.)"""
 import os
 import re
+import subprocess
 import sys
 import tomllib
 
@@ -44,6 +45,21 @@ def test_pyproject_metadata():
     assert m is not None
     assert m.group("value") == dflow.__version__
     assert Version(dflow.__version__).release[:2] == (1, 15)
+
+
+def test_build_backend_metadata():
+    # What pip asks the backend first: the metadata, made without configuring or building.
+    code = ("import os, sys, tempfile\n"
+            "from scikit_build_core import build\n"
+            "d = tempfile.mkdtemp()\n"
+            "name = build.prepare_metadata_for_build_wheel(d)\n"
+            "sys.stdout.write(open(os.path.join(d, name, 'METADATA')).read())\n")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    meta = r.stdout
+    assert "\nName: dflow\n" in meta
+    assert "\nVersion: %s\n" % dflow.__version__ in meta
+    assert "\nRequires-Dist: numpy" in meta and "\nRequires-Dist: protobuf" in meta
 
 
 def test_cmake_installs_the_package():

@@ -11,7 +11,6 @@
 #      ...
 """An Example of a DNNClassifier for the Iris dataset."""
 import argparse
-import sys
 
 import dflow as tf
 
@@ -82,4 +81,4 @@ def main(argv):
 
 
 if __name__ == '__main__':
-    main(sys.argv)
+    tf.app.run(main)

@@ -385,3 +385,56 @@ def test_ctrl_c_ends_training_with_keyboard_interrupt(tf, iris):
     assert hook.steps == 5
     # Python's own handler is back: a later Ctrl-C is a KeyboardInterrupt raised by Python.
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+CLUSTER_TRAINER = """
+import os, sys
+sys.path.insert(0, %r)
+import dflow as tf
+import iris_data
+(train_x, train_y), (test_x, test_y) = iris_data.load_data()
+cols = [tf.feature_column.numeric_column(k) for k in train_x]
+config = tf.estimator.RunConfig(model_dir=sys.argv[1], tf_random_seed=1)
+est = tf.estimator.DNNClassifier([10, 10], cols, n_classes=3, config=config)
+result, _ = tf.estimator.train_and_evaluate(
+    est, tf.estimator.TrainSpec(lambda: iris_data.train_input_fn(train_x, train_y, 50), max_steps=300),
+    tf.estimator.EvalSpec(lambda: iris_data.eval_input_fn(test_x, test_y, 100), steps=None, throttle_secs=1))
+if result is None:
+    print("task", config.task_type, config.task_id, config.is_chief, "result None")
+else:
+    print("task", config.task_type, "step", int(result["global_step"]), "accuracy", float(result["accuracy"]))
+"""
+
+
+def test_train_and_evaluate_on_a_cluster(tf, tmp_path):
+    # chief, worker, ps and evaluator as separate processes configured by TF_CONFIG, as TensorFlow
+    # runs them: every task ends by itself with status 0, the evaluator with the last evaluation.
+    import subprocess
+    import sys
+    from conftest import BUILD
+    script = tmp_path / "trainer.py"
+    script.write_text(CLUSTER_TRAINER % os.path.join(ROOT, "examples", "python"))
+    ports = tf._dflow.pick_free_ports(3)
+    cluster = {"chief": ["localhost:%d" % ports[0]], "worker": ["localhost:%d" % ports[1]],
+               "ps": ["localhost:%d" % ports[2]]}
+    procs = {}
+    for task in ("ps", "chief", "worker", "evaluator"):
+        env = dict(os.environ, PYTHONPATH=os.path.join(BUILD, "python"),
+                   TF_CONFIG=json.dumps({"cluster": cluster, "task": {"type": task, "index": 0}}))
+        procs[task] = subprocess.Popen([sys.executable, str(script), str(tmp_path / "model")], env=env,
+                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    outs = {}
+    try:
+        for task, p in procs.items():
+            outs[task] = p.communicate(timeout=120)[0]
+            assert p.returncode == 0, (task, outs[task][-3000:])
+    finally:
+        for p in procs.values():
+            if p.poll() is None:
+                p.kill()
+    assert "task chief 0 True result None" in outs["chief"]
+    assert "task worker 0 False result None" in outs["worker"]
+    assert "task ps 0 False result None" in outs["ps"]
+    line = [x for x in outs["evaluator"].splitlines() if x.startswith("task evaluator")][0].split()
+    step, acc = int(line[3]), float(line[5])
+    assert step >= 300 and acc > 0.8, line

@@ -117,7 +117,14 @@ def _trace(fn, outer_graph, structure, fs, args, what):
     with building_in(fs) as g:
         g._seed = outer_graph.seed
         element = nest.pack_sequence_as(structure, [g._tensor_of(a) for a in args])
-        result = _normalize(_unpack_call(fn, element), what)
+        try:
+            result = _normalize(_unpack_call(fn, element), what)
+        except ValueError as e:
+            if "belongs to another graph" not in str(e):
+                raise
+            raise ValueError("The %s uses a tensor of the enclosing graph (%s). dflow's dataset functions cannot "
+                             "capture tensors: make it inside the function (Python and numpy values may be "
+                             "used directly)." % (what, e)) from None
         flat = nest.flatten(result)
         for t in flat:
             if t.graph is not g:

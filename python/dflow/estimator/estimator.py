@@ -36,7 +36,7 @@ from dflow.framework import ops
 _FEATURES_KEY = "__dflow_features__"    # a features tensor that is not a dict
 _PREDICTIONS_KEY = "__dflow_predictions__"  # a predictions tensor that is not a dict
 
-_log = logging.getLogger("tensorflow")
+_log = logging.getLogger("dflow")
 
 
 class ModeKeys:

@@ -1,7 +1,8 @@
 """tf.estimator.train_and_evaluate with TrainSpec and EvalSpec, over the C++ TrainAndEvaluate:
 locally it trains to max_steps and then evaluates; on a cluster (TF_CONFIG) the task does its
 part: chief and workers train (the chief then tells the cluster the job is complete), a ps task
-serves until then, an evaluator evaluates each new checkpoint."""
+serves until then (tf.train.Server.join), an evaluator evaluates each new checkpoint (at most
+every throttle_secs) until one at max_steps."""
 import collections
 
 from dflow.estimator.estimator import Estimator, ModeKeys, _cc_hooks, _eval_dict
@@ -51,6 +52,13 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
         raise TypeError("`eval_spec` must have type `tf.estimator.EvalSpec`. Got: {}".format(type(eval_spec)))
     if eval_spec.name:
         raise NotImplementedError("EvalSpec(name=...): dflow's train_and_evaluate writes to model_dir/eval")
+    config = estimator.config
+    if config.task_type == "ps":
+        # TensorFlow's ps task: a server that serves until the job is complete (the chief ends it;
+        # Ctrl-C or SIGTERM stop it too).
+        from dflow.training.server_lib import Server
+        Server(config.cluster_spec, job_name="ps", task_index=config.task_id).join()
+        return None, []
     result = estimator._checked(
         _train_and_evaluate_cc, estimator, train_spec, eval_spec)
     if not result:

@@ -315,3 +315,26 @@ def test_variable_on_device_and_in_group(tf):
     with tf.Session() as sess:
         sess.run(g)
         assert sess.run(v) == 1.0
+
+
+def test_initial_value_reading_another_variable():
+    # TensorFlow's guard: b's initializer reads a's initialized_value(), so one run of every
+    # initializer works whichever runs first.
+    def run(tf):
+        a = tf.Variable(tf.random_uniform([3], 1.0, 2.0), name="a")
+        b = tf.Variable(a * 2.0 + 1.0, name="b")
+        c = tf.Variable(lambda: tf.reduce_sum(a.value()), name="c")
+        out = []
+        init = tf.global_variables_initializer()
+        for _ in range(10):
+            with tf.Session() as sess:  # each session starts with no variable initialized
+                sess.run(init)
+                av, bv, cv = sess.run([a, b, c])
+                out.append(bool(np.allclose(bv, av * 2.0 + 1.0)) and bool(np.isclose(cv, av.sum())))
+        with tf.Session() as sess:
+            sess.run(b.initializer)  # a not initialized: b starts from a's initial value
+            out.append(sess.run(tf.report_uninitialized_variables()).tolist())
+        return out, b.initial_value.name
+    ours, theirs = run_both(run)
+    assert ours == theirs
+    assert ours[0] == [True] * 10 + [[b"a", b"c"]]

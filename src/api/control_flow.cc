@@ -60,7 +60,7 @@ std::vector<Output> Cond(const Scope& scope, Output pred, const std::vector<Outp
   // predicate, as TensorFlow's cond does: their value exists only in the branch that runs, so
   // a gradient that flows back through the untaken branch is dead, and the Switch's gradient
   // (a Merge with zeros for the other side) makes it whole again. Reference inputs (Assign's
-  // variable) and resource handles are left as they are.
+  // variable), variables' references and resource handles are left as they are.
   std::map<std::pair<Node*, int>, Operation> captured;
   auto switched = [&](const Output& x, int branch) -> Output {
     auto key = std::make_pair(x.node(), x.index());
@@ -77,7 +77,10 @@ std::vector<Output> Cond(const Scope& scope, Output pred, const std::vector<Outp
     if (n == nullptr) continue;
     for (int i = 0; i < n->num_inputs(); ++i) {
       const Edge* e = n->data_inputs()[i];
+      // A variable's reference is read where the branch reads it (a Switch would read it in
+      // either branch, an uninitialized one included): TensorFlow forwards it with RefSwitch.
       if (e == nullptr || !outside(e->src) || IsRefType(n->input_type(i)) ||
+          IsRefType(e->src->output_type(e->src_output)) ||
           BaseType(e->src->output_type(e->src_output)) == DT_RESOURCE) {
         continue;
       }

@@ -113,9 +113,10 @@ class Variable:
                 var_name = scope_name[:-1]
                 in_global = GraphKeys.GLOBAL_VARIABLES in collections
                 in_local = GraphKeys.LOCAL_VARIABLES in collections
+                guarded = _guard_against_uninitialized_dependencies(g, var_name, init)
                 ref, initializer, read = _dflow.make_variable(
                     g._scope, var_name, shape.as_list() if shape.ndims is not None else None,
-                    init.dtype.base_dtype._enum, init._out, bool(trainable), in_global, in_local,
+                    init.dtype.base_dtype._enum, guarded._out, bool(trainable), in_global, in_local,
                     bool(validate_shape))
                 self._variable = g._tensor_of(ref)
                 self._initializer_op = g._wrap(initializer)
@@ -305,6 +306,81 @@ class Variable:
 
 RefVariable = Variable
 VariableV1 = Variable
+
+# Ops whose inputs the guard below does not follow: state checks and control flow.
+_GUARD_STOP = frozenset(["IsVariableInitialized", "VarIsInitializedOp", "ReadVariableOp", "Merge", "Switch",
+                         "RefSwitch", "Enter", "RefEnter", "Exit", "NextIteration", "LoopCond"])
+
+
+def _guard_against_uninitialized_dependencies(g, name, value):
+    """TensorFlow's guard: an initial value that reads other variables reads their
+    initialized_value() instead (their value once initialized, else their initial value), so that
+    running every initializer at once (global_variables_initializer) works in any order. The ops
+    between are copied ("<op>_<name>"); the variable's initial_value stays the original."""
+    by_op = None
+    cache = {}
+    stack_depth = [0]
+
+    def variable_of(op):
+        nonlocal by_op
+        if by_op is None:
+            by_op = {}
+            for v in (g.get_collection(GraphKeys.GLOBAL_VARIABLES) + g.get_collection(GraphKeys.LOCAL_VARIABLES)):
+                if isinstance(v, Variable) and v._initial_value is not None:
+                    by_op[v.op.name] = v
+        return by_op.get(op.name)
+
+    def from_tensor(t):
+        op = from_op(t.op)
+        return t if op is t.op else op._output(t.value_index)
+
+    def from_op(op):
+        key = op._node.id
+        if key in cache:
+            return cache[key]
+        stack_depth[0] += 1
+        try:
+            if stack_depth[0] > 400 or op.type in _GUARD_STOP:
+                result = op
+            elif op.type in ("Variable", "VariableV2"):
+                v = variable_of(op)
+                result = op if v is None else v.initialized_value().op
+            else:
+                inputs = op.inputs
+                new_inputs = [from_tensor(i) if i is not None else None for i in inputs]
+                if any(a is not b for a, b in zip(inputs, new_inputs)) and all(i is not None for i in new_inputs):
+                    result = _copy_op(g, op, new_inputs, name)
+                else:
+                    result = op
+        finally:
+            stack_depth[0] -= 1
+        cache[key] = result
+        return result
+
+    return from_tensor(value)
+
+
+def _copy_op(g, op, inputs, var_name):
+    info = ops.op_info(op.type)
+    attrs = {k: v for k, v in op._node.attrs().items() if not k.startswith("_")}
+    sizes = None
+    if info.has_list_inputs:
+        sizes = []
+        for a in info.inputs:
+            if a["number_attr"]:
+                sizes.append(int(attrs[a["number_attr"]]))
+            elif a["type_list_attr"]:
+                sizes.append(len(attrs[a["type_list_attr"]]))
+            else:
+                sizes.append(1)
+    base = (op.name + "_" + var_name).replace(":", "_")
+    new_name, i = base, 0
+    while g._h.is_name_used(new_name):
+        i += 1
+        new_name = "%s_%d" % (base, i)
+    scope = g._scope.with_prefix("").with_op_name(new_name)
+    node = _dflow.build_op(scope, op.type, [t._out for t in inputs], sizes, attrs, "")
+    return g._wrap(node)
 
 
 def _install_operators():

@@ -339,3 +339,35 @@ def test_embedding_lookup():
     assert error_class(lambda tf: tf.nn.embedding_lookup([], ids)) == ["ValueError"] * 2
     assert error_class(lambda tf: tf.nn.embedding_lookup(shards_mod, ids, partition_strategy="x")) == ["ValueError"] * 2
     assert error_class(lambda tf: tf.nn.embedding_lookup(params, [11])) == ["InvalidArgumentError"] * 2
+
+
+def test_conv1d_pool1d_convolution():
+    seq = RNG.randn(2, 9, 3).astype(np.float32)
+    f1 = RNG.randn(3, 3, 4).astype(np.float32)
+
+    def build(tf):
+        outs = [tf.nn.conv1d(seq, f1, 1, "SAME"), tf.nn.conv1d(seq, f1, stride=2, padding="VALID"),
+                tf.nn.conv1d(input=seq, filters=f1, stride=1, padding="SAME", dilations=2),
+                tf.nn.max_pool1d(seq, 2, 2, "VALID"), tf.nn.avg_pool1d(seq, 3, 1, "SAME"),
+                tf.nn.convolution(seq, f1, "SAME"), tf.nn.convolution(IMG, FILT, "VALID", strides=[2, 1]),
+                tf.nn.convolution(IMG, FILT, "SAME", dilation_rate=[2, 2])]
+        return outs
+    values(build, rtol=1e-4, atol=1e-5)
+
+    def names(tf):
+        return [tf.nn.conv1d(seq, f1, 1, "SAME").name, tf.nn.max_pool1d(seq, 2, 2, "VALID").name,
+                str(tf.nn.conv1d(tf.placeholder(tf.float32, [None, 9, 3]), f1, 2, "SAME").shape)]
+    ours, theirs = run_both(names)
+    assert ours == theirs
+
+
+def test_space_depth_and_average_losses():
+    x = RNG.randn(2, 4, 6, 3).astype(np.float32)
+    per_example = RNG.rand(5).astype(np.float32)
+    d = RNG.randn(1, 2, 3, 8).astype(np.float32)
+    values(lambda tf: [tf.nn.space_to_depth(x, 2), tf.nn.depth_to_space(tf.nn.space_to_depth(x, 2), 2),
+                       tf.nn.depth_to_space(d, 2),
+                       tf.nn.compute_average_loss(per_example), tf.nn.compute_average_loss(per_example, 2.0),
+                       tf.nn.compute_average_loss(per_example, per_example, global_batch_size=10),
+                       tf.nn.scale_regularization_loss([1., 2., 3.])])
+    assert error_class(lambda tf: tf.nn.space_to_depth(x, 4)) == ["ValueError"] * 2

@@ -7,6 +7,8 @@ from dflow.ops.nn_ops import (avg_pool, avg_pool2d, avg_pool_v2, batch_normaliza
                               softmax_cross_entropy_with_logits, softplus, softsign,
                               sparse_softmax_cross_entropy_with_logits, sufficient_statistics, swish, tanh,
                               weighted_cross_entropy_with_logits, weighted_moments, xw_plus_b, zero_fraction)
-from dflow.ops.nn_ops import softmax_cross_entropy_with_logits_v2  # noqa: F401
+from dflow.ops.nn_ops import (avg_pool1d, compute_average_loss, conv1d, convolution, depth_to_space,  # noqa: F401
+                              max_pool1d, scale_regularization_loss, softmax_cross_entropy_with_logits_v2,
+                              space_to_depth)
 
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -402,6 +402,106 @@ def avg_pool_v2(input, ksize, strides, padding, data_format=None, name=None):  #
     return avg_pool(input, ksize, strides, padding, data_format=data_format, name=name)
 
 
+def conv1d(value=None, filters=None, stride=None, padding=None, use_cudnn_on_gpu=None, data_format=None, name=None,
+           input=None, dilations=None):  # noqa: A002
+    """1-D convolution (NWC or NCW) as a 2-D one over an inserted dimension, as TensorFlow builds it."""
+    value = _lookup("input", input, "value", value)
+    with ops.name_scope(name, "conv1d", [value, filters]) as name:
+        if data_format is None or data_format in ("NHWC", "NWC"):
+            data_format, spatial_start_dim, channel_index = "NHWC", -3, 2
+        elif data_format in ("NCHW", "NCW"):
+            data_format, spatial_start_dim, channel_index = "NCHW", -2, 1
+        else:
+            raise ValueError("`data_format` must be 'NWC' or 'NCW'. Received: data_format=%s" % data_format)
+        strides = [1] + _get_sequence(stride, 1, channel_index, "stride")
+        dilations = [1] + _get_sequence(dilations, 1, channel_index, "dilations")
+        value = array_ops.expand_dims(value, spatial_start_dim)
+        filters = array_ops.expand_dims(filters, 0)
+        padding, explicit_paddings = convert_padding(padding)
+        result = apply_op("Conv2D", name, [value, filters],
+                          {"strides": strides, "padding": padding, "explicit_paddings": explicit_paddings,
+                           "data_format": data_format, "dilations": dilations,
+                           "use_cudnn_on_gpu": True if use_cudnn_on_gpu is None else use_cudnn_on_gpu})
+        return array_ops.squeeze(result, [spatial_start_dim])
+
+
+def _pool1d(op_type, scope_name, input, ksize, strides, padding, data_format, name):  # noqa: A002
+    with ops.name_scope(name, scope_name, [input]) as name:
+        if data_format == "NWC":
+            data_format, expanding_dim = "NHWC", 1
+        else:
+            data_format, expanding_dim = "NCHW", 2
+        ksize = [1] + _get_sequence(ksize, 1, 2, "ksize")
+        strides = [1] + _get_sequence(strides, 1, 2, "strides")
+        input = array_ops.expand_dims(input, expanding_dim)  # noqa: A001
+        result = apply_op(op_type, name, [input], {"ksize": ksize, "strides": strides, "padding": padding,
+                                                   "data_format": data_format})
+        return array_ops.squeeze(result, expanding_dim)
+
+
+def max_pool1d(input, ksize, strides, padding, data_format="NWC", name=None):  # noqa: A002
+    return _pool1d("MaxPool", "MaxPool1d", input, ksize, strides, padding, data_format, name)
+
+
+def avg_pool1d(input, ksize, strides, padding, data_format="NWC", name=None):  # noqa: A002
+    return _pool1d("AvgPool", "AvgPool1D", input, ksize, strides, padding, data_format, name)
+
+
+def convolution(input, filter=None, padding=None, strides=None, dilation_rate=None, name=None,  # noqa: A002
+                data_format=None, filters=None, dilations=None):
+    """N-D convolution for 1 or 2 spatial dimensions (dflow has no 3-D convolution)."""
+    filter = _lookup("filters", filters, "filter", filter)  # noqa: A001
+    dilation_rate = _lookup("dilations", dilations, "dilation_rate", dilation_rate)
+    input = ops.convert_to_tensor(input, name="input")  # noqa: A001
+    n = input.shape.ndims - 2 if input.shape.ndims is not None else None
+    if n == 1:
+        return conv1d(input, filter, stride=strides or 1, padding=padding, data_format=data_format or "NWC",
+                      dilations=dilation_rate, name=name or "convolution")
+    if n == 2:
+        return conv2d(input, filter, strides=strides or 1, padding=padding, data_format=data_format or "NHWC",
+                      dilations=dilation_rate or 1, name=name or "convolution")
+    raise ValueError("dflow's convolution takes inputs with 1 or 2 spatial dimensions (rank 3 or 4); got shape %s"
+                     % input.shape)
+
+
+def space_to_depth(input, block_size, name=None, data_format="NHWC"):  # noqa: A002
+    """Moves block_size x block_size spatial blocks into the depth (NHWC; a composite)."""
+    if data_format != "NHWC":
+        raise ValueError("dflow's space_to_depth takes data_format NHWC, got %s" % data_format)
+    with ops.name_scope(name, "SpaceToDepth", [input]) as name:
+        x = ops.convert_to_tensor(input)
+        b = int(block_size)
+        if b < 2:
+            raise ValueError("Value for attr 'block_size' of %d must be at least minimum 2" % b)
+        h, w, c = x.shape.as_list()[1:]
+        if h is None or w is None or c is None:
+            raise ValueError("dflow's space_to_depth needs known height, width and depth")
+        if h % b or w % b:
+            raise ValueError("Dimension size must be evenly divisible by %d but is %d" % (b, h if h % b else w))
+        y = array_ops.reshape(x, [-1, h // b, b, w // b, b, c])
+        y = array_ops.transpose(y, [0, 1, 3, 2, 4, 5])
+        return array_ops.reshape(y, [-1, h // b, w // b, b * b * c], name=name)
+
+
+def depth_to_space(input, block_size, name=None, data_format="NHWC"):  # noqa: A002
+    """Moves depth into block_size x block_size spatial blocks (NHWC; a composite)."""
+    if data_format != "NHWC":
+        raise ValueError("dflow's depth_to_space takes data_format NHWC, got %s" % data_format)
+    with ops.name_scope(name, "DepthToSpace", [input]) as name:
+        x = ops.convert_to_tensor(input)
+        b = int(block_size)
+        if b < 2:
+            raise ValueError("Value for attr 'block_size' of %d must be at least minimum 2" % b)
+        h, w, c = x.shape.as_list()[1:]
+        if h is None or w is None or c is None:
+            raise ValueError("dflow's depth_to_space needs known height, width and depth")
+        if c % (b * b):
+            raise ValueError("Dimension size must be evenly divisible by %d but is %d" % (b * b, c))
+        y = array_ops.reshape(x, [-1, h, w, b, b, c // (b * b)])
+        y = array_ops.transpose(y, [0, 1, 3, 2, 4, 5])
+        return array_ops.reshape(y, [-1, h * b, w * b, c // (b * b)], name=name)
+
+
 # ---- dropout ---------------------------------------------------------------------------------
 
 
@@ -648,6 +748,36 @@ def weighted_cross_entropy_with_logits(labels=None, logits=None, pos_weight=None
     """sigmoid cross entropy with the positive term weighted by pos_weight."""
     labels = _lookup("labels", labels, "targets", targets)
     return weighted_cross_entropy_with_logits_v2(labels, logits, pos_weight, name)
+
+
+def scale_regularization_loss(regularization_loss):
+    """The regularization loss summed (one replica: no division)."""
+    return math_ops.reduce_sum(regularization_loss) / 1
+
+
+def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size=None):
+    """sum(per_example_loss * sample_weight) / global_batch_size (the batch size by default)."""
+    per_example_loss = ops.convert_to_tensor(per_example_loss)
+    input_dtype = per_example_loss.dtype.base_dtype
+    if per_example_loss.shape.ndims == 0:
+        raise ValueError("Invalid value passed for `per_example_loss`. Expected a tensor with at least rank 1. "
+                         "Received per_example_loss=%s with rank 0" % per_example_loss)
+    if sample_weight is not None:
+        sample_weight = math_ops.cast(ops.convert_to_tensor(sample_weight), dtypes.float32)
+        losses = math_ops.cast(per_example_loss, dtypes.float32)
+        wr, lr = sample_weight.shape.ndims, losses.shape.ndims
+        if wr is not None and lr is not None and wr != 0:
+            if wr - lr == 1:
+                sample_weight = array_ops.squeeze(sample_weight, [-1])
+            elif lr - wr == 1:
+                sample_weight = array_ops.expand_dims(sample_weight, -1)
+        per_example_loss = math_ops.cast(math_ops.multiply(losses, sample_weight), input_dtype)
+    if global_batch_size is None:
+        global_batch_size = array_ops.gather(array_ops.shape(per_example_loss), 0)
+    elif isinstance(global_batch_size, numbers.Number) and global_batch_size <= 0:
+        raise errors.InvalidArgumentError(None, None, "global_batch_size must be positive.")
+    global_batch_size = math_ops.cast(global_batch_size, input_dtype)
+    return math_ops.reduce_sum(per_example_loss) / global_batch_size
 
 
 # ---- normalization and statistics ------------------------------------------------------------

@@ -303,3 +303,12 @@ def test_datasets_feed_a_model(tf):
     sums = drain(tf, total)
     assert len(sums) == 8
     assert np.isclose(sum(sums), 3 * (x.sum() + y.sum()))
+
+
+def test_bad_arguments_fail_when_the_pipeline_starts(both):
+    tf = both
+    for ds in (tf.data.Dataset.range(0, 10, 0), tf.data.Dataset.range(10).shard(2, 5)):
+        nxt = tf.data.make_one_shot_iterator(ds).get_next()
+        with tf.Session() as s:
+            with pytest.raises(tf.errors.InvalidArgumentError):
+                s.run(nxt)

@@ -234,8 +234,6 @@ class DatasetV1:
             raise ValueError("Invalid arguments to RangeDataset: %s" % (args,))
         if dtypes.as_dtype(output_type) != dtypes.int64:
             raise ValueError("dflow's Dataset.range gives int64 elements (output_type=%s)" % output_type)
-        if isinstance(step, int) and step == 0:
-            raise errors.InvalidArgumentError(None, None, "step must be a non-zero integer.")
         cc = _cc_call(_dflow.Dataset.range, DatasetV1._scope(), _int_arg(start, "start"), _int_arg(stop, "stop"),
                       _int_arg(step, "step"))
         return DatasetV1(cc, None, ops.get_default_graph())
@@ -340,11 +338,6 @@ class DatasetV1:
         return self._derived(_cc_call(self._cc.skip, _int_arg(count, "count")))
 
     def shard(self, num_shards, index, name=None):
-        if isinstance(num_shards, int) and isinstance(index, int):
-            if num_shards <= 0:
-                raise errors.InvalidArgumentError(None, None, "num_shards must be > 0")
-            if not 0 <= index < num_shards:
-                raise errors.InvalidArgumentError(None, None, "Index must be in [0, num_shards).")
         return self._derived(_cc_call(self._cc.shard, _int_arg(num_shards, "num_shards"), _int_arg(index, "index")))
 
     def prefetch(self, buffer_size, name=None):

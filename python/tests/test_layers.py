@@ -281,3 +281,23 @@ def test_batch_normalization_train_op_with_update_ops(tf):
         sess.run(train_op, {ph: x})
         mm = sess.run("batch_normalization/moving_mean:0")
     assert np.abs(mm).sum() > 0  # the moving mean moved with the training step
+
+
+def test_one_dimensional_layers():
+    seq = RNG.randn(2, 9, 3).astype(np.float32)
+    k1 = RNG.randn(3, 3, 4).astype(np.float32)
+
+    def build(tf):
+        L = layers_of(tf)
+        x = tf.placeholder(tf.float32, [None, 9, 3])
+        c = tf.constant_initializer
+        outs = [L.conv1d(x, 4, 3, kernel_initializer=c(k1), bias_initializer=c([1., 2., 3., 4.])),
+                L.conv1d(x, 4, 3, strides=2, padding="same", activation=tf.nn.relu, kernel_initializer=c(k1)),
+                L.Conv1D(4, 3, dilation_rate=2, padding="same", kernel_initializer=c(k1))(x),
+                L.max_pooling1d(x, 2, 2), L.average_pooling1d(x, 3, 1, padding="same"),
+                L.MaxPooling1D(3, 2, padding="same")(x)]
+        info = {"shapes": [str(t.shape) for t in outs], "globals": [v.name for v in tf.global_variables()]}
+        info["values"] = _run(tf, outs, {x: seq})
+        return info
+    ours, theirs = run_both(build)
+    assert_same(ours, theirs, rtol=1e-4, atol=1e-5)

@@ -188,3 +188,70 @@ def conv2d_transpose(inputs, filters, kernel_size, strides=(1, 1), padding="vali
     return layer.apply(inputs)
 
 
+
+
+class Conv1D(base.Layer):
+    """1-D convolution: kernel [k, in_channels, filters], bias [filters]."""
+
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format="channels_last",
+                 dilation_rate=1, activation=None, use_bias=True, kernel_initializer=None,
+                 bias_initializer=init_ops.zeros_initializer(), kernel_regularizer=None, bias_regularizer=None,
+                 activity_regularizer=None, kernel_constraint=None, bias_constraint=None, trainable=True, name=None,
+                 **kwargs):
+        super().__init__(trainable=trainable, name=name, activity_regularizer=activity_regularizer, **kwargs)
+        self.filters = int(filters)
+        self.kernel_size = base.normalize_tuple(kernel_size, 1, "kernel_size")
+        self.strides = base.normalize_tuple(strides, 1, "strides")
+        self.padding = base.normalize_padding(padding)
+        self.data_format = base.normalize_data_format(data_format)
+        self.dilation_rate = base.normalize_tuple(dilation_rate, 1, "dilation_rate")
+        self.activation = get_activation(activation)
+        self.use_bias = use_bias
+        self.kernel_initializer = kernel_initializer
+        self.bias_initializer = bias_initializer
+        self.kernel_regularizer = kernel_regularizer
+        self.bias_regularizer = bias_regularizer
+        self.kernel_constraint = kernel_constraint
+        self.bias_constraint = bias_constraint
+        self.input_spec = base.InputSpec(min_ndim=3)
+
+    def build(self, input_shape):
+        input_shape = tensor_shape.TensorShape(input_shape)
+        axis = 1 if self.data_format == "channels_first" else -1
+        input_channel = tensor_shape.dimension_value(input_shape[axis])
+        if input_channel is None:
+            raise ValueError("The channel dimension of the inputs should be defined. Found `None`.")
+        self.kernel = self.add_weight(name="kernel", shape=self.kernel_size + (input_channel, self.filters),
+                                      initializer=self.kernel_initializer, regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint, trainable=True, dtype=self._dtype)
+        if self.use_bias:
+            self.bias = self.add_weight(name="bias", shape=(self.filters,), initializer=self.bias_initializer,
+                                        regularizer=self.bias_regularizer, constraint=self.bias_constraint,
+                                        trainable=True, dtype=self._dtype)
+        else:
+            self.bias = None
+        self.input_spec = base.InputSpec(min_ndim=3, axes={axis % 3: input_channel})
+        self.built = True
+
+    def call(self, inputs):
+        fmt = base.convert_data_format(self.data_format, 3)
+        outputs = nn_ops.conv1d(inputs, self.kernel, stride=list(self.strides), padding=self.padding.upper(),
+                                data_format=fmt, dilations=list(self.dilation_rate), name="Conv1D")
+        if self.use_bias:
+            outputs = nn_ops.bias_add(outputs, self.bias, data_format="NCHW" if fmt == "NCW" else "NHWC")
+        if self.activation is not None:
+            return self.activation(outputs)
+        return outputs
+
+
+def conv1d(inputs, filters, kernel_size, strides=1, padding="valid", data_format="channels_last", dilation_rate=1,
+           activation=None, use_bias=True, kernel_initializer=None, bias_initializer=init_ops.zeros_initializer(),
+           kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
+           bias_constraint=None, trainable=True, name=None, reuse=None):
+    layer = Conv1D(filters=filters, kernel_size=kernel_size, strides=strides, padding=padding,
+                   data_format=data_format, dilation_rate=dilation_rate, activation=activation, use_bias=use_bias,
+                   kernel_initializer=kernel_initializer, bias_initializer=bias_initializer,
+                   kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer,
+                   activity_regularizer=activity_regularizer, kernel_constraint=kernel_constraint,
+                   bias_constraint=bias_constraint, trainable=trainable, name=name, _reuse=reuse, _scope=name)
+    return layer.apply(inputs)

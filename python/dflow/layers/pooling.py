@@ -59,3 +59,42 @@ def average_pooling2d(inputs, pool_size, strides, padding="valid", data_format="
     layer = AveragePooling2D(pool_size=pool_size, strides=strides, padding=padding, data_format=data_format,
                              name=name)
     return layer.apply(inputs)
+
+
+class _Pooling1D(base.Layer):
+    def __init__(self, pool_function, pool_size, strides, padding="valid", data_format="channels_last", name=None,
+                 **kwargs):
+        if strides is None:
+            raise ValueError("Argument `strides` must not be None.")
+        super().__init__(name=name, **kwargs)
+        self.pool_function = pool_function
+        self.pool_size = base.normalize_tuple(pool_size, 1, "pool_size")
+        self.strides = base.normalize_tuple(strides, 1, "strides")
+        self.padding = base.normalize_padding(padding)
+        self.data_format = base.normalize_data_format(data_format)
+        self.input_spec = base.InputSpec(ndim=3)
+
+    def call(self, inputs):
+        fmt = "NWC" if self.data_format == "channels_last" else "NCW"
+        return self.pool_function(inputs, list(self.pool_size), list(self.strides), self.padding.upper(),
+                                  data_format=fmt)
+
+
+class MaxPooling1D(_Pooling1D):
+    def __init__(self, pool_size, strides, padding="valid", data_format="channels_last", name=None, **kwargs):
+        super().__init__(nn_ops.max_pool1d, pool_size, strides, padding=padding, data_format=data_format, name=name,
+                         **kwargs)
+
+
+class AveragePooling1D(_Pooling1D):
+    def __init__(self, pool_size, strides, padding="valid", data_format="channels_last", name=None, **kwargs):
+        super().__init__(nn_ops.avg_pool1d, pool_size, strides, padding=padding, data_format=data_format, name=name,
+                         **kwargs)
+
+
+def max_pooling1d(inputs, pool_size, strides, padding="valid", data_format="channels_last", name=None):
+    return MaxPooling1D(pool_size, strides, padding=padding, data_format=data_format, name=name).apply(inputs)
+
+
+def average_pooling1d(inputs, pool_size, strides, padding="valid", data_format="channels_last", name=None):
+    return AveragePooling1D(pool_size, strides, padding=padding, data_format=data_format, name=name).apply(inputs)

@@ -438,3 +438,60 @@ def test_train_and_evaluate_on_a_cluster(tf, tmp_path):
     line = [x for x in outs["evaluator"].splitlines() if x.startswith("task evaluator")][0].split()
     step, acc = int(line[3]), float(line[5])
     assert step >= 300 and acc > 0.8, line
+
+
+def tutorial_model_fn(tf):
+    """TensorFlow's custom-estimator tutorial (get_started/custom_estimator.py), verbatim."""
+    def my_model(features, labels, mode, params):
+        net = tf.feature_column.input_layer(features, params['feature_columns'])
+        for units in params['hidden_units']:
+            net = tf.layers.dense(net, units=units, activation=tf.nn.relu)
+        logits = tf.layers.dense(net, params['n_classes'], activation=None)
+        predicted_classes = tf.argmax(logits, 1)
+        if mode == tf.estimator.ModeKeys.PREDICT:
+            predictions = {
+                'class_ids': predicted_classes[:, tf.newaxis],
+                'probabilities': tf.nn.softmax(logits),
+                'logits': logits,
+            }
+            return tf.estimator.EstimatorSpec(mode, predictions=predictions)
+        loss = tf.losses.sparse_softmax_cross_entropy(labels=labels, logits=logits)
+        accuracy = tf.metrics.accuracy(labels=labels, predictions=predicted_classes, name='acc_op')
+        metrics = {'accuracy': accuracy}
+        tf.summary.scalar('accuracy', accuracy[1])
+        if mode == tf.estimator.ModeKeys.EVAL:
+            return tf.estimator.EstimatorSpec(mode, loss=loss, eval_metric_ops=metrics)
+        assert mode == tf.estimator.ModeKeys.TRAIN
+        optimizer = tf.train.AdagradOptimizer(learning_rate=0.1)
+        train_op = optimizer.minimize(loss, global_step=tf.train.get_global_step())
+        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+    return my_model
+
+
+def test_custom_estimator_tutorial(tf, iris):
+    (train_x, train_y), (test_x, test_y) = iris
+    cols = [tf.feature_column.numeric_column(key=k) for k in NAMES]
+    results = []
+    for _ in range(2):
+        classifier = tf.estimator.Estimator(
+            model_fn=tutorial_model_fn(tf),
+            params={'feature_columns': cols, 'hidden_units': [10, 10], 'n_classes': 3},
+            config=tf.estimator.RunConfig(tf_random_seed=1))
+        classifier.train(input_fn=train_fn(tf, train_x, train_y), steps=1000)
+        results.append(classifier.evaluate(input_fn=eval_fn(tf, test_x, test_y)))
+    assert results[0] == results[1]  # the seed makes it reproducible
+    assert sorted(results[0]) == ["accuracy", "global_step", "loss"]
+    assert results[0]["accuracy"] >= 0.9
+    predict_x = {'SepalLength': [5.1, 5.9, 6.9], 'SepalWidth': [3.3, 3.0, 3.1],
+                 'PetalLength': [1.7, 4.2, 5.4], 'PetalWidth': [0.5, 1.5, 2.1]}
+    preds = list(classifier.predict(input_fn=eval_fn(tf, predict_x)))
+    assert [p['class_ids'][0] for p in preds] == [0, 1, 2]
+    assert all(p['probabilities'][p['class_ids'][0]] > 0.9 for p in preds)
+    assert "dense/kernel" in classifier.get_variable_names()
+    # The summary the model_fn made is written with the training events.
+    tags = set()
+    for f in os.listdir(classifier.model_dir):
+        if f.startswith("events.out.tfevents"):
+            for e in tf.train.summary_iterator(os.path.join(classifier.model_dir, f)):
+                tags.update(v.tag for v in e.summary.value)
+    assert "accuracy" in tags

@@ -76,6 +76,8 @@ def test_dense_trainable_regularizers_and_errors():
         b = L.dense(x, 2, kernel_regularizer=lambda w: tf.reduce_sum(tf.abs(w)),
                     bias_regularizer=lambda w: 2. * tf.reduce_sum(w), kernel_initializer=tf.constant_initializer(W[:, 2:]),
                     bias_initializer=tf.constant_initializer([1., 2.]))
+        L.dense(x, 2, activity_regularizer=lambda o: tf.reduce_sum(o * o),
+                kernel_initializer=tf.constant_initializer(W[:, 1:3]))
         regs = tf.get_collection(tf.GraphKeys.REGULARIZATION_LOSSES)
         info = {"trainable": [v.name for v in tf.trainable_variables()], "global": [v.name for v in tf.global_variables()],
                 "regs": [r.name for r in regs], "names": [a.name, b.name]}

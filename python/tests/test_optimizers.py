@@ -181,3 +181,27 @@ def test_cpp_optimizer_is_exposed(tf):
     tf.Variable(1.0)
     assert isinstance(opt._cpp_optimizer(), _dflow.Optimizer)
     assert opt._cpp_optimizer() is opt._cpp_optimizer()
+
+
+def test_exponential_moving_average():
+    def run(tf):
+        w = tf.Variable([1.0, 2.0], name="w")
+        b = tf.Variable(0.5, name="b")
+        step = tf.train.get_or_create_global_step()
+        loss = tf.reduce_sum(w * w) + b * b
+        opt = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=step)
+        ema = tf.train.ExponentialMovingAverage(0.9, num_updates=step)
+        with tf.control_dependencies([opt]):
+            train = ema.apply([w, b])
+        info = [train.name, ema.average(w).name, ema.average_name(b), sorted(ema.variables_to_restore()),
+                [v.name for v in tf.moving_average_variables()], sorted(v.name for v in tf.global_variables())]
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            vals = [sess.run([ema.average(w), ema.average(b)])]
+            for _ in range(5):
+                sess.run(train)
+                vals.append(sess.run([ema.average(w), ema.average(b), w]))
+        return info, vals
+    ours, theirs = run_both(run)
+    assert ours[0] == theirs[0]
+    assert_same(ours[1], theirs[1])

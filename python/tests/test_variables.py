@@ -338,3 +338,19 @@ def test_initial_value_reading_another_variable():
     ours, theirs = run_both(run)
     assert ours == theirs
     assert ours[0] == [True] * 10 + [[b"a", b"c"]]
+
+
+def test_reads_under_control_dependencies_see_the_update():
+    def run(tf):
+        v = tf.Variable([1.0, 2.0], name="v")
+        a = tf.assign(v, [5.0, 6.0])
+        b = tf.assign_add(v, [1.0, 1.0])
+        with tf.control_dependencies([a]):
+            y = v + 0.0
+        with tf.control_dependencies([b]):
+            z = tf.identity(v)
+        with tf.Session() as sess:
+            sess.run(v.initializer)
+            return sess.run(y), sess.run(z), y.name, z.name
+    ours, theirs = run_both(run)
+    assert_same(ours, theirs)

@@ -200,6 +200,12 @@ class Variable:
         return self._variable
 
     def value(self):
+        if self._read_after_dependencies():
+            # Read where the control dependencies put it: after them. TensorFlow's snapshot aliases
+            # the variable's buffer, which the updates those dependencies run change in place, so a
+            # value read under control_dependencies([update]) is the updated one there; dflow's
+            # updates copy a buffer still read, so the read itself must come after them.
+            return array_ops.identity(self._variable, name="read")
         if self._snapshot is None:
             # A variable made elsewhere without a snapshot (some optimizer slots): one is built on
             # first use, where the variable lives.
@@ -208,6 +214,23 @@ class Variable:
                     g.colocate_with(self._variable.op):
                 self._snapshot = array_ops.identity(self._variable, name="read")
         return self._snapshot
+
+    def _read_after_dependencies(self):
+        g = ops.get_default_graph()
+        if g is not self._variable.graph:
+            return False
+        deps = g._scope.control_dependencies
+        if not deps:
+            return False
+        for n in deps:
+            # Inside a cond branch or a loop (their pivots), the snapshot enters as a captured value.
+            if n.type == "Merge":
+                return False
+            if n.type == "Identity":
+                ins = n.inputs()
+                if ins and ins[0] is not None and ins[0].node.type in ("Switch", "RefSwitch"):
+                    return False
+        return True
 
     def read_value(self):
         return array_ops.identity(self._variable, name="read")

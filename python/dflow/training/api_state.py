@@ -3,6 +3,7 @@ Saver and the checkpoint utilities."""
 from dflow.summary import summary_iterator  # noqa: F401
 from dflow.training.learning_rate_decay import (cosine_decay, exponential_decay, inverse_time_decay,  # noqa: F401
                                                 natural_exp_decay, piecewise_constant, polynomial_decay)
+from dflow.training.moving_averages import ExponentialMovingAverage  # noqa: F401
 from dflow.training.optimizer import (AdadeltaOptimizer, AdagradDAOptimizer, AdagradOptimizer,  # noqa: F401
                                       AdamOptimizer, FtrlOptimizer, GradientDescentOptimizer, MomentumOptimizer,
                                       Optimizer, ProximalAdagradOptimizer, ProximalGradientDescentOptimizer,
@@ -17,7 +18,7 @@ from dflow.training.training_util import (assert_global_step, create_global_step
 
 piecewise_constant_decay = piecewise_constant
 
-__all__ = ["AdadeltaOptimizer", "AdagradDAOptimizer", "AdagradOptimizer", "AdamOptimizer", "CheckpointReader",
+__all__ = ["ExponentialMovingAverage", "AdadeltaOptimizer", "AdagradDAOptimizer", "AdagradOptimizer", "AdamOptimizer", "CheckpointReader",
            "CheckpointState", "FtrlOptimizer", "GradientDescentOptimizer", "MomentumOptimizer", "NewCheckpointReader",
            "Optimizer", "ProximalAdagradOptimizer", "ProximalGradientDescentOptimizer", "RMSPropOptimizer", "Saver",
            "SaverDef", "assert_global_step", "checkpoint_exists", "cosine_decay", "create_global_step",

@@ -249,6 +249,9 @@ def test_errors_reach_the_caller(tf, iris):
         return {"loss": 1}
     with pytest.raises(ValueError, match="should return an EstimatorSpec"):
         tf.estimator.Estimator(not_a_spec).train(train_fn(tf, train_x, train_y), steps=1)
+    outside = tf.data.Dataset.from_tensor_slices((dict(train_x), train_y)).batch(10)
+    with pytest.raises(ValueError, match="another graph"):
+        tf.estimator.Estimator(count_model_fn(tf), params={"columns": cols}).train(lambda: outside, steps=1)
     with pytest.raises(ValueError, match="n_classes"):
         tf.estimator.DNNClassifier([3], cols, n_classes=1)
     # A label out of range fails the step with TensorFlow's error class.

@@ -185,6 +185,9 @@ def _names_of_element(structure):
 def _input_for_cc(result):
     """What input_fn returned, as the C++ loop takes it."""
     if isinstance(result, DatasetV1):
+        if result._graph is not ops.get_default_graph():
+            raise ValueError("The input_fn returned a Dataset made in another graph: make the dataset inside "
+                             "input_fn (the estimator builds a new graph for every call).")
         names = _names_of_element(result._structure)
         return ("dataset", result._with_names(names)._cc)
     if isinstance(result, tuple) and not hasattr(result, "_fields"):

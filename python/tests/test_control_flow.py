@@ -220,3 +220,16 @@ def test_variables_made_in_a_loop_body_live_outside_it():
     ours, theirs = run_both(run)
     assert ours[0] == theirs[0] == ["cell/b:0", "cell/w:0"]
     assert_same(ours[1], theirs[1])
+
+
+def test_variable_reads_in_branches_and_their_gradients():
+    def run(tf):
+        v = tf.Variable(3.0, name="v")
+        p = tf.placeholder(tf.bool, [])
+        y = tf.cond(p, lambda: v.read_value() * 2.0, lambda: v * 5.0)
+        g = tf.gradients(y, v)
+        with tf.Session() as sess:
+            sess.run(v.initializer)
+            return [sess.run([y, g], {p: val}) for val in (True, False)]
+    ours, theirs = run_both(run)
+    assert_same(ours, theirs)

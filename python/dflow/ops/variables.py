@@ -215,31 +215,41 @@ class Variable:
                 self._snapshot = array_ops.identity(self._variable, name="read")
         return self._snapshot
 
-    def _read_after_dependencies(self):
+    def _dependencies(self):
+        """None outside control dependencies; else whether they are a cond's or loop's pivot."""
         g = ops.get_default_graph()
         if g is not self._variable.graph:
-            return False
+            return None
         deps = g._scope.control_dependencies
         if not deps:
-            return False
+            return None
         for n in deps:
-            # Inside a cond branch or a loop (their pivots), the snapshot enters as a captured value.
             if n.type == "Merge":
-                return False
+                return "control_flow"
             if n.type == "Identity":
                 ins = n.inputs()
                 if ins and ins[0] is not None and ins[0].node.type in ("Switch", "RefSwitch"):
-                    return False
-        return True
+                    return "control_flow"
+        return "user"
+
+    def _read_after_dependencies(self):
+        # Inside a cond branch or a loop the snapshot enters as a captured value instead.
+        return self._dependencies() == "user"
 
     def read_value(self):
+        if self._dependencies() == "control_flow":
+            # In a branch or a loop body: a read of the snapshot, which enters through the branch's
+            # switch (gradients through the cond stay whole).
+            return array_ops.identity(self.value(), name="read")
         return array_ops.identity(self._variable, name="read")
 
     def initialized_value(self):
         from dflow.ops import control_flow_ops
         g = self._variable.graph
         with _init_scope(g):
-            return control_flow_ops.cond(is_variable_initialized(self), self.read_value,
+            # The branch reads the reference itself: only when the variable is initialized.
+            return control_flow_ops.cond(is_variable_initialized(self),
+                                         lambda: array_ops.identity(self._variable, name="read"),
                                          lambda: self.initial_value)
 
     def eval(self, session=None):

@@ -129,3 +129,17 @@ def test_nan_histogram_fails(tmp_path):
                 except tf.errors.InvalidArgumentError:
                     return "InvalidArgument"
     assert run(dflow) == run(real_tf()) == "InvalidArgument"
+
+
+def test_text_and_tensor_summaries():
+    def run(tf):
+        with tf.Graph().as_default():
+            t = tf.summary.text("note", tf.constant("hello"))
+            u = tf.summary.tensor_summary("tens", tf.constant([[1, 2], [3, 4]]))
+            with tf.Session() as sess:
+                out = sess.run(tf.summary.merge_all())
+            s = real_tf().Summary.FromString(out)
+            vals = [(v.tag, v.metadata.plugin_data.plugin_name,
+                     real_tf().make_ndarray(v.tensor).tolist()) for v in s.value]
+            return [t.name, u.name], vals
+    assert run(dflow) == run(real_tf())

@@ -70,6 +70,43 @@ def histogram(name, values, collections=None, family=None):
     return _summary("HistogramSummary", _dflow.summary_histogram, name, values, collections, family)
 
 
+def tensor_summary(name, tensor, summary_description=None, collections=None, summary_metadata=None, family=None,
+                   display_name=None):
+    """A TensorSummaryV2 of `tensor` (any dtype and shape) with its SummaryMetadata."""
+    if summary_metadata is None:
+        summary_metadata = SummaryMetadata()
+    if summary_description is not None:
+        summary_metadata.summary_description = summary_description
+    if display_name is not None:
+        summary_metadata.display_name = display_name
+    meta = summary_metadata.SerializeToString()
+    name = _clean_tag(name)
+    family = _clean_tag(family)
+    base = name if family is None else "{}/{}".format(family, name)
+    with ops.name_scope(base, None, [tensor]) as scope:
+        tag = scope.rstrip("/") if family is None else "{}/{}".format(family, scope.rstrip("/"))
+        val = ops.apply_op("TensorSummaryV2", scope, [tag, tensor, meta])
+    _collect(val, collections, [GraphKeys.SUMMARIES])
+    return val
+
+
+def text(name, tensor, collections=None):
+    """A summary of a string tensor for TensorBoard's text plugin."""
+    tensor = ops.convert_to_tensor(tensor)
+    if tensor.dtype.base_dtype.name != "string":
+        raise ValueError("Expected tensor %s to have dtype string, got %s" % (tensor.name, tensor.dtype))
+    meta = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="text"))
+    return tensor_summary(name=name, tensor=tensor, summary_metadata=meta, collections=collections)
+
+
+def image(name, tensor, max_outputs=3, collections=None, family=None):
+    raise NotImplementedError("tf.summary.image needs an ImageSummary op, which dflow does not have")
+
+
+def audio(name, tensor, sample_rate, max_outputs=3, collections=None, family=None):
+    raise NotImplementedError("tf.summary.audio needs an AudioSummary op, which dflow does not have")
+
+
 def merge(inputs, collections=None, name=None):
     """One serialized Summary with the values of all `inputs`."""
     g = ops.get_default_graph()

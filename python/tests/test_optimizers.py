@@ -205,3 +205,18 @@ def test_exponential_moving_average():
     ours, theirs = run_both(run)
     assert ours[0] == theirs[0]
     assert_same(ours[1], theirs[1])
+
+
+def test_one_optimizer_in_two_graphs(tf):
+    opt = tf.train.MomentumOptimizer(0.1, 0.9)
+    results = []
+    for _ in range(2):
+        with tf.Graph().as_default():
+            w = tf.Variable([1.0], name="w")
+            train = opt.minimize(tf.reduce_sum(w * w))
+            assert opt.get_slot(w, "momentum").name == "w/Momentum:0"
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                sess.run(train)
+                results.append(sess.run(w))
+    assert_same(results[0], results[1])

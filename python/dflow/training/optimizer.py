@@ -9,6 +9,8 @@ applied by the C++ optimizer, with TensorFlow's names ("gradients/...", "Gradien
 ApplyGradientDescent", slots "w/Momentum", Adam's "beta1_power"); the slot variables it creates
 are wrapped as tf.Variables and added to GLOBAL_VARIABLES, as TensorFlow's are.
 """
+import weakref
+
 from dflow import _dflow
 from dflow.framework import dtypes
 from dflow.framework import ops
@@ -51,9 +53,9 @@ class Optimizer:
             raise ValueError("Must specify the optimizer name")
         self._use_locking = use_locking
         self._name = name
-        self._cpp = None
-        self._cpp_graph = None
-        self._wrapped = {}      # variable node name -> tf.Variable for what the C++ optimizer made
+        self._cpp = None        # the C++ optimizer of the graph used last
+        self._cpp_by_graph = weakref.WeakKeyDictionary()
+        self._wrapped = {}      # (graph, variable node name) -> tf.Variable the C++ optimizer made
         self._slot_names = []   # slot names, in creation order
         self._created = []
 
@@ -64,17 +66,20 @@ class Optimizer:
         raise NotImplementedError("%s has no C++ optimizer in dflow; subclassing tf.train.Optimizer with "
                                   "_apply_dense/_create_slots is not supported" % type(self).__name__)
 
-    def _cpp_optimizer(self):
-        """The C++ train::Optimizer (a _dflow.Optimizer), made on first use in the default graph."""
-        g = ops.get_default_graph()
-        if self._cpp is None:
+    def _cpp_optimizer(self, graph=None):
+        """The C++ train::Optimizer (a _dflow.Optimizer) of `graph` (the default graph), made on first
+        use there: each graph has its own, with its own slots, as TensorFlow keys slots by graph."""
+        g = graph or ops.get_default_graph()
+        cpp = self._cpp_by_graph.get(g)
+        if cpp is None:
             with g.as_default():
-                self._cpp = self._make_cpp()
-            self._cpp_graph = g
-        elif self._cpp_graph is not g:
-            raise ValueError("The optimizer %s was used in another graph; make a new optimizer for this one"
-                             % self._name)
-        return self._cpp
+                cpp = self._make_cpp()
+            self._cpp_by_graph[g] = cpp
+        self._cpp = cpp
+        return cpp
+
+    def _cpp_of(self, var):
+        return self._cpp_by_graph.get(var.graph)
 
     # ---- TensorFlow's API ----
     def minimize(self, loss, global_step=None, var_list=None, gate_gradients=GATE_OP, aggregation_method=None,
@@ -160,7 +165,7 @@ class Optimizer:
         for ref, init in created:
             ref_t = g._tensor_of(ref)
             var = variables.Variable._from_existing(g, ref_t, g._wrap(init) if init is not None else None)
-            self._wrapped[ref_t.op.name] = var
+            self._wrapped[(id(g), ref_t.op.name)] = var
             self._created.append(var)
             ops.add_to_collection(GraphKeys.GLOBAL_VARIABLES, var)
         op = g._wrap(node)
@@ -170,20 +175,22 @@ class Optimizer:
         return op
 
     def get_slot(self, var, name):
-        if self._cpp is None:
+        cpp = self._cpp_of(var)
+        if cpp is None:
             return None
-        s = self._cpp.get_slot(var._ref()._out, name)
+        s = cpp.get_slot(var._ref()._out, name)
         if s is None:
             return None
-        return self._wrapped.get(s.node.name)
+        return self._wrapped.get((id(var.graph), s.node.name))
 
     def get_slot_names(self):
-        if self._cpp is None:
-            return []
         names = set()
         for v in self._var_list_seen():
+            cpp = self._cpp_of(v)
+            if cpp is None:
+                continue
             for n in self._slot_kinds():
-                if self._cpp.get_slot(v._ref()._out, n) is not None:
+                if cpp.get_slot(v._ref()._out, n) is not None:
                     names.add(n)
         return sorted(names)
 
@@ -275,18 +282,15 @@ class AdamOptimizer(Optimizer):
         return ["m", "v"]
 
     def _get_beta_accumulators(self):
-        if self._cpp is None:
+        g = ops.get_default_graph()
+        cpp = self._cpp_by_graph.get(g)
+        created = [v for v in self._created if v.graph is g]
+        if cpp is None or not created:
             return None, None
-        ref = None
-        for v in self._created:
-            ref = v._ref()
-            break
-        if ref is None:
-            return None, None
-        powers = self._cpp.beta_powers(ref._out)
+        powers = cpp.beta_powers(created[0]._ref()._out)
         if powers is None:
             return None, None
-        return [self._wrapped.get(p.node.name) for p in powers]
+        return [self._wrapped.get((id(g), p.node.name)) for p in powers]
 
 
 class RMSPropOptimizer(Optimizer):

@@ -354,3 +354,30 @@ def test_reads_under_control_dependencies_see_the_update():
             return sess.run(y), sess.run(z), y.name, z.name
     ours, theirs = run_both(run)
     assert_same(ours, theirs)
+
+
+def test_custom_getters_and_scope_defaults():
+    def run(tf):
+        log = []
+
+        def outer(getter, name, *args, **kwargs):
+            log.append(("outer", name))
+            return getter(name + "_o", *args, **kwargs)
+
+        def inner(getter, name, *args, **kwargs):
+            log.append(("inner", name))
+            kwargs["trainable"] = False
+            return getter(name, *args, **kwargs)
+
+        with tf.variable_scope("a", custom_getter=outer):
+            with tf.variable_scope("b", custom_getter=inner, dtype=tf.float64,
+                                   initializer=tf.ones_initializer()):
+                v = tf.get_variable("v", [2])
+        local = tf.get_local_variable("loc", [1])
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            val = sess.run(v)
+        return (log, v.name, v.dtype.name, [x.name for x in tf.trainable_variables()], local.name,
+                [x.name for x in tf.local_variables()], val.tolist())
+    ours, theirs = run_both(run)
+    assert ours == theirs

@@ -160,9 +160,10 @@ def test_dropout_layer():
     for vals in (ours, theirs):
         np.testing.assert_array_equal(vals[0], x)
         np.testing.assert_array_equal(vals[4], x)
-        for out, keep in ((vals[1], 0.75), (vals[2], 0.5), (vals[3], 0.5)):
+        # kept fractions within about five standard errors (6000 draws; 300 for one per row)
+        for out, keep, tol in ((vals[1], 0.75, 0.03), (vals[2], 0.5, 0.035), (vals[3], 0.5, 0.15)):
             np.testing.assert_allclose(out[out != 0], 1 / keep, rtol=1e-6)
-            assert abs((out != 0).mean() - keep) < 0.05
+            assert abs((out != 0).mean() - keep) < tol
         assert all(len(set(row)) == 1 for row in vals[3])
     np.testing.assert_array_equal(ours_off, x)
     np.testing.assert_array_equal(theirs_off, x)

@@ -5,8 +5,6 @@ import pytest
 
 from conftest import assert_same, run_both
 
-import dflow
-
 RNG = np.random.RandomState(5)
 BATCHES = 4
 N = 6

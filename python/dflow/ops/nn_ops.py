@@ -210,10 +210,8 @@ def _wrap_2d_function(inputs, op_type, dim=-1, name=None):
         raise errors.InvalidArgumentError(
             None, None, "`dim` must be in the range [%d, %d) where %d is the number of dimensions in the input. "
             "Received: dim=%d" % (-shape.ndims, shape.ndims, shape.ndims, dim))
-    ndims = array_ops.rank(inputs)
     dim_axis = dim % shape.ndims
     input_rank = array_ops.rank(inputs)
-    del ndims
     inputs = _swap_axis(inputs, dim_axis, math_ops.subtract(input_rank, 1))
     out = apply_op(op_type, op_type, [inputs])
     out = _swap_axis(out, dim_axis, math_ops.subtract(input_rank, 1), name=name)

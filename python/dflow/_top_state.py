@@ -13,6 +13,8 @@ from dflow.ops.init_ops import (constant_initializer, glorot_normal_initializer,
                                 orthogonal_initializer, random_normal_initializer, random_uniform_initializer,
                                 truncated_normal_initializer, uniform_unit_scaling_initializer,
                                 variance_scaling_initializer, zeros_initializer)
+from dflow.ops.partitioned_variables import (fixed_size_partitioner, min_max_variable_partitioner,  # noqa: F401
+                                              variable_axis_size_partitioner)
 from dflow.ops.random_ops import (multinomial, random_crop, random_normal, random_shuffle,  # noqa: F401
                                   random_uniform, truncated_normal)
 from dflow.ops.variable_scope import (AUTO_REUSE, VariableScope, get_local_variable, get_variable,  # noqa: F401

@@ -395,6 +395,16 @@ void BindTrain(py::module_& m) {
     ThrowIfBuildError(scope.graph());
     return Ref(scope, r);
   });
+  // Records that `part` (a VariableV2) is the slice at `offset` of the variable `full_name` of
+  // `full_shape`, so that savers write it as a slice of the whole (a partitioned variable).
+  m.def("register_partition", [](const Scope& scope, const OutputRef& part, const std::string& full_name,
+                                 const std::vector<int64_t>& full_shape, const std::vector<int64_t>& offset) {
+    Scope::Collections::PartInfo info;
+    info.full_name = full_name;
+    info.full_shape = ValueOrThrow(TensorShape::FromDims(full_shape));
+    info.offset = offset;
+    scope.collections()->partitions[part.out.node()] = std::move(info);
+  });
   m.def("collection_sizes", [](const Scope& scope) {
     Scope::Collections* c = scope.collections();
     py::dict d;
@@ -479,8 +489,10 @@ void BindTrain(py::module_& m) {
   // Checkpoints.
   py::class_<SaverHandle, std::shared_ptr<SaverHandle>>(m, "Saver")
       .def(py::init([](const Scope& scope, const std::vector<std::pair<std::string, OutputRef>>& named_vars,
-                       int max_to_keep, double keep_checkpoint_every_n_hours, bool sharded, const std::string& name) {
+                       const std::vector<OutputRef>& var_list, int max_to_keep, double keep_checkpoint_every_n_hours,
+                       bool sharded, const std::string& name) {
              train::SaverOptions o;
+             for (const OutputRef& v : var_list) o.var_list.push_back(v.out);
              for (const auto& [n, v] : named_vars) {
                if (!o.named_vars.emplace(n, v.out).second) {
                  throw py::value_error("At least two variables have the same name: " + n);
@@ -497,7 +509,8 @@ void BindTrain(py::module_& m) {
              if (!h->saver.valid()) ThrowStatus(errors::Internal("Building the Saver failed without an error"));
              return h;
            }),
-           py::arg("scope"), py::arg("named_vars"), py::arg("max_to_keep"), py::arg("keep_checkpoint_every_n_hours"),
+           py::arg("scope"), py::arg("named_vars"), py::arg("var_list"), py::arg("max_to_keep"),
+           py::arg("keep_checkpoint_every_n_hours"),
            py::arg("sharded"), py::arg("name"))
       .def("save", [](SaverHandle& h, py::handle session, const std::string& prefix, int64_t global_step,
                       bool write_state) {

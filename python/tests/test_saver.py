@@ -197,3 +197,33 @@ def test_saver_ops_and_global_step_tensor(tmp_path):
                 p = s1.save(sess, str(tmp_path / tf.__name__.split(".")[0] / "model"), global_step=step)
             return names, os.path.basename(p)
     assert run(dflow) == run(real_tf())
+
+
+@pytest.mark.parametrize("writer,reader", [("dflow", "tensorflow"), ("tensorflow", "dflow")])
+def test_partitioned_variables_are_saved_as_slices(tmp_path, writer, reader):
+    mods = {"dflow": dflow, "tensorflow": real_tf()}
+    value = np.arange(21.0, dtype=np.float32).reshape(7, 3)
+
+    def save(tf):
+        with tf.Graph().as_default():
+            tf.get_variable("emb", initializer=tf.constant(value), partitioner=tf.fixed_size_partitioner(3))
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                return tf.train.Saver().save(sess, str(tmp_path / "m"))
+
+    def restore(tf, path):
+        with tf.Graph().as_default():
+            v = tf.get_variable("emb", [7, 3], partitioner=tf.fixed_size_partitioner(2))
+            whole = tf.get_variable("whole", [7, 3])
+            with tf.Session() as sess:
+                tf.train.Saver([v]).restore(sess, path)
+                tf.train.Saver({"emb": whole}).restore(sess, path)
+                return sess.run([tf.convert_to_tensor(v), whole])
+
+    path = save(mods[writer])
+    for m in (dflow, real_tf()):
+        assert m.train.list_variables(path) == [("emb", [7, 3])]
+        np.testing.assert_array_equal(m.train.load_variable(path, "emb"), value)
+    got = restore(mods[reader], path)
+    np.testing.assert_array_equal(got[0], value)
+    np.testing.assert_array_equal(got[1], value)

@@ -381,3 +381,27 @@ def test_custom_getters_and_scope_defaults():
                 [x.name for x in tf.local_variables()], val.tolist())
     ours, theirs = run_both(run)
     assert ours == theirs
+
+
+def test_partitioned_variables():
+    def run(tf):
+        init = np.arange(21.0, dtype=np.float32).reshape(7, 3)
+        with tf.variable_scope("s"):
+            v = tf.get_variable("emb", initializer=tf.constant(init), partitioner=tf.fixed_size_partitioner(3))
+            w = tf.get_variable("w", [10, 4], partitioner=tf.min_max_variable_partitioner(4, min_slice_size=64))
+            u = tf.get_variable("u", [6, 100], partitioner=tf.variable_axis_size_partitioner(800, axis=1))
+        with tf.variable_scope("s", reuse=True):
+            same = tf.get_variable("emb", [7, 3], partitioner=tf.fixed_size_partitioner(3)) is v
+        t = tf.convert_to_tensor(v)
+        loss = tf.reduce_sum(t * t) + tf.reduce_sum(tf.convert_to_tensor(w))
+        train = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
+        info = [[x.name for x in tf.global_variables()], t.name, [str(x.shape) for x in v], len(list(w)),
+                [str(x.shape) for x in u], same, len(v)]
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            before = sess.run(t)
+            sess.run(train)
+            return info, before, sess.run(t), np.std(sess.run(tf.convert_to_tensor(w))) > 0
+    ours, theirs = run_both(run)
+    assert ours[0] == theirs[0]
+    assert_same(ours[1:], theirs[1:])

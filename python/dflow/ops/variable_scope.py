@@ -57,8 +57,20 @@ class _VariableStore:
                          synchronization=VariableSynchronization.AUTO, aggregation=VariableAggregation.NONE):
             is_scalar = shape is not None and isinstance(shape, (list, tuple)) and not shape
             if partitioner is not None and not is_scalar:
-                raise NotImplementedError("get_variable with a partitioner is not supported by dflow's Python "
-                                          "front end (variable %s)" % name)
+                if not callable(partitioner):
+                    raise ValueError("Partitioner must be callable, but received: %s" % partitioner)
+                with ops.name_scope(None):
+                    return self._get_partitioned_variable(
+                        name=name, shape=shape, dtype=dtype, initializer=initializer, regularizer=regularizer,
+                        reuse=reuse, trainable=trainable, collections=collections, caching_device=caching_device,
+                        partitioner=partitioner, validate_shape=validate_shape, use_resource=use_resource,
+                        constraint=constraint, synchronization=synchronization, aggregation=aggregation)
+            if reuse is True and partitioner is None and name in self._partitioned_vars:
+                return self._get_partitioned_variable(
+                    name=name, shape=shape, dtype=dtype, initializer=initializer, regularizer=regularizer,
+                    reuse=reuse, trainable=trainable, collections=collections, caching_device=caching_device,
+                    partitioner=None, validate_shape=validate_shape, use_resource=use_resource,
+                    constraint=constraint, synchronization=synchronization, aggregation=aggregation)
             if "%s/part_0" % name in self._vars:
                 raise ValueError("No partitioner was provided, but a partitioned version of the variable was "
                                  "found: %s/part_0. Perhaps a variable of the same name was already created "
@@ -97,6 +109,85 @@ class _VariableStore:
                             caching_device=caching_device, partitioner=partitioner,
                             validate_shape=validate_shape, use_resource=use_resource, constraint=constraint,
                             synchronization=synchronization, aggregation=aggregation)
+
+    def _get_partitioned_variable(self, name, partitioner, shape=None, dtype=dtypes.float32, initializer=None,
+                                  regularizer=None, reuse=None, trainable=None, collections=None,
+                                  caching_device=None, validate_shape=True, use_resource=None, constraint=None,
+                                  synchronization=VariableSynchronization.AUTO,
+                                  aggregation=VariableAggregation.NONE):
+        from dflow.ops import array_ops
+        from dflow.ops import partitioned_variables as pv
+        initializing_from_value = initializer is not None and isinstance(initializer, ops.Tensor)
+        if name in self._vars:
+            raise ValueError("A partitioner was provided, but an unpartitioned version of the variable was found: "
+                             "%s. Perhaps a variable of the same name was already created without partitioning?"
+                             % name)
+        shape = tensor_shape.as_shape(shape)
+        if initializing_from_value:
+            shape = shape.merge_with(initializer.get_shape())
+        dtype = dtypes.as_dtype(dtype)
+        partitions = None
+        if not reuse or partitioner:
+            partitions = pv.call_partitioner(partitioner, shape, dtype)
+        if name in self._partitioned_vars:
+            if reuse is False:
+                raise ValueError("Partitioned variable with name %s already exists. Did you mean to set reuse=True "
+                                 "or reuse=tf.AUTO_REUSE in VarScope?" % name)
+            existing = self._partitioned_vars[name]
+            if not shape.is_compatible_with(existing.get_shape()):
+                raise ValueError("Trying to reuse partitioned variable %s, but specified shape %s and found shape %s."
+                                 % (name, shape, existing.get_shape()))
+            if not dtype.is_compatible_with(existing.dtype):
+                raise ValueError("Trying to reuse partitioned variable %s, but specified dtype %s and found dtype "
+                                 "%s." % (name, dtype.name, existing.dtype.name))
+            if partitions is not None and existing._get_partitions() != partitions:
+                raise ValueError("Trying to reuse partitioned variable %s, but specified partitions %s and found "
+                                 "partitions %s." % (name, partitions, existing._get_partitions()))
+            return existing
+        if reuse is True:
+            raise ValueError("PartitionedVariable %s does not exist, or was not created with tf.get_variable(). Did "
+                             "you mean to set reuse=False or reuse=tf.AUTO_REUSE in VarScope?" % name)
+        slice_dim, num_slices = pv.slice_dim_and_num_slices(partitions)
+        if "%s/part_0" % name in self._vars:
+            if "%s/part_%d" % (name, num_slices - 1) not in self._vars:
+                raise ValueError("Partitioner returned a different partitioning than what was already found.  "
+                                 "Partitioner returned %d shards, and shard %s/part_0 was found, but %s/part_%d was "
+                                 "not." % (num_slices, name, name, num_slices - 1))
+            if "%s/part_%d" % (name, num_slices) in self._vars:
+                raise ValueError("Partitioner returned a different partitioning than what was already found.  "
+                                 "Partitioner returned %d shards, and shard %s/part_0 was found, but so was the "
+                                 "extra shard %s/part_%d." % (num_slices, name, name, num_slices))
+        vs = []
+        for i, (var_offset, var_shape) in enumerate(pv.iter_slices(shape.as_list(), num_slices, slice_dim)):
+            partition_info = pv._PartitionInfo(full_shape=shape.as_list(), var_offset=var_offset)
+            var_full_name = "%s/part_%d" % (name, i)
+            with ops.name_scope(var_full_name + "/PartitionedInitializer"):
+                if initializer is None:
+                    init, from_value = self._get_default_initializer(name=name, shape=shape, dtype=dtype)
+                    init_shape = None if from_value else var_shape
+                elif callable(initializer):
+                    init = initializer
+                    init_shape = var_shape
+                elif isinstance(initializer, ops.Tensor):
+                    init = array_ops.slice(initializer, var_offset, var_shape)
+                    dtype = init.dtype.base_dtype
+                    init_shape = None
+                else:
+                    init = ops.convert_to_tensor(initializer, dtype=dtype)
+                    init = array_ops.slice(init, var_offset, var_shape)
+                    init_shape = None
+            with ops.name_scope(None):
+                var = self._get_single_variable(
+                    name=var_full_name, shape=init_shape, dtype=dtype, initializer=init,
+                    partition_info=partition_info, regularizer=regularizer, reuse=reuse, trainable=trainable,
+                    collections=collections, caching_device=caching_device, validate_shape=validate_shape,
+                    use_resource=use_resource, constraint=constraint, synchronization=synchronization,
+                    aggregation=aggregation)
+            pv.register_part(var, name, shape.as_list(), var_offset)
+            vs.append(var)
+        result = pv.PartitionedVariable(name=name, shape=shape, dtype=dtype, variable_list=vs, partitions=partitions)
+        self._partitioned_vars[name] = result
+        return result
 
     def _get_single_variable(self, name, shape=None, dtype=dtypes.float32, initializer=None, regularizer=None,
                              partition_info=None, reuse=None, trainable=None, collections=None,

@@ -55,8 +55,11 @@ def _session_handle(sess):
 
 
 def op_list_to_dict(op_list, convert_variable_to_tensor=True):
-    """{checkpoint name: variable} for a list or dict of variables (TensorFlow's rule: a variable is
-    saved under its op name; two of the same name are a ValueError)."""
+    """{checkpoint name: variable, or the list of a partitioned variable's parts} for a list or dict
+    of variables (TensorFlow's rule: a variable is saved under its op name, a part of a partitioned
+    variable as a slice of the whole under the whole's name; two of the same name are a
+    ValueError)."""
+    from dflow.ops.partitioned_variables import PartitionedVariable
     if not isinstance(op_list, (list, tuple, set, dict)):
         raise TypeError("Variables to save should be passed in a dict or a list: %s" % op_list)
     if isinstance(op_list, dict):
@@ -64,12 +67,26 @@ def op_list_to_dict(op_list, convert_variable_to_tensor=True):
         for name, var in op_list.items():
             if not isinstance(name, str):
                 raise TypeError("Variable names should be strings: %r" % (name,))
+            if isinstance(var, PartitionedVariable):
+                var = list(var)
             out[name] = var
         return out
     out = {}
     for var in sorted(op_list, key=lambda x: x.name):
+        if isinstance(var, PartitionedVariable):
+            if var.name in out:
+                raise ValueError("At least two variables have the same name: %s" % var.name)
+            out[var.name] = list(var)
+            continue
         if isinstance(var, (list, tuple)):
-            raise NotImplementedError("Saving partitioned variables is not supported by dflow's Python Saver")
+            raise TypeError("Variables to save should be variables, got the list %r" % (var,))
+        info = var._get_save_slice_info() if isinstance(var, variables.Variable) else None
+        if info is not None:
+            parts = out.setdefault(info.full_name, [])
+            if not isinstance(parts, list):
+                raise ValueError("Mixing slices and non-slices with the same name: %s" % info.full_name)
+            parts.append(var)
+            continue
         if isinstance(var, variables.Variable):
             name = var.op.name
         elif isinstance(var, ops.Tensor) and var.op.type in ("VariableV2", "Variable"):
@@ -146,11 +163,22 @@ class Saver:
                 return
             raise ValueError("No variables to save")
         names = op_list_to_dict(var_list)
-        named = [(n, _ref_of(v)._out) for n, v in sorted(names.items())]
+        named, sliced = [], []
+        for n, v in sorted(names.items()):
+            if isinstance(v, list):
+                # Parts of a partitioned variable: the C++ saver writes each as a slice of the whole.
+                for part in v:
+                    info = part._get_save_slice_info() if isinstance(part, variables.Variable) else None
+                    if info is None or info.full_name != n:
+                        raise NotImplementedError("Saving the parts of a partitioned variable under another name "
+                                                  "(%s) is not supported by dflow" % n)
+                    sliced.append(part._ref()._out)
+            else:
+                named.append((n, _ref_of(v)._out))
         scope = g._scope
         max_to_keep = self._max_to_keep if self._max_to_keep else 0
         try:
-            self._cpp = _dflow.Saver(scope, named, int(max_to_keep), float(self._keep_checkpoint_every_n_hours),
+            self._cpp = _dflow.Saver(scope, named, sliced, int(max_to_keep), float(self._keep_checkpoint_every_n_hours),
                                      bool(self._sharded), self._name or "save")
         except errors.InvalidArgumentError as e:
             raise ValueError(e.message) from None

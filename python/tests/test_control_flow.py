@@ -233,3 +233,14 @@ def test_variable_reads_in_branches_and_their_gradients():
             return [sess.run([y, g], {p: val}) for val in (True, False)]
     ours, theirs = run_both(run)
     assert_same(ours, theirs)
+
+
+def test_loop_and_cond_output_names():
+    def run(tf):
+        a = tf.while_loop(lambda i: i < 3, lambda i: i + 1, [0])
+        b = tf.while_loop(lambda i, j: i < 3, lambda i, j: (i + 1, j), [0, 1], name="foo")
+        c = tf.while_loop(lambda i: i < 3, lambda i: i + 1, [0], maximum_iterations=5)
+        d = tf.cond(tf.constant(True), lambda: 1, lambda: 2)
+        return [a.name, [t.name for t in b], c.name, d.name]
+    ours, theirs = run_both(run)
+    assert ours == theirs

@@ -311,7 +311,8 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         raise ValueError("No loop variables provided")
     try_to_pack = len(loop_vars) == 1 and not return_same_structure
     g = ops.get_default_graph()
-    with ops.name_scope(name, None, []) if name else _null():
+    with ops.name_scope(name, "while", []):
+        # The loop's nodes are built in this name scope ("while/", "while_1/", ...), its frame.
         if maximum_iterations is not None:
             maximum_iterations = ops.convert_to_tensor(maximum_iterations, name="maximum_iterations")
             if maximum_iterations.shape.ndims not in (None, 0):
@@ -407,7 +408,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                 body_results["outs"] = outs
                 return [t._out for t in outs]
 
-        exits = _dflow.while_loop(g._scope, [v._out for v in flat], cond_fn, body_fn, "while")
+        exits = _dflow.while_loop(g._scope, [v._out for v in flat], cond_fn, body_fn, "")
         for v, t, i in zip(flat, body_results.get("outs", []), range(len(flat))):
             inv = invariants[i] if invariants is not None else None
             want = inv if inv is not None else v.shape

@@ -96,3 +96,15 @@ def test_gradients_wrong_graph_raises(tf):
         y = tf.constant(2.0)
         with pytest.raises(ValueError):
             tf.gradients(y, x)
+
+
+def test_hessians():
+    def run(tf):
+        x = tf.Variable([1.0, 2.0, 3.0])
+        y = tf.reduce_sum(x * x * x) + x[0] * x[1]
+        h = tf.hessians(y, x)
+        with tf.Session() as sess:
+            sess.run(x.initializer)
+            return sess.run(h)
+    ours, theirs = run_both(run)
+    assert_same(ours, theirs)

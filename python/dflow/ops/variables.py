@@ -58,6 +58,7 @@ class Variable:
                                       "Python front end; reference variables are")
         if initial_value is None:
             raise ValueError("initial_value must be specified.")
+        ops.get_default_graph()._check_not_finalized()
         if synchronization == VariableSynchronization.ON_READ:
             if trainable:
                 raise ValueError("Synchronization value can be set to VariableSynchronization.ON_READ only "
@@ -313,7 +314,7 @@ class Variable:
         raise TypeError("'Variable' object is not iterable.")
 
     def __bool__(self):
-        return self.value().__bool__()
+        return True  # a variable object is true (TensorFlow's reference variables)
 
     def __array__(self, dtype=None, copy=None):
         raise NotImplementedError("Cannot convert a symbolic Variable (%s) to a numpy array. Run it in a "

@@ -1,7 +1,6 @@
 """tf.cond, tf.while_loop, tf.case, tf.group, tf.tuple and assertions, against TensorFlow."""
 import collections
 
-import numpy as np
 import pytest
 
 from conftest import assert_same, run_both

@@ -1,5 +1,4 @@
 """tf.gradients over the C++ symbolic gradients, checked against TensorFlow's values."""
-import numpy as np
 import pytest
 
 from conftest import assert_same, run_both

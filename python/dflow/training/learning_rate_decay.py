@@ -2,7 +2,6 @@
 schedules are used where it has them (ExponentialDecay, PiecewiseConstant with numbers); the
 others are built from ops as TensorFlow's Python layer builds them."""
 from dflow import _dflow
-from dflow.framework import dtypes
 from dflow.framework import ops
 from dflow.ops import control_flow_ops
 from dflow.ops import math_ops

@@ -178,7 +178,9 @@ std::vector<Output> WhileLoop(const Scope& scope, const std::vector<Output>& loo
   for (int id = first_id; id < last_id; ++id) {
     Node* n = g->node(id);
     if (n == nullptr) continue;
-    bool inside = std::find(own_enters.begin(), own_enters.end(), n) != own_enters.end();
+    // Enter nodes built meanwhile belong to nested loops (their invariants read from outside
+    // and must be rewritten to read from this loop's frame).
+    bool inside = n->op() == "Enter" || std::find(own_enters.begin(), own_enters.end(), n) != own_enters.end();
     for (const Edge* e : n->data_inputs()) inside = inside || (e != nullptr && is_in_loop(e->src));
     for (const Edge* e : n->control_inputs()) inside = inside || is_in_loop(e->src);
     in_loop[id - first_id] = inside;

@@ -23,6 +23,13 @@ def _as_list(shape):
     return list(shape)
 
 
+def _full_shape(shape, partition_info):
+    """The shape of the whole variable: `shape` is one partition's when `partition_info` is given."""
+    if partition_info is not None:
+        return partition_info.full_shape
+    return _as_list(shape)
+
+
 class Initializer:
     """Base class of initializers."""
 
@@ -39,30 +46,29 @@ class Initializer:
         return cls(**config)
 
 
-class Zeros(Initializer):
+class _FillInitializer(Initializer):
+    """Zeros and Ones: `_fill(shape, dtype)` builds the value."""
+
+    _fill = None
+
     def __init__(self, dtype=dtypes.float32):
         self.dtype = dtypes.as_dtype(dtype)
 
     def __call__(self, shape, dtype=None, partition_info=None):
         if dtype is None:
             dtype = self.dtype
-        return array_ops.zeros(shape, dtype)
+        return type(self)._fill(shape, dtype)
 
     def get_config(self):
         return {"dtype": self.dtype.name}
 
 
-class Ones(Initializer):
-    def __init__(self, dtype=dtypes.float32):
-        self.dtype = dtypes.as_dtype(dtype)
+class Zeros(_FillInitializer):
+    _fill = staticmethod(array_ops.zeros)
 
-    def __call__(self, shape, dtype=None, partition_info=None):
-        if dtype is None:
-            dtype = self.dtype
-        return array_ops.ones(shape, dtype)
 
-    def get_config(self):
-        return {"dtype": self.dtype.name}
+class Ones(_FillInitializer):
+    _fill = staticmethod(array_ops.ones)
 
 
 class Constant(Initializer):
@@ -101,7 +107,11 @@ class RandomUniform(Initializer):
         return {"minval": self.minval, "maxval": self.maxval, "seed": self.seed, "dtype": self.dtype.name}
 
 
-class RandomNormal(Initializer):
+class _MeanStddevInitializer(Initializer):
+    """RandomNormal and TruncatedNormal: `_sample(shape, mean, stddev, dtype, seed=)` draws the value."""
+
+    _sample = None
+
     def __init__(self, mean=0.0, stddev=1.0, seed=None, dtype=dtypes.float32):
         self.mean = mean
         self.stddev = stddev
@@ -111,26 +121,18 @@ class RandomNormal(Initializer):
     def __call__(self, shape, dtype=None, partition_info=None):
         if dtype is None:
             dtype = self.dtype
-        return random_ops.random_normal(shape, self.mean, self.stddev, dtype, seed=self.seed)
+        return type(self)._sample(shape, self.mean, self.stddev, dtype, seed=self.seed)
 
     def get_config(self):
         return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed, "dtype": self.dtype.name}
 
 
-class TruncatedNormal(Initializer):
-    def __init__(self, mean=0.0, stddev=1.0, seed=None, dtype=dtypes.float32):
-        self.mean = mean
-        self.stddev = stddev
-        self.seed = seed
-        self.dtype = _assert_float_dtype(dtypes.as_dtype(dtype))
+class RandomNormal(_MeanStddevInitializer):
+    _sample = staticmethod(random_ops.random_normal)
 
-    def __call__(self, shape, dtype=None, partition_info=None):
-        if dtype is None:
-            dtype = self.dtype
-        return random_ops.truncated_normal(shape, self.mean, self.stddev, dtype, seed=self.seed)
 
-    def get_config(self):
-        return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed, "dtype": self.dtype.name}
+class TruncatedNormal(_MeanStddevInitializer):
+    _sample = staticmethod(random_ops.truncated_normal)
 
 
 class UniformUnitScaling(Initializer):
@@ -142,9 +144,7 @@ class UniformUnitScaling(Initializer):
     def __call__(self, shape, dtype=None, partition_info=None):
         if dtype is None:
             dtype = self.dtype
-        scale_shape = _as_list(shape)
-        if partition_info is not None:
-            scale_shape = partition_info.full_shape
+        scale_shape = _full_shape(shape, partition_info)
         input_size = 1.0
         for dim in scale_shape[:-1]:
             input_size *= float(dim)
@@ -192,9 +192,7 @@ class VarianceScaling(Initializer):
         if dtype is None:
             dtype = self.dtype
         scale = self.scale
-        scale_shape = _as_list(shape)
-        if partition_info is not None:
-            scale_shape = partition_info.full_shape
+        scale_shape = _full_shape(shape, partition_info)
         fan_in, fan_out = _compute_fans(scale_shape)
         if self.mode == "fan_in":
             scale /= max(1., fan_in)
@@ -241,7 +239,7 @@ class Identity(Initializer):
         self.dtype = _assert_float_dtype(dtypes.as_dtype(dtype))
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        full_shape = _as_list(shape) if partition_info is None else partition_info.full_shape
+        full_shape = _full_shape(shape, partition_info)
         if len(full_shape) != 2:
             raise ValueError("Identity matrix initializer can only be used for 2D matrices.")
         if dtype is None:

@@ -123,3 +123,14 @@ def test_top_level_names():
         assert hasattr(dflow, name), name
     assert dflow.VERSION == dflow.__version__
     assert callable(dflow.train.write_graph) and dflow.io.write_graph is dflow.train.write_graph
+
+
+def test_dflow_command_entry_point_runs_the_program():
+    # pip installs `dflow` as an entry point to dflow._cli:main; in the build tree it finds
+    # build/bin/dflow. `dflow ops` lists the registered ops.
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        meta = tomllib.load(f)
+    assert meta["project"]["scripts"]["dflow"] == "dflow._cli:main"
+    r = run_python("import sys; from dflow import _cli; sys.argv = ['dflow', 'ops']; _cli.main()")
+    assert r.returncode == 0, r.stderr
+    assert "MatMul" in r.stdout and "AddV2" in r.stdout

@@ -26,6 +26,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "binding.h"
+#include "run_args.h"
 #include "dflow/basic_session_run_hooks.h"
 #include "dflow/coordinator.h"
 #include "dflow/monitored_session.h"
@@ -183,40 +184,7 @@ struct BorrowedSession {
 
 // Runs one step on a lent session, as tf.Session.run does on its own (session.cc).
 py::list RunBorrowed(BorrowedState& st, py::list feeds, py::list fetches, py::list targets, int64_t timeout_ms) {
-  ClientSession::FeedDict feed_dict;
-  for (py::handle f : feeds) {
-    py::tuple pair = py::reinterpret_borrow<py::tuple>(f);
-    const OutputRef& o = pair[0].cast<const OutputRef&>();
-    if (o.graph != st.graph) {
-      throw py::value_error("Cannot feed " + o.out.name() + ": it is not an element of this session's graph.");
-    }
-    Tensor t;
-    try {
-      t = ToTensor(pair[1], o.out.dtype());
-    } catch (py::error_already_set& e) {
-      if (e.matches(PyExc_ValueError) || e.matches(PyExc_TypeError)) {
-        std::string msg = std::string("Cannot feed value for tensor '") + o.out.name() + "': " + e.what();
-        if (e.matches(PyExc_ValueError)) throw py::value_error(msg);
-        throw py::type_error(msg);
-      }
-      throw;
-    }
-    feed_dict.emplace(o.out, Input::Initializer(std::move(t)));
-  }
-  std::vector<Output> outs;
-  for (py::handle f : fetches) {
-    const OutputRef& o = f.cast<const OutputRef&>();
-    if (o.graph != st.graph) throw py::value_error("Fetch " + o.out.name() + " is not an element of this session's graph.");
-    outs.push_back(o.out);
-  }
-  std::vector<Operation> ops;
-  for (py::handle t : targets) {
-    const NodeRef& n = t.cast<const NodeRef&>();
-    if (n.graph != st.graph) {
-      throw py::value_error("Operation " + n.node->name() + " is not an element of this session's graph.");
-    }
-    ops.push_back(n.op());
-  }
+  RunArgs args = ToRunArgs(feeds, fetches, targets, st.graph.get());
   StatusOr<std::vector<Tensor>> result;
   {
     py::gil_scoped_release nogil;
@@ -227,17 +195,15 @@ py::list RunBorrowed(BorrowedState& st, py::list feeds, py::list fetches, py::li
       RunOptions ro;
       ro.timeout_in_ms = timeout_ms;
       ro.cancellation = &st.cancel;
-      result = st.session->Run(feed_dict, outs, ops, nullptr, ro);
+      result = st.session->Run(args.feeds, args.fetches, args.targets, nullptr, ro);
     }
   }
-  feed_dict.clear();
+  args.feeds.clear();
   if (!result.ok()) {
     if (absl::IsCancelled(result.status()) && st.cancel.IsCancelled()) ThrowClosed();
     ThrowStatus(result.status());
   }
-  py::list out(result->size());
-  for (size_t i = 0; i < result->size(); ++i) out[i] = ToNumpy(std::move((*result)[i]));
-  return out;
+  return ToNumpyList(*std::move(result));
 }
 
 // Joined by the loop's coordinator before the loop drops the session: ends what Python does
@@ -946,55 +912,20 @@ void BindCluster(py::module_& m) {
   py::class_<MonitoredSessionHandle, std::shared_ptr<MonitoredSessionHandle>>(m, "MonitoredSession")
       .def("run", [](MonitoredSessionHandle& h, py::list feeds, py::list fetches, py::list targets) {
         train::MonitoredSession& ms = h.get();
-        ClientSession::FeedDict feed_dict;
-        for (py::handle f : feeds) {
-          py::tuple pair = py::reinterpret_borrow<py::tuple>(f);
-          const OutputRef& o = pair[0].cast<const OutputRef&>();
-          if (o.graph != h.shared->graph) {
-            throw py::value_error("Cannot feed " + o.out.name() + ": it is not an element of this session's graph.");
-          }
-          Tensor t;
-          try {
-            t = ToTensor(pair[1], o.out.dtype());
-          } catch (py::error_already_set& e) {
-            if (e.matches(PyExc_ValueError) || e.matches(PyExc_TypeError)) {
-              std::string msg = std::string("Cannot feed value for tensor '") + o.out.name() + "': " + e.what();
-              if (e.matches(PyExc_ValueError)) throw py::value_error(msg);
-              throw py::type_error(msg);
-            }
-            throw;
-          }
-          feed_dict.emplace(o.out, Input::Initializer(std::move(t)));
-        }
-        std::vector<Output> outs;
-        for (py::handle f : fetches) {
-          const OutputRef& o = f.cast<const OutputRef&>();
-          if (o.graph != h.shared->graph) throw py::value_error("Fetch " + o.out.name() + " is not an element of this session's graph.");
-          outs.push_back(o.out);
-        }
-        std::vector<Operation> ops;
-        for (py::handle t : targets) {
-          const NodeRef& n = t.cast<const NodeRef&>();
-          if (n.graph != h.shared->graph) {
-            throw py::value_error("Operation " + n.node->name() + " is not an element of this session's graph.");
-          }
-          ops.push_back(n.op());
-        }
+        RunArgs args = ToRunArgs(feeds, fetches, targets, h.shared->graph.get());
         ClearStash(&h.shared->stash);
         StatusOr<std::vector<Tensor>> r;
         {
           py::gil_scoped_release nogil;
-          r = ms.Run(feed_dict, outs, ops);
+          r = ms.Run(args.feeds, args.fetches, args.targets);
         }
-        feed_dict.clear();
+        args.feeds.clear();
         if (!r.ok()) {
           if (!absl::IsOutOfRange(r.status())) h.run_error = r.status();
           RaiseFromLoop(r.status(), &h.shared->stash);
         }
         ClearStash(&h.shared->stash);
-        py::list out(r->size());
-        for (size_t i = 0; i < r->size(); ++i) out[i] = ToNumpy(std::move((*r)[i]));
-        return out;
+        return ToNumpyList(*std::move(r));
       })
       .def("should_stop", [](MonitoredSessionHandle& h) { return h.session == nullptr || h.session->ShouldStop(); })
       .def("close", [](MonitoredSessionHandle& h, bool end_hooks) {

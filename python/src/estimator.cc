@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/scope_internal.h"
 #include "binding.h"
+#include "run_args.h"
 #include "dflow/estimator.h"
 #include "dflow/feature_column.h"
 #include "dflow/train.h"
@@ -354,16 +355,7 @@ struct HookRunContext {
 }
 
 py::list RunLent(LentState& st, py::list feeds, py::list fetches, py::list targets, int64_t timeout_ms) {
-  ClientSession::FeedDict feed_dict;
-  for (py::handle f : feeds) {
-    py::tuple pair = py::reinterpret_borrow<py::tuple>(f);
-    const OutputRef& o = pair[0].cast<const OutputRef&>();
-    feed_dict.emplace(o.out, Input::Initializer(ToTensor(pair[1], o.out.dtype())));
-  }
-  std::vector<Output> outs;
-  for (py::handle f : fetches) outs.push_back(f.cast<const OutputRef&>().out);
-  std::vector<Operation> ops;
-  for (py::handle t : targets) ops.push_back(t.cast<const NodeRef&>().op());
+  RunArgs args = ToRunArgs(feeds, fetches, targets, /*graph=*/std::nullopt);
   StatusOr<std::vector<Tensor>> result;
   {
     py::gil_scoped_release nogil;
@@ -373,16 +365,14 @@ py::list RunLent(LentState& st, py::list feeds, py::list fetches, py::list targe
     } else {
       RunOptions ro;
       ro.timeout_in_ms = timeout_ms;
-      result = st.session->Run(feed_dict, outs, ops, nullptr, ro);
+      result = st.session->Run(args.feeds, args.fetches, args.targets, nullptr, ro);
     }
   }
   if (!result.ok()) {
     if (st.session == nullptr) ThrowLentClosed();
     ThrowStatus(result.status());
   }
-  py::list out(result->size());
-  for (size_t i = 0; i < result->size(); ++i) out[i] = ToNumpy(std::move((*result)[i]));
-  return out;
+  return ToNumpyList(*std::move(result));
 }
 
 // Runs a hook given from Python in the C++ estimator loop, through its Python bridge

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "binding.h"
+#include "run_args.h"
 #include "dflow/session.h"
 #include "framework/cancellation.h"
 #include "runtime/local_device.h"
@@ -125,6 +126,51 @@ Tensor FeedTensor(py::handle value, DType dtype) {
 
 }  // namespace
 
+RunArgs ToRunArgs(py::list feeds, py::list fetches, py::list targets, std::optional<const Graph*> graph) {
+  RunArgs args;
+  for (py::handle f : feeds) {
+    py::tuple pair = py::reinterpret_borrow<py::tuple>(f);
+    const OutputRef& o = pair[0].cast<const OutputRef&>();
+    if (graph && o.graph.get() != *graph) {
+      throw py::value_error("Cannot feed " + o.out.name() + ": it is not an element of this session's graph.");
+    }
+    Tensor t;
+    try {
+      t = FeedTensor(pair[1], o.out.dtype());
+    } catch (py::error_already_set& e) {
+      if (e.matches(PyExc_ValueError) || e.matches(PyExc_TypeError)) {
+        std::string msg = std::string("Cannot feed value for tensor '") + o.out.name() + "': " + e.what();
+        if (e.matches(PyExc_ValueError)) throw py::value_error(msg);
+        throw py::type_error(msg);
+      }
+      throw;
+    }
+    args.feeds.emplace(o.out, Input::Initializer(std::move(t)));
+  }
+  args.fetches.reserve(fetches.size());
+  for (py::handle f : fetches) {
+    const OutputRef& o = f.cast<const OutputRef&>();
+    if (graph && o.graph.get() != *graph) {
+      throw py::value_error("Fetch " + o.out.name() + " is not an element of this session's graph.");
+    }
+    args.fetches.push_back(o.out);
+  }
+  for (py::handle t : targets) {
+    const NodeRef& n = t.cast<const NodeRef&>();
+    if (graph && n.graph.get() != *graph) {
+      throw py::value_error("Operation " + n.node->name() + " is not an element of this session's graph.");
+    }
+    args.targets.push_back(n.op());
+  }
+  return args;
+}
+
+py::list ToNumpyList(std::vector<Tensor> values) {
+  py::list out(values.size());
+  for (size_t i = 0; i < values.size(); ++i) out[i] = ToNumpy(std::move(values[i]));
+  return out;
+}
+
 const ClientSession& ClientSessionOf(py::handle session) {
   // A training loop's session lent to Python (a hook's session; cluster.cc).
   if (const ClientSession* lent = BorrowedClientSession(session)) return *lent;
@@ -180,43 +226,7 @@ void BindSession(py::module_& m) {
       .def("run", [](SessionHandle& h, py::list feeds, py::list fetches, py::list targets, int64_t timeout_ms,
                      py::object stats) {
              if (h.closed) throw py::reinterpret_borrow<py::object>(PyExc_RuntimeError)("Attempted to use a closed Session.");
-             ClientSession::FeedDict feed_dict;
-             for (py::handle f : feeds) {
-               py::tuple pair = py::reinterpret_borrow<py::tuple>(f);
-               const OutputRef& o = pair[0].cast<const OutputRef&>();
-               if (o.graph != h.graph) {
-                 throw py::value_error("Cannot feed " + o.out.name() + ": it is not an element of this session's graph.");
-               }
-               Tensor t;
-               try {
-                 t = FeedTensor(pair[1], o.out.dtype());
-               } catch (py::error_already_set& e) {
-                 if (e.matches(PyExc_ValueError) || e.matches(PyExc_TypeError)) {
-                   std::string msg = std::string("Cannot feed value for tensor '") + o.out.name() + "': " + e.what();
-                   if (e.matches(PyExc_ValueError)) throw py::value_error(msg);
-                   throw py::type_error(msg);
-                 }
-                 throw;
-               }
-               feed_dict.emplace(o.out, Input::Initializer(std::move(t)));
-             }
-             std::vector<Output> outs;
-             outs.reserve(fetches.size());
-             for (py::handle f : fetches) {
-               const OutputRef& o = f.cast<const OutputRef&>();
-               if (o.graph != h.graph) {
-                 throw py::value_error("Fetch " + o.out.name() + " is not an element of this session's graph.");
-               }
-               outs.push_back(o.out);
-             }
-             std::vector<Operation> ops;
-             for (py::handle t : targets) {
-               const NodeRef& n = t.cast<const NodeRef&>();
-               if (n.graph != h.graph) {
-                 throw py::value_error("Operation " + n.node->name() + " is not an element of this session's graph.");
-               }
-               ops.push_back(n.op());
-             }
+             RunArgs args = ToRunArgs(feeds, fetches, targets, h.graph.get());
              CancellationManager cm;
              RunOptions ro;
              ro.timeout_in_ms = timeout_ms;
@@ -231,11 +241,11 @@ void BindSession(py::module_& m) {
                SigintScope sig(&cm);
                if (on_main && PyErr_CheckSignals() != 0) throw py::error_already_set();
                py::gil_scoped_release nogil;
-               result = h.session->Run(feed_dict, outs, ops, stats.is_none() ? nullptr : &metadata, ro);
+               result = h.session->Run(args.feeds, args.fetches, args.targets, stats.is_none() ? nullptr : &metadata, ro);
              }
              // Read after the handler is restored, so that a Ctrl-C at the very end is not lost.
              const bool interrupted = on_main && Ints().fired.load();
-             feed_dict.clear();  // fed tensors fetched back become numpy's alone
+             args.feeds.clear();  // fed tensors fetched back become numpy's alone
              if (interrupted) {
                PyErr_SetInterrupt();
                if (PyErr_CheckSignals() != 0) throw py::error_already_set();
@@ -247,10 +257,7 @@ void BindSession(py::module_& m) {
                }
              }
              if (!result.ok()) ThrowStatus(result.status());
-             std::vector<Tensor>& values = *result;
-             py::list out(values.size());
-             for (size_t i = 0; i < values.size(); ++i) out[i] = ToNumpy(std::move(values[i]));
-             return out;
+             return ToNumpyList(*std::move(result));
            },
            py::arg("feeds"), py::arg("fetches"), py::arg("targets"), py::arg("timeout_ms") = 0,
            py::arg("stats") = py::none())

@@ -351,6 +351,31 @@ class Layer:
         return {"name": self.name, "trainable": self.trainable, "dtype": self.dtype}
 
 
+def set_kernel_bias_args(layer, kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
+                         kernel_constraint, bias_constraint):
+    """Keeps the kernel/bias arguments of a layer with a kernel and an optional bias (Dense, Conv*)."""
+    layer.kernel_initializer = kernel_initializer
+    layer.bias_initializer = bias_initializer
+    layer.kernel_regularizer = kernel_regularizer
+    layer.bias_regularizer = bias_regularizer
+    layer.kernel_constraint = kernel_constraint
+    layer.bias_constraint = bias_constraint
+
+
+def add_kernel_and_bias(layer, kernel_shape, bias_shape):
+    """Creates `layer.kernel` and, when `layer.use_bias`, `layer.bias` (else None) from the arguments
+    set_kernel_bias_args kept."""
+    layer.kernel = layer.add_weight(name="kernel", shape=kernel_shape, initializer=layer.kernel_initializer,
+                                    regularizer=layer.kernel_regularizer, constraint=layer.kernel_constraint,
+                                    trainable=True, dtype=layer._dtype)
+    if layer.use_bias:
+        layer.bias = layer.add_weight(name="bias", shape=bias_shape, initializer=layer.bias_initializer,
+                                      regularizer=layer.bias_regularizer, constraint=layer.bias_constraint,
+                                      trainable=True, dtype=layer._dtype)
+    else:
+        layer.bias = None
+
+
 def normalize_tuple(value, n, name):
     """An int or an iterable of n ints as a tuple of n ints."""
     if isinstance(value, (int, np.integer)):

@@ -30,12 +30,8 @@ class Conv2D(base.Layer):
         self.dilation_rate = base.normalize_tuple(dilation_rate, 2, "dilation_rate")
         self.activation = get_activation(activation)
         self.use_bias = use_bias
-        self.kernel_initializer = kernel_initializer
-        self.bias_initializer = bias_initializer
-        self.kernel_regularizer = kernel_regularizer
-        self.bias_regularizer = bias_regularizer
-        self.kernel_constraint = kernel_constraint
-        self.bias_constraint = bias_constraint
+        base.set_kernel_bias_args(self, kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
+                                  kernel_constraint, bias_constraint)
         self.input_spec = base.InputSpec(min_ndim=4)
 
     def _channel_axis(self):
@@ -47,15 +43,7 @@ class Conv2D(base.Layer):
         if input_channel is None:
             raise ValueError("The channel dimension of the inputs should be defined. Found `None`.")
         kernel_shape = self.kernel_size + (input_channel, self.filters)
-        self.kernel = self.add_weight(name="kernel", shape=kernel_shape, initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer, constraint=self.kernel_constraint,
-                                      trainable=True, dtype=self._dtype)
-        if self.use_bias:
-            self.bias = self.add_weight(name="bias", shape=(self.filters,), initializer=self.bias_initializer,
-                                        regularizer=self.bias_regularizer, constraint=self.bias_constraint,
-                                        trainable=True, dtype=self._dtype)
-        else:
-            self.bias = None
+        base.add_kernel_and_bias(self, kernel_shape, (self.filters,))
         axis = self._channel_axis() % 4
         self.input_spec = base.InputSpec(min_ndim=4, axes={axis: input_channel})
         self.built = True
@@ -125,15 +113,7 @@ class Conv2DTranspose(Conv2D):
             raise ValueError("The channel dimension of the inputs should be defined. Found `None`.")
         self.input_spec = base.InputSpec(ndim=4, axes={self._channel_axis() % 4: input_dim})
         kernel_shape = self.kernel_size + (self.filters, input_dim)
-        self.kernel = self.add_weight(name="kernel", shape=kernel_shape, initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer, constraint=self.kernel_constraint,
-                                      trainable=True, dtype=self._dtype)
-        if self.use_bias:
-            self.bias = self.add_weight(name="bias", shape=(self.filters,), initializer=self.bias_initializer,
-                                        regularizer=self.bias_regularizer, constraint=self.bias_constraint,
-                                        trainable=True, dtype=self._dtype)
-        else:
-            self.bias = None
+        base.add_kernel_and_bias(self, kernel_shape, (self.filters,))
         self.built = True
 
     def call(self, inputs):
@@ -207,12 +187,8 @@ class Conv1D(base.Layer):
         self.dilation_rate = base.normalize_tuple(dilation_rate, 1, "dilation_rate")
         self.activation = get_activation(activation)
         self.use_bias = use_bias
-        self.kernel_initializer = kernel_initializer
-        self.bias_initializer = bias_initializer
-        self.kernel_regularizer = kernel_regularizer
-        self.bias_regularizer = bias_regularizer
-        self.kernel_constraint = kernel_constraint
-        self.bias_constraint = bias_constraint
+        base.set_kernel_bias_args(self, kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
+                                  kernel_constraint, bias_constraint)
         self.input_spec = base.InputSpec(min_ndim=3)
 
     def build(self, input_shape):
@@ -221,15 +197,7 @@ class Conv1D(base.Layer):
         input_channel = tensor_shape.dimension_value(input_shape[axis])
         if input_channel is None:
             raise ValueError("The channel dimension of the inputs should be defined. Found `None`.")
-        self.kernel = self.add_weight(name="kernel", shape=self.kernel_size + (input_channel, self.filters),
-                                      initializer=self.kernel_initializer, regularizer=self.kernel_regularizer,
-                                      constraint=self.kernel_constraint, trainable=True, dtype=self._dtype)
-        if self.use_bias:
-            self.bias = self.add_weight(name="bias", shape=(self.filters,), initializer=self.bias_initializer,
-                                        regularizer=self.bias_regularizer, constraint=self.bias_constraint,
-                                        trainable=True, dtype=self._dtype)
-        else:
-            self.bias = None
+        base.add_kernel_and_bias(self, self.kernel_size + (input_channel, self.filters), (self.filters,))
         self.input_spec = base.InputSpec(min_ndim=3, axes={axis % 3: input_channel})
         self.built = True
 

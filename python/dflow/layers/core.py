@@ -75,12 +75,8 @@ class Dense(base.Layer):
             raise ValueError("Received an invalid value for `units`, expected a positive integer, got %s." % units)
         self.activation = get_activation(activation)
         self.use_bias = use_bias
-        self.kernel_initializer = kernel_initializer
-        self.bias_initializer = bias_initializer
-        self.kernel_regularizer = kernel_regularizer
-        self.bias_regularizer = bias_regularizer
-        self.kernel_constraint = kernel_constraint
-        self.bias_constraint = bias_constraint
+        base.set_kernel_bias_args(self, kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
+                                  kernel_constraint, bias_constraint)
         self.input_spec = base.InputSpec(min_ndim=2)
         self.supports_masking = True
 
@@ -93,15 +89,7 @@ class Dense(base.Layer):
         if last_dim is None:
             raise ValueError("The last dimension of the inputs to `Dense` should be defined. Found `None`.")
         self.input_spec = base.InputSpec(min_ndim=2, axes={-1: last_dim})
-        self.kernel = self.add_weight("kernel", shape=[last_dim, self.units], initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer, constraint=self.kernel_constraint,
-                                      dtype=self._dtype, trainable=True)
-        if self.use_bias:
-            self.bias = self.add_weight("bias", shape=[self.units], initializer=self.bias_initializer,
-                                        regularizer=self.bias_regularizer, constraint=self.bias_constraint,
-                                        dtype=self._dtype, trainable=True)
-        else:
-            self.bias = None
+        base.add_kernel_and_bias(self, [last_dim, self.units], [self.units])
         self.built = True
 
     def call(self, inputs):

@@ -254,36 +254,34 @@ true_negatives = _counter("true_negatives", False, False)
 false_negatives = _counter("false_negatives", True, False)
 
 
-def precision(labels, predictions, weights=None, metrics_collections=None, updates_collections=None, name=None):
-    """true_positives / (true_positives + false_positives), 0 when there are none."""
-    with _vs().variable_scope(name, "precision", (predictions, labels, weights)):
+def _true_positive_ratio(default_name, other_counter, labels, predictions, weights, metrics_collections,
+                         updates_collections, name):
+    """true_positives / (true_positives + other), 0 when there are none: precision (other: the false
+    positives) and recall (the false negatives)."""
+    with _vs().variable_scope(name, default_name, (predictions, labels, weights)):
         predictions, labels, weights = _bool_args(labels, predictions, weights)
         true_p, true_positives_update_op = true_positives(labels, predictions, weights)
-        false_p, false_positives_update_op = false_positives(labels, predictions, weights)
+        other, other_update_op = other_counter(labels, predictions, weights)
 
-        def compute_precision(tp, fp, name):
-            return array_ops.where(math_ops.greater(tp + fp, 0), math_ops.divide(tp, tp + fp), 0, name)
+        def compute_ratio(tp, o, name):
+            return array_ops.where(math_ops.greater(tp + o, 0), math_ops.divide(tp, tp + o), 0, name)
 
-        p = _aggregate(metrics_collections, lambda _, t, f: compute_precision(t, f, "value"), true_p, false_p)
-        update_op = compute_precision(true_positives_update_op, false_positives_update_op, "update_op")
+        value = _aggregate(metrics_collections, lambda _, t, o: compute_ratio(t, o, "value"), true_p, other)
+        update_op = compute_ratio(true_positives_update_op, other_update_op, "update_op")
         _updates(updates_collections, update_op)
-        return p, update_op
+        return value, update_op
+
+
+def precision(labels, predictions, weights=None, metrics_collections=None, updates_collections=None, name=None):
+    """true_positives / (true_positives + false_positives), 0 when there are none."""
+    return _true_positive_ratio("precision", false_positives, labels, predictions, weights, metrics_collections,
+                                updates_collections, name)
 
 
 def recall(labels, predictions, weights=None, metrics_collections=None, updates_collections=None, name=None):
     """true_positives / (true_positives + false_negatives), 0 when there are none."""
-    with _vs().variable_scope(name, "recall", (predictions, labels, weights)):
-        predictions, labels, weights = _bool_args(labels, predictions, weights)
-        true_p, true_positives_update_op = true_positives(labels, predictions, weights)
-        false_n, false_negatives_update_op = false_negatives(labels, predictions, weights)
-
-        def compute_recall(tp, fn, name):
-            return array_ops.where(math_ops.greater(tp + fn, 0), math_ops.divide(tp, tp + fn), 0, name)
-
-        r = _aggregate(metrics_collections, lambda _, t, f: compute_recall(t, f, "value"), true_p, false_n)
-        update_op = compute_recall(true_positives_update_op, false_negatives_update_op, "update_op")
-        _updates(updates_collections, update_op)
-        return r, update_op
+    return _true_positive_ratio("recall", false_negatives, labels, predictions, weights, metrics_collections,
+                                updates_collections, name)
 
 
 # ---- at thresholds, AUC ----------------------------------------------------------------------
@@ -367,36 +365,34 @@ true_negatives_at_thresholds = _at_thresholds("tn", "true_negatives")
 false_negatives_at_thresholds = _at_thresholds("fn", "false_negatives")
 
 
-def precision_at_thresholds(labels, predictions, thresholds, weights=None, metrics_collections=None,
-                            updates_collections=None, name=None):
-    with _vs().variable_scope(name, "precision_at_thresholds", (predictions, labels, weights)):
+def _ratio_at_thresholds(default_name, other, labels, predictions, thresholds, weights, metrics_collections,
+                         updates_collections, name):
+    """tp / (epsilon + tp + other) at each threshold: precision (other "fp") and recall ("fn"); the
+    ops are named "<precision|recall>_value" and "..._update_op" as TensorFlow names them."""
+    with _vs().variable_scope(name, default_name + "_at_thresholds", (predictions, labels, weights)):
         values, update_ops = _confusion_matrix_at_thresholds(labels, predictions, thresholds, weights,
-                                                             includes=("tp", "fp"))
+                                                             includes=("tp", other))
         epsilon = 1e-7
 
-        def compute_precision(tp, fp, name):
-            return math_ops.divide(tp, epsilon + tp + fp, name="precision_" + name)
+        def compute_ratio(tp, o, name):
+            return math_ops.divide(tp, epsilon + tp + o, name=default_name + "_" + name)
 
-        prec = _aggregate(metrics_collections, lambda _, v: compute_precision(v["tp"], v["fp"], "value"), values)
-        update_op = compute_precision(update_ops["tp"], update_ops["fp"], "update_op")
+        value = _aggregate(metrics_collections, lambda _, v: compute_ratio(v["tp"], v[other], "value"), values)
+        update_op = compute_ratio(update_ops["tp"], update_ops[other], "update_op")
         _updates(updates_collections, update_op)
-        return prec, update_op
+        return value, update_op
+
+
+def precision_at_thresholds(labels, predictions, thresholds, weights=None, metrics_collections=None,
+                            updates_collections=None, name=None):
+    return _ratio_at_thresholds("precision", "fp", labels, predictions, thresholds, weights, metrics_collections,
+                                updates_collections, name)
 
 
 def recall_at_thresholds(labels, predictions, thresholds, weights=None, metrics_collections=None,
                          updates_collections=None, name=None):
-    with _vs().variable_scope(name, "recall_at_thresholds", (predictions, labels, weights)):
-        values, update_ops = _confusion_matrix_at_thresholds(labels, predictions, thresholds, weights,
-                                                             includes=("tp", "fn"))
-        epsilon = 1e-7
-
-        def compute_recall(tp, fn, name):
-            return math_ops.divide(tp, epsilon + tp + fn, name="recall_" + name)
-
-        rec = _aggregate(metrics_collections, lambda _, v: compute_recall(v["tp"], v["fn"], "value"), values)
-        update_op = compute_recall(update_ops["tp"], update_ops["fn"], "update_op")
-        _updates(updates_collections, update_op)
-        return rec, update_op
+    return _ratio_at_thresholds("recall", "fn", labels, predictions, thresholds, weights, metrics_collections,
+                                updates_collections, name)
 
 
 def auc(labels, predictions, weights=None, num_thresholds=200, metrics_collections=None, updates_collections=None,

@@ -462,18 +462,29 @@ def convolution(input, filter=None, padding=None, strides=None, dilation_rate=No
                      % input.shape)
 
 
+def _check_nhwc(fn_name, data_format):
+    if data_format != "NHWC":
+        raise ValueError("dflow's %s takes data_format NHWC, got %s" % (fn_name, data_format))
+
+
+def _block_input(fn_name, input, block_size):  # noqa: A002
+    """space_to_depth/depth_to_space's input as a tensor, block_size as an int (at least 2) and the
+    input's height, width and depth, which must be known."""
+    x = ops.convert_to_tensor(input)
+    b = int(block_size)
+    if b < 2:
+        raise ValueError("Value for attr 'block_size' of %d must be at least minimum 2" % b)
+    h, w, c = x.shape.as_list()[1:]
+    if h is None or w is None or c is None:
+        raise ValueError("dflow's %s needs known height, width and depth" % fn_name)
+    return x, b, h, w, c
+
+
 def space_to_depth(input, block_size, name=None, data_format="NHWC"):  # noqa: A002
     """Moves block_size x block_size spatial blocks into the depth (NHWC; a composite)."""
-    if data_format != "NHWC":
-        raise ValueError("dflow's space_to_depth takes data_format NHWC, got %s" % data_format)
+    _check_nhwc("space_to_depth", data_format)
     with ops.name_scope(name, "SpaceToDepth", [input]) as name:
-        x = ops.convert_to_tensor(input)
-        b = int(block_size)
-        if b < 2:
-            raise ValueError("Value for attr 'block_size' of %d must be at least minimum 2" % b)
-        h, w, c = x.shape.as_list()[1:]
-        if h is None or w is None or c is None:
-            raise ValueError("dflow's space_to_depth needs known height, width and depth")
+        x, b, h, w, c = _block_input("space_to_depth", input, block_size)
         if h % b or w % b:
             raise ValueError("Dimension size must be evenly divisible by %d but is %d" % (b, h if h % b else w))
         y = array_ops.reshape(x, [-1, h // b, b, w // b, b, c])
@@ -483,16 +494,9 @@ def space_to_depth(input, block_size, name=None, data_format="NHWC"):  # noqa: A
 
 def depth_to_space(input, block_size, name=None, data_format="NHWC"):  # noqa: A002
     """Moves depth into block_size x block_size spatial blocks (NHWC; a composite)."""
-    if data_format != "NHWC":
-        raise ValueError("dflow's depth_to_space takes data_format NHWC, got %s" % data_format)
+    _check_nhwc("depth_to_space", data_format)
     with ops.name_scope(name, "DepthToSpace", [input]) as name:
-        x = ops.convert_to_tensor(input)
-        b = int(block_size)
-        if b < 2:
-            raise ValueError("Value for attr 'block_size' of %d must be at least minimum 2" % b)
-        h, w, c = x.shape.as_list()[1:]
-        if h is None or w is None or c is None:
-            raise ValueError("dflow's depth_to_space needs known height, width and depth")
+        x, b, h, w, c = _block_input("depth_to_space", input, block_size)
         if c % (b * b):
             raise ValueError("Dimension size must be evenly divisible by %d but is %d" % (b * b, c))
         y = array_ops.reshape(x, [-1, h, w, b, b, c // (b * b)])

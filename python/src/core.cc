@@ -500,6 +500,11 @@ void BindCore(py::module_& m) {
       .def("output_dtype", [](const NodeRef& n, int i) { return static_cast<int>(n.node->output_type(i)); })
       .def("input_dtype", [](const NodeRef& n, int i) { return static_cast<int>(n.node->input_type(i)); })
       .def("output_shape", [](const NodeRef& n, int i) { return FromShape(n.node->output_shape(i)); })
+      .def("refine_output_shape", [](const NodeRef& n, int i, py::handle shape) {
+        if (i < 0 || i >= n.node->num_outputs()) throw py::index_error("output index out of range");
+        Status s = n.node->RefineOutputShape(i, ToShape(shape));
+        if (!s.ok()) throw py::value_error(std::string(s.message()));
+      })
       .def("output", [](const NodeRef& n, int i) {
         if (i < 0 || i >= n.node->num_outputs()) throw py::index_error("output index out of range");
         return OutputRef{n.graph, Output(n.node, i)};

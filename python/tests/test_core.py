@@ -220,3 +220,16 @@ def test_every_registered_op_has_a_function(tf):
     r = gen_ops.mat_mul([[1.0, 2.0]], [[3.0], [4.0]], transpose_b=False)
     with tf.Session() as sess:
         assert sess.run(r).tolist() == [[11.0]]
+
+
+def test_set_shape_reaches_the_shape_inference_of_later_ops():
+    def run(tf):
+        p = tf.placeholder(tf.float32)
+        p.set_shape([None, 3])
+        q = tf.matmul(p, tf.ones([3, 2]))
+        r = tf.reshape(p, [-1])
+        with pytest.raises(ValueError):
+            p.set_shape([2, 4])
+        return [q.shape.as_list(), r.shape.as_list(), p.shape.as_list()]
+    ours, theirs = run_both(run)
+    assert ours == theirs == [[None, 2], [None], [None, 3]]

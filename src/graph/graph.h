@@ -51,6 +51,14 @@ class Node {
   DType input_type(int i) const { return props_->input_types[i]; }
   DType output_type(int i) const { return props_->output_types[i]; }
   const PartialTensorShape& output_shape(int i) const { return output_shapes_[i]; }
+  // Refines output `i`'s static shape with what the client knows (TensorFlow's set_shape): ops
+  // built afterwards infer from the merged shape. InvalidArgument when the two are incompatible.
+  Status RefineOutputShape(int i, const PartialTensorShape& s) {
+    StatusOr<PartialTensorShape> merged = output_shapes_[i].MergeWith(s);
+    if (!merged.ok()) return merged.status();
+    output_shapes_[i] = *std::move(merged);
+    return absl::OkStatus();
+  }
 
   // Data edges indexed by input slot (nullptr while a back edge is missing), then control edges.
   const std::vector<const Edge*>& data_inputs() const { return data_inputs_; }

@@ -112,7 +112,10 @@ class Tensor:
         cur = self.shape
         if not cur.is_compatible_with(shape):
             raise ValueError("Tensor's shape %s is not compatible with supplied shape %s" % (cur, shape))
-        self._shape_val = cur.merge_with(shape)
+        merged = cur.merge_with(shape)
+        # The graph's node learns it too, so ops built afterwards infer from it (TensorFlow's rule).
+        self._op._node.refine_output_shape(self._value_index, merged.as_proto())
+        self._shape_val = merged
 
     def consumers(self):
         g = self._op._graph
@@ -167,6 +170,16 @@ class Tensor:
         return self._op.name if self._value_index == 0 else self.name
 
     # Operators (the implementations are in dflow.ops.math_ops).
+
+
+def _session_or_default(session, message):
+    """`session`, else the default session (Tensor.eval, Operation.run); ValueError(message) when
+    there is none."""
+    if session is None:
+        session = get_default_session()
+        if session is None:
+            raise ValueError(message)
+    return session
 
 
 class Operation:
@@ -249,12 +262,9 @@ class Operation:
         return tuple(self.outputs)
 
     def run(self, feed_dict=None, session=None):
-        if session is None:
-            session = get_default_session()
-            if session is None:
-                raise ValueError("Cannot execute operation using `run()`: No default session is registered. "
-                                 "Use `with sess.as_default():` or pass an explicit session to "
-                                 "`run(session=sess)`")
+        session = _session_or_default(
+            session, "Cannot execute operation using `run()`: No default session is registered. "
+            "Use `with sess.as_default():` or pass an explicit session to `run(session=sess)`")
         session.run(self, feed_dict=feed_dict)
 
     def __repr__(self):

@@ -122,12 +122,9 @@ class Tensor:
         return [g._wrap(n) for n in self._op._node.consumers(self._value_index)]
 
     def eval(self, feed_dict=None, session=None):
-        if session is None:
-            session = get_default_session()
-            if session is None:
-                raise ValueError("Cannot evaluate tensor using `eval()`: No default session is registered. "
-                                 "Use `with sess.as_default()` or pass an explicit session to "
-                                 "`eval(session=sess)`")
+        session = _session_or_default(
+            session, "Cannot evaluate tensor using `eval()`: No default session is registered. "
+            "Use `with sess.as_default()` or pass an explicit session to `eval(session=sess)`")
         return session.run(self, feed_dict=feed_dict)
 
     def __str__(self):

@@ -605,39 +605,43 @@ class Graph:
         return "<dflow.Graph object at 0x%x>" % id(self)
 
 
+class _OpView:
+    """What a device function (and a replica_device_setter's ps_strategy) sees of the node being
+    built: TensorFlow passes the op (or its NodeDef)."""
+
+    __slots__ = ("type", "name", "device", "_attrs", "graph")
+
+    def __init__(self, graph, op_type, name, device, attrs):
+        self.graph = graph
+        self.type = op_type
+        self.name = name
+        self.device = device
+        self._attrs = attrs
+
+    @property
+    def node_def(self):
+        return self
+
+    @property
+    def op(self):
+        return self.type
+
+    def get_attr(self, name):
+        return self._attrs[name]
+
+    def _set_device(self, d):
+        self.device = d
+
+
 class _DeviceFunction:
     """Calls a TensorFlow-style device function with an op-like view of the node being built."""
-
-    class _OpView:
-        __slots__ = ("type", "name", "device", "_attrs", "graph")
-
-        def __init__(self, graph, op_type, name, device, attrs):
-            self.graph = graph
-            self.type = op_type
-            self.name = name
-            self.device = device
-            self._attrs = attrs
-
-        @property
-        def node_def(self):
-            return self
-
-        @property
-        def op(self):
-            return self.type
-
-        def get_attr(self, name):
-            return self._attrs[name]
-
-        def _set_device(self, d):
-            self.device = d
 
     def __init__(self, graph, fn):
         self._graph = graph
         self._fn = fn
 
     def __call__(self, op_type, name, device, attrs):
-        view = self._OpView(self._graph, op_type, name, device, attrs)
+        view = _OpView(self._graph, op_type, name, device, attrs)
         d = self._fn(view)
         if d is None:
             return device

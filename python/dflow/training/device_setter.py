@@ -12,6 +12,7 @@ A `ps_strategy` is any callable(op) -> task index, TensorFlow's protocol; it is 
 view of the op being built (type, name, device, node_def.op, get_attr) once per ps op.
 """
 from dflow import _dflow
+from dflow.framework import ops
 from dflow.training import server_lib
 
 STANDARD_PS_OPS = ("Variable", "VariableV2", "AutoReloadVariable", "MutableHashTable", "MutableHashTableV2",
@@ -21,24 +22,10 @@ STANDARD_PS_OPS = ("Variable", "VariableV2", "AutoReloadVariable", "MutableHashT
                    "DecisionTreeResource")
 
 
-class _OpView:
-    """What a ps_strategy sees of the op being built (TensorFlow passes the op)."""
+class _OpView(ops._OpView):
+    """What a ps_strategy sees of the op being built (TensorFlow passes the op): string attrs as str."""
 
-    __slots__ = ("type", "name", "device", "_attrs")
-
-    def __init__(self, op_type, name, device, attrs):
-        self.type = op_type
-        self.name = name
-        self.device = device
-        self._attrs = attrs
-
-    @property
-    def node_def(self):
-        return self
-
-    @property
-    def op(self):
-        return self.type
+    __slots__ = ()
 
     def get_attr(self, name):
         v = self._attrs[name]
@@ -107,7 +94,7 @@ def replica_device_setter(ps_tasks=0, ps_device="/job:ps", worker_device="/job:w
             raise TypeError("ps_strategy must be callable")
 
         def cpp_strategy(op_type, name, device, attrs, _s=ps_strategy):
-            return int(_s(_OpView(op_type, name, device, attrs)))
+            return int(_s(_OpView(ops.get_default_graph(), op_type, name, device, attrs)))
     handle = _dflow.replica_device_setter(int(ps_tasks), ps_device or "", worker_device or "", bool(merge_devices),
                                           [str(o) for o in ps_ops], cpp_strategy)
     return _ReplicaDeviceSetter(handle, "ps_tasks=%d ps_device=%r worker_device=%r" % (ps_tasks, ps_device,

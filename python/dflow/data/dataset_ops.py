@@ -133,7 +133,30 @@ def _trace(fn, outer_graph, structure, fs, args, what):
     return result, [t._out for t in flat], stateful
 
 
-class DatasetV1:
+class _HasStructure:
+    """What a dataset and its iterators share: the structure of their elements (`_structure`, a
+    nest of TensorSpec) and TensorFlow's views of it."""
+
+    __slots__ = ()
+
+    @property
+    def element_spec(self):
+        return self._structure
+
+    @property
+    def output_types(self):
+        return nest.map_structure(lambda s: s.dtype, self._structure)
+
+    @property
+    def output_shapes(self):
+        return nest.map_structure(lambda s: s.shape, self._structure)
+
+    @property
+    def output_classes(self):
+        return nest.map_structure(lambda s: ops.Tensor, self._structure)
+
+
+class DatasetV1(_HasStructure):
     """A sequence of elements, each a nested structure of tensors."""
 
     def __init__(self, cc, structure, graph, stateful=False):
@@ -152,23 +175,6 @@ class DatasetV1:
     def _derived(self, cc, structure=None, stateful=None):
         return DatasetV1(cc, self._structure if structure is None else structure, self._graph,
                          self._stateful if stateful is None else stateful)
-
-    # ---- what it is ----
-    @property
-    def element_spec(self):
-        return self._structure
-
-    @property
-    def output_types(self):
-        return nest.map_structure(lambda s: s.dtype, self._structure)
-
-    @property
-    def output_shapes(self):
-        return nest.map_structure(lambda s: s.shape, self._structure)
-
-    @property
-    def output_classes(self):
-        return nest.map_structure(lambda s: ops.Tensor, self._structure)
 
     def _variant_tensor(self):
         return self._graph._tensor_of(self._cc.variant)

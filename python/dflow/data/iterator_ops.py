@@ -8,7 +8,7 @@ nested structure of tensors; running it past the end raises OutOfRangeError.
 import weakref
 
 from dflow.data import nest
-from dflow.data.dataset_ops import DatasetV1, TensorSpec, _cc_call
+from dflow.data.dataset_ops import DatasetV1, TensorSpec, _cc_call, _HasStructure
 from dflow.framework import dtypes
 from dflow.framework import ops
 from dflow.framework import tensor_shape
@@ -24,7 +24,7 @@ def dataset_of_get_next(op):
     return _ONE_SHOT_GET_NEXT.get(op)
 
 
-class Iterator:
+class Iterator(_HasStructure):
     """Reads the elements of a dataset, one get_next() run at a time."""
 
     def __init__(self, handle, initializer, structure, cc=None, dataset=None):
@@ -101,22 +101,6 @@ class Iterator:
         if self._cc is not None and self._initializer is None and outs:
             _ONE_SHOT_GET_NEXT[outs[0].op] = self._dataset
         return nest.pack_sequence_as(self._structure, outs)
-
-    @property
-    def element_spec(self):
-        return self._structure
-
-    @property
-    def output_types(self):
-        return nest.map_structure(lambda s: s.dtype, self._structure)
-
-    @property
-    def output_shapes(self):
-        return nest.map_structure(lambda s: s.shape, self._structure)
-
-    @property
-    def output_classes(self):
-        return nest.map_structure(lambda s: ops.Tensor, self._structure)
 
 
 def make_one_shot_iterator(dataset):

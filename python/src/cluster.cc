@@ -848,21 +848,7 @@ void BindCluster(py::module_& m) {
       .def_property_readonly("runs", &train::QueueRunner::runs);
 
   // ---- sessions lent by training loops ----
-  py::class_<BorrowedSession>(m, "BorrowedSession")
-      .def("run", [](BorrowedSession& b, py::list feeds, py::list fetches, py::list targets, int64_t timeout_ms) {
-             if (b.state == nullptr || b.state->session == nullptr) ThrowClosed();
-             return RunBorrowed(*b.state, feeds, fetches, targets, timeout_ms);
-           },
-           py::arg("feeds"), py::arg("fetches"), py::arg("targets"), py::arg("timeout_ms") = 0)
-      .def("list_devices", [](BorrowedSession& b) {
-        if (b.state == nullptr || b.state->session == nullptr) ThrowClosed();
-        return b.state->session->session()->ListDevices();
-      })
-      .def("close", [](BorrowedSession&) {}, "The training loop closes it.")
-      .def_property_readonly("closed", [](const BorrowedSession& b) {
-        return b.state == nullptr || b.state->session == nullptr;
-      })
-      .def("same_as", [](const BorrowedSession& a, const BorrowedSession& b) { return a.state == b.state; });
+  BindLentSession<BorrowedSession>(m, "BorrowedSession", "The training loop closes it.", RunBorrowed, ThrowClosed);
 
   // ---- hooks, savers, summary writers ----
   py::class_<train::SessionRunHook, std::shared_ptr<train::SessionRunHook>>(m, "SessionRunHook");

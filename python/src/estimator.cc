@@ -602,21 +602,7 @@ py::dict EvalResultToPy(const est::EvalResult& r) {
 
 void BindEstimators(py::module_& m) {
   g_main_thread = std::this_thread::get_id();
-  py::class_<LentSession>(m, "EstimatorSession")
-      .def("run", [](LentSession& l, py::list feeds, py::list fetches, py::list targets, int64_t timeout_ms) {
-             if (l.state == nullptr || l.state->session == nullptr) ThrowLentClosed();
-             return RunLent(*l.state, feeds, fetches, targets, timeout_ms);
-           },
-           py::arg("feeds"), py::arg("fetches"), py::arg("targets"), py::arg("timeout_ms") = 0)
-      .def("list_devices", [](LentSession& l) {
-        if (l.state == nullptr || l.state->session == nullptr) ThrowLentClosed();
-        return l.state->session->session()->ListDevices();
-      })
-      .def("close", [](LentSession&) {}, "The estimator's loop closes it.")
-      .def_property_readonly("closed", [](const LentSession& l) {
-        return l.state == nullptr || l.state->session == nullptr;
-      })
-      .def("same_as", [](const LentSession& a, const LentSession& b) { return a.state == b.state; });
+  BindLentSession<LentSession>(m, "EstimatorSession", "The estimator's loop closes it.", RunLent, ThrowLentClosed);
   py::class_<HookRunContext>(m, "EstimatorRunContext")
       .def("request_stop", [](HookRunContext& c) { c.ctx->RequestStop(); })
       .def_property_readonly("stop_requested", [](const HookRunContext& c) { return c.ctx->stop_requested(); })

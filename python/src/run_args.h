@@ -1,5 +1,5 @@
 // The arguments of one step given from Python (feeds, fetches, targets as handles), shared by
-// every session the extension runs: tf.Session (session.cc), the sessions training loops lend
+// every session the extension runs, and the binding of a session a training loop lends Python: tf.Session (session.cc), the sessions training loops lend
 // hooks and MonitoredSession.run (cluster.cc), and the estimator's (estimator.cc). session.cc.
 #pragma once
 
@@ -25,5 +25,27 @@ RunArgs ToRunArgs(py::list feeds, py::list fetches, py::list targets, std::optio
 
 // The fetched values of a step, as numpy.
 py::list ToNumpyList(std::vector<Tensor> values);
+
+// Binds as `name` the handle of a session a C++ training loop lends Python (a hook's session):
+// `Lent` holds `std::shared_ptr<State> state`, whose `session` is null once the loop dropped it;
+// `run(State&, feeds, fetches, targets, timeout_ms)` runs one step; `throw_closed` raises the
+// RuntimeError of a session the loop dropped. cluster.cc (MonitoredSession), estimator.cc.
+template <typename Lent, typename RunFn>
+void BindLentSession(py::module_& m, const char* name, const char* close_doc, RunFn run, void (*throw_closed)()) {
+  py::class_<Lent>(m, name)
+      .def("run",
+           [run, throw_closed](Lent& l, py::list feeds, py::list fetches, py::list targets, int64_t timeout_ms) {
+             if (l.state == nullptr || l.state->session == nullptr) throw_closed();
+             return run(*l.state, feeds, fetches, targets, timeout_ms);
+           },
+           py::arg("feeds"), py::arg("fetches"), py::arg("targets"), py::arg("timeout_ms") = 0)
+      .def("list_devices", [throw_closed](Lent& l) {
+        if (l.state == nullptr || l.state->session == nullptr) throw_closed();
+        return l.state->session->session()->ListDevices();
+      })
+      .def("close", [](Lent&) {}, close_doc)
+      .def_property_readonly("closed", [](const Lent& l) { return l.state == nullptr || l.state->session == nullptr; })
+      .def("same_as", [](const Lent& a, const Lent& b) { return a.state == b.state; });
+}
 
 }  // namespace dflow::python

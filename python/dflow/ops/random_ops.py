@@ -65,32 +65,27 @@ def _maybe_set_static_shape(t, shape):
         t.set_shape(s)
 
 
-def random_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None):
+def _scaled_normal(sample, default_name, shape, mean, stddev, dtype, seed, name):
+    """sample(shape, dtype, seed=, seed2=) * stddev + mean: random_normal and truncated_normal."""
     dtype = dtypes.as_dtype(dtype)
-    with ops.name_scope(name, "random_normal", [shape, mean, stddev]) as name:
+    with ops.name_scope(name, default_name, [shape, mean, stddev]) as name:
         shape_t = _shape_tensor(shape)
         mean_t = ops.convert_to_tensor(mean, dtype=dtype, name="mean")
         stddev_t = ops.convert_to_tensor(stddev, dtype=dtype, name="stddev")
         s1, s2 = _seed_attrs(seed)
-        rnd = gen_ops.random_standard_normal(shape_t, dtype, seed=s1, seed2=s2)
+        rnd = sample(shape_t, dtype, seed=s1, seed2=s2)
         mul = rnd * stddev_t
         value = math_ops.add(mul, mean_t, name=name)
         _maybe_set_static_shape(value, shape)
         return value
+
+
+def random_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None):
+    return _scaled_normal(gen_ops.random_standard_normal, "random_normal", shape, mean, stddev, dtype, seed, name)
 
 
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None):
-    dtype = dtypes.as_dtype(dtype)
-    with ops.name_scope(name, "truncated_normal", [shape, mean, stddev]) as name:
-        shape_t = _shape_tensor(shape)
-        mean_t = ops.convert_to_tensor(mean, dtype=dtype, name="mean")
-        stddev_t = ops.convert_to_tensor(stddev, dtype=dtype, name="stddev")
-        s1, s2 = _seed_attrs(seed)
-        rnd = gen_ops.truncated_normal(shape_t, dtype, seed=s1, seed2=s2)
-        mul = rnd * stddev_t
-        value = math_ops.add(mul, mean_t, name=name)
-        _maybe_set_static_shape(value, shape)
-        return value
+    return _scaled_normal(gen_ops.truncated_normal, "truncated_normal", shape, mean, stddev, dtype, seed, name)
 
 
 def random_uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=None):

@@ -75,32 +75,27 @@ def fill(dims, value, name=None):
     return apply_op("Fill", name, [_shape_arg(dims), value])
 
 
-def zeros(shape, dtype=dtypes.float32, name=None):
+def _filled(np_fill, default_name, shape, dtype, name):
+    """zeros/ones: np_fill (numpy.zeros or numpy.ones) as a Const when small, else a Fill."""
     dtype = dtypes.as_dtype(dtype)
-    with ops.name_scope(name, "zeros") as scope:
+    with ops.name_scope(name, default_name) as scope:
         if not isinstance(shape, ops.Tensor):
             try:
                 dims = tensor_shape.as_shape(shape).as_list()
                 # A Const only when small (TensorFlow's rule: fewer than 1000 elements), else a Fill.
                 if all(d is not None for d in dims) and np.prod(dims, dtype=object) < 1000:
-                    return constant(np.zeros(dims, dtype=dtype.as_numpy_dtype), dtype=dtype, name=scope)
+                    return constant(np_fill(dims, dtype=dtype.as_numpy_dtype), dtype=dtype, name=scope)
             except (TypeError, ValueError):
                 pass
-        return fill(_shape_arg(shape), np.zeros((), dtype.as_numpy_dtype), name=scope)
+        return fill(_shape_arg(shape), np_fill((), dtype.as_numpy_dtype), name=scope)
+
+
+def zeros(shape, dtype=dtypes.float32, name=None):
+    return _filled(np.zeros, "zeros", shape, dtype, name)
 
 
 def ones(shape, dtype=dtypes.float32, name=None):
-    dtype = dtypes.as_dtype(dtype)
-    with ops.name_scope(name, "ones") as scope:
-        if not isinstance(shape, ops.Tensor):
-            try:
-                dims = tensor_shape.as_shape(shape).as_list()
-                # A Const only when small (TensorFlow's rule: fewer than 1000 elements), else a Fill.
-                if all(d is not None for d in dims) and np.prod(dims, dtype=object) < 1000:
-                    return constant(np.ones(dims, dtype=dtype.as_numpy_dtype), dtype=dtype, name=scope)
-            except (TypeError, ValueError):
-                pass
-        return fill(_shape_arg(shape), np.ones((), dtype.as_numpy_dtype), name=scope)
+    return _filled(np.ones, "ones", shape, dtype, name)
 
 
 def zeros_like(tensor, dtype=None, name=None, optimize=True):

@@ -239,22 +239,22 @@ reduce_min = _reduce("Min", "Min")
 reduce_prod = _reduce("Prod", "Prod")
 
 
-def reduce_any(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None, keep_dims=None):
+def _reduce_bool(reduce_fn, default_name, input_tensor, axis, keepdims, name, reduction_indices, keep_dims):
+    """reduce_any (reduce_max) and reduce_all (reduce_min) of the input as 0/1, then > 0."""
     if axis is None:
         axis = reduction_indices
     keepdims = bool(keepdims or keep_dims)
-    with ops.name_scope(name, "Any") as scope:
+    with ops.name_scope(name, default_name) as scope:
         x = cast(input_tensor, dtypes.float32)
-        return greater(reduce_max(x, axis, keepdims), 0.0, name=scope)
+        return greater(reduce_fn(x, axis, keepdims), 0.0, name=scope)
+
+
+def reduce_any(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None, keep_dims=None):
+    return _reduce_bool(reduce_max, "Any", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
 
 
 def reduce_all(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None, keep_dims=None):
-    if axis is None:
-        axis = reduction_indices
-    keepdims = bool(keepdims or keep_dims)
-    with ops.name_scope(name, "All") as scope:
-        x = cast(input_tensor, dtypes.float32)
-        return greater(reduce_min(x, axis, keepdims), 0.0, name=scope)
+    return _reduce_bool(reduce_min, "All", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
 
 
 def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None, reduction_indices=None, keep_dims=None):

@@ -133,14 +133,21 @@ class DNNClassifier(_Classifier):
                      batch_norm=batch_norm)
         if n_classes < 2:
             raise ValueError("n_classes must be > 1. Given: {}".format(n_classes))
-        cols = _columns(feature_columns)
         self._n_classes = n_classes
-        act = None if activation_fn == "relu" else _activation(activation_fn)
-        opt, red = _optimizer(optimizer), _reduction(loss_reduction)
-        units = [int(u) for u in hidden_units]
-        _Canned.__init__(self, lambda c: _dflow.dnn_estimator(
-            True, int(n_classes), units, [x._cc for x in cols], act, float(dropout or 0.0), opt,
-            _DNN_LEARNING_RATE, red, c), model_dir, config)
+        _Canned.__init__(self, _dnn_estimator(True, n_classes, hidden_units, feature_columns, activation_fn, dropout,
+                                              optimizer, loss_reduction), model_dir, config)
+
+
+def _dnn_estimator(classifier, n, hidden_units, feature_columns, activation_fn, dropout, optimizer,
+                   loss_reduction):
+    """What builds the C++ DNN estimator of a DNNClassifier (n classes) or DNNRegressor (n: the label
+    dimension), given its RunConfig."""
+    cols = _columns(feature_columns)
+    act = None if activation_fn == "relu" else _activation(activation_fn)
+    opt, red = _optimizer(optimizer), _reduction(loss_reduction)
+    units = [int(u) for u in hidden_units]
+    return lambda c: _dflow.dnn_estimator(classifier, int(n), units, [x._cc for x in cols], act,
+                                          float(dropout or 0.0), opt, _DNN_LEARNING_RATE, red, c)
 
 
 class DNNRegressor(_Canned):
@@ -153,13 +160,8 @@ class DNNRegressor(_Canned):
                      warm_start_from=warm_start_from, batch_norm=batch_norm)
         if label_dimension < 1:
             raise ValueError("Invalid label_dimension {}.".format(label_dimension))
-        cols = _columns(feature_columns)
-        act = None if activation_fn == "relu" else _activation(activation_fn)
-        opt, red = _optimizer(optimizer), _reduction(loss_reduction)
-        units = [int(u) for u in hidden_units]
-        _Canned.__init__(self, lambda c: _dflow.dnn_estimator(
-            False, int(label_dimension), units, [x._cc for x in cols], act, float(dropout or 0.0), opt,
-            _DNN_LEARNING_RATE, red, c), model_dir, config)
+        _Canned.__init__(self, _dnn_estimator(False, label_dimension, hidden_units, feature_columns, activation_fn,
+                                              dropout, optimizer, loss_reduction), model_dir, config)
 
 
 def _linear_lr(cols):

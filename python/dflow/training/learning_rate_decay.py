@@ -80,14 +80,20 @@ def polynomial_decay(learning_rate, global_step, decay_steps, end_learning_rate=
                             end_learning_rate, name=name)
 
 
+def _progress(step, decay_steps, dtype, staircase):
+    """step / decay_steps in `dtype`, floored when `staircase`."""
+    p = math_ops.cast(step, dtype) / math_ops.cast(decay_steps, dtype)
+    if staircase:
+        p = math_ops.floor(p)
+    return p
+
+
 def natural_exp_decay(learning_rate, global_step, decay_steps, decay_rate, staircase=False, name=None):
     step = _step(global_step, "natural_exp_decay")
     with ops.name_scope(name, "NaturalExpDecay", [learning_rate, global_step, decay_rate]) as name:
         learning_rate = ops.convert_to_tensor(learning_rate, name="learning_rate")
         dtype = learning_rate.dtype
-        p = math_ops.cast(step, dtype) / math_ops.cast(decay_steps, dtype)
-        if staircase:
-            p = math_ops.floor(p)
+        p = _progress(step, decay_steps, dtype, staircase)
         exponent = math_ops.exp(math_ops.multiply(math_ops.negative(math_ops.cast(decay_rate, dtype)), p))
         return math_ops.multiply(learning_rate, exponent, name=name)
 
@@ -97,9 +103,7 @@ def inverse_time_decay(learning_rate, global_step, decay_steps, decay_rate, stai
     with ops.name_scope(name, "InverseTimeDecay", [learning_rate, global_step, decay_rate]) as name:
         learning_rate = ops.convert_to_tensor(learning_rate, name="learning_rate")
         dtype = learning_rate.dtype
-        p = math_ops.cast(step, dtype) / math_ops.cast(decay_steps, dtype)
-        if staircase:
-            p = math_ops.floor(p)
+        p = _progress(step, decay_steps, dtype, staircase)
         denom = math_ops.add(math_ops.cast(1.0, dtype), math_ops.multiply(math_ops.cast(decay_rate, dtype), p))
         return math_ops.divide(learning_rate, denom, name=name)
 

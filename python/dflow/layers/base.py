@@ -259,14 +259,7 @@ class Layer:
             synchronization = tf_variables.VariableSynchronization.AUTO
         if aggregation is None:
             aggregation = tf_variables.VariableAggregation.NONE
-        if synchronization == tf_variables.VariableSynchronization.ON_READ:
-            if trainable:
-                raise ValueError("Synchronization value can be set to VariableSynchronization.ON_READ only for "
-                                 "non-trainable variables. You have specified trainable=True and "
-                                 "synchronization=VariableSynchronization.ON_READ.")
-            trainable = False
-        elif trainable is None:
-            trainable = True
+        trainable = tf_variables.trainable_for_synchronization(synchronization, trainable)
         existing = set(tf_variables.global_variables())
         if dtype is None:
             dtype = self._dtype or dtypes.float32

@@ -81,14 +81,7 @@ class _VariableStore:
                 validate_shape=validate_shape, use_resource=use_resource, constraint=constraint,
                 synchronization=synchronization, aggregation=aggregation)
 
-        if synchronization == VariableSynchronization.ON_READ:
-            if trainable:
-                raise ValueError("Synchronization value can be set to VariableSynchronization.ON_READ only for "
-                                 "non-trainable variables. You have specified trainable=True and "
-                                 "synchronization=VariableSynchronization.ON_READ.")
-            trainable = False
-        elif trainable is None:
-            trainable = True
+        trainable = variables.trainable_for_synchronization(synchronization, trainable)
         if custom_getter is not None:
             kwargs = {"getter": _true_getter, "name": name, "shape": shape, "dtype": dtype,
                       "initializer": initializer, "regularizer": regularizer, "reuse": reuse,

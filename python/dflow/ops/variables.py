@@ -30,6 +30,20 @@ class VariableAggregation:
     ONLY_FIRST_TOWER = 3
 
 
+def trainable_for_synchronization(synchronization, trainable):
+    """`trainable` as get_variable and Layer.add_weight resolve it: False for ON_READ variables (which
+    cannot be trainable: ValueError), True when None."""
+    if synchronization == VariableSynchronization.ON_READ:
+        if trainable:
+            raise ValueError("Synchronization value can be set to VariableSynchronization.ON_READ only for "
+                             "non-trainable variables. You have specified trainable=True and "
+                             "synchronization=VariableSynchronization.ON_READ.")
+        return False
+    if trainable is None:
+        return True
+    return trainable
+
+
 def _init_scope(g):
     """TensorFlow's init_scope for graphs: no control dependencies (the name scope stays)."""
     return g.control_dependencies(None)

@@ -97,6 +97,19 @@ def _updates(updates_collections, update_op):
         ops.add_to_collections(updates_collections, update_op)
 
 
+def _mean_of(total, count, total_delta, values, num_values, metrics_collections, updates_collections):
+    """mean and mean_tensor: adds total_delta to `total` and num_values to `count` (after `values`),
+    then total / count as the value and the update op."""
+    update_total_op = _assign_add(total, total_delta)
+    with ops.control_dependencies([values]):
+        update_count_op = _assign_add(count, num_values)
+    mean_t = _aggregate(metrics_collections,
+                        lambda _, t, c: nn_ops.div_no_nan(t, math_ops.maximum(c, 0), name="value"), total, count)
+    update_op = nn_ops.div_no_nan(update_total_op, math_ops.maximum(update_count_op, 0), name="update_op")
+    _updates(updates_collections, update_op)
+    return mean_t, update_op
+
+
 def mean(values, weights=None, metrics_collections=None, updates_collections=None, name=None):
     """The (weighted) mean of values."""
     with _vs().variable_scope(name, "mean", (values, weights)):
@@ -110,14 +123,8 @@ def mean(values, weights=None, metrics_collections=None, updates_collections=Non
             weights = weights_util.broadcast_weights(math_ops.cast(weights, dtypes.float32), values)
             values = math_ops.multiply(values, weights)
             num_values = math_ops.reduce_sum(weights)
-        update_total_op = _assign_add(total, math_ops.reduce_sum(values))
-        with ops.control_dependencies([values]):
-            update_count_op = _assign_add(count, num_values)
-        mean_t = _aggregate(metrics_collections,
-                            lambda _, t, c: nn_ops.div_no_nan(t, math_ops.maximum(c, 0), name="value"), total, count)
-        update_op = nn_ops.div_no_nan(update_total_op, math_ops.maximum(update_count_op, 0), name="update_op")
-        _updates(updates_collections, update_op)
-        return mean_t, update_op
+        return _mean_of(total, count, math_ops.reduce_sum(values), values, num_values, metrics_collections,
+                        updates_collections)
 
 
 def mean_tensor(values, weights=None, metrics_collections=None, updates_collections=None, name=None):
@@ -132,14 +139,7 @@ def mean_tensor(values, weights=None, metrics_collections=None, updates_collecti
             weights = weights_util.broadcast_weights(math_ops.cast(weights, dtypes.float32), values)
             values = math_ops.multiply(values, weights)
             num_values = math_ops.multiply(num_values, weights)
-        update_total_op = _assign_add(total, values)
-        with ops.control_dependencies([values]):
-            update_count_op = _assign_add(count, num_values)
-        mean_t = _aggregate(metrics_collections,
-                            lambda _, t, c: nn_ops.div_no_nan(t, math_ops.maximum(c, 0), name="value"), total, count)
-        update_op = nn_ops.div_no_nan(update_total_op, math_ops.maximum(update_count_op, 0), name="update_op")
-        _updates(updates_collections, update_op)
-        return mean_t, update_op
+        return _mean_of(total, count, values, values, num_values, metrics_collections, updates_collections)
 
 
 def accuracy(labels, predictions, weights=None, metrics_collections=None, updates_collections=None, name=None):

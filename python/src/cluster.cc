@@ -657,6 +657,24 @@ struct DeviceFunctionHandle {
   DeviceFunction fn;
 };
 
+// Server.notify_job_complete and the module's: `notify(options, &result)` runs without the GIL;
+// (notified_tasks, unreachable_tasks).
+template <typename Notify>
+py::tuple NotifyJobCompleteWith(int64_t drain_ms, int64_t timeout_ms, int64_t retry_ms, Notify notify) {
+  JobCompleteOptions o;
+  o.drain_ms = drain_ms;
+  o.timeout_ms = timeout_ms;
+  o.retry_ms = retry_ms;
+  JobCompleteResult r;
+  Status s;
+  {
+    py::gil_scoped_release nogil;
+    s = notify(o, &r);
+  }
+  ThrowIfError(s);
+  return py::make_tuple(r.notified_tasks, r.unreachable_tasks);
+}
+
 }  // namespace
 
 // A session lent by a training loop, for ClientSessionOf (session.cc): the C++ session, or null
@@ -703,32 +721,16 @@ void BindCluster(py::module_& m) {
         h.server->Stop();
       })
       .def("notify_job_complete", [](ServerHandle& h, int64_t drain_ms, int64_t timeout_ms, int64_t retry_ms) {
-        JobCompleteOptions o;
-        o.drain_ms = drain_ms;
-        o.timeout_ms = timeout_ms;
-        o.retry_ms = retry_ms;
-        JobCompleteResult r;
-        Status s;
-        {
-          py::gil_scoped_release nogil;
-          s = h.server->NotifyJobComplete(o, &r);
-        }
-        ThrowIfError(s);
-        return py::make_tuple(r.notified_tasks, r.unreachable_tasks);
+        return NotifyJobCompleteWith(drain_ms, timeout_ms, retry_ms,
+                                     [&](const JobCompleteOptions& o, JobCompleteResult* r) {
+                                       return h.server->NotifyJobComplete(o, r);
+                                     });
       }, py::arg("drain_ms") = 5000, py::arg("timeout_ms") = 10000, py::arg("retry_ms") = 60000);
   m.def("notify_job_complete", [](const std::string& target, int64_t drain_ms, int64_t timeout_ms, int64_t retry_ms) {
-    JobCompleteOptions o;
-    o.drain_ms = drain_ms;
-    o.timeout_ms = timeout_ms;
-    o.retry_ms = retry_ms;
-    JobCompleteResult r;
-    Status s;
-    {
-      py::gil_scoped_release nogil;
-      s = NotifyJobComplete(target, o, &r);
-    }
-    ThrowIfError(s);
-    return py::make_tuple(r.notified_tasks, r.unreachable_tasks);
+    return NotifyJobCompleteWith(drain_ms, timeout_ms, retry_ms,
+                                 [&](const JobCompleteOptions& o, JobCompleteResult* r) {
+                                   return NotifyJobComplete(target, o, r);
+                                 });
   }, py::arg("target"), py::arg("drain_ms") = 5000, py::arg("timeout_ms") = 10000, py::arg("retry_ms") = 60000);
   m.def("check_cluster", [](const std::map<std::string, std::map<int, std::string>>& jobs) {
     return ClusterFrom(jobs).DebugString();

@@ -1,6 +1,7 @@
-// The arguments of one step given from Python (feeds, fetches, targets as handles), shared by
-// every session the extension runs, and the binding of a session a training loop lends Python: tf.Session (session.cc), the sessions training loops lend
-// hooks and MonitoredSession.run (cluster.cc), and the estimator's (estimator.cc). session.cc.
+// What every session the extension runs shares: the arguments of one step given from Python
+// (feeds, fetches, targets as handles; tf.Session in session.cc, the sessions training loops lend
+// hooks and MonitoredSession.run in cluster.cc, the estimator's in estimator.cc), defined in
+// session.cc, and the binding of a session a training loop lends Python.
 #pragma once
 
 #include <optional>

@@ -595,15 +595,20 @@ def l2_loss(t, name=None):
     return apply_op("L2Loss", name or "L2Loss", [t])
 
 
+def _check_same_shape(x_name, x, y_name, y):
+    """ValueError unless y's static shape is compatible with x's (the cross-entropy losses)."""
+    try:
+        y.shape.assert_is_compatible_with(x.shape)
+    except ValueError:
+        raise ValueError("`%s` and `%s` must have the same shape, received (%s vs %s)."
+                         % (x_name, y_name, x.shape, y.shape)) from None
+
+
 def log_poisson_loss(targets, log_input, compute_full_loss=False, name=None):
     with ops.name_scope(name, "log_poisson_loss", [log_input, targets]) as name:
         log_input = ops.convert_to_tensor(log_input, name="log_input")
         targets = ops.convert_to_tensor(targets, name="targets")
-        try:
-            targets.shape.assert_is_compatible_with(log_input.shape)
-        except ValueError:
-            raise ValueError("`log_input` and `targets` must have the same shape, received (%s vs %s)."
-                             % (log_input.shape, targets.shape)) from None
+        _check_same_shape("log_input", log_input, "targets", targets)
         result = math_ops.exp(log_input) - log_input * targets
         if compute_full_loss:
             point_five = array_ops.constant(0.5, dtype=targets.dtype)
@@ -719,11 +724,7 @@ def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
     with ops.name_scope(name, "logistic_loss", [logits, labels]) as name:
         logits = ops.convert_to_tensor(logits, name="logits")
         labels = ops.convert_to_tensor(labels, name="labels")
-        try:
-            labels.shape.assert_is_compatible_with(logits.shape)
-        except ValueError:
-            raise ValueError("`logits` and `labels` must have the same shape, received (%s vs %s)."
-                             % (logits.shape, labels.shape)) from None
+        _check_same_shape("logits", logits, "labels", labels)
         zeros = array_ops.zeros_like(logits, dtype=logits.dtype)
         cond = logits >= zeros
         relu_logits = array_ops.where(cond, logits, zeros)
@@ -735,11 +736,7 @@ def weighted_cross_entropy_with_logits_v2(labels, logits, pos_weight, name=None)
     with ops.name_scope(name, "logistic_loss", [logits, labels]) as name:
         logits = ops.convert_to_tensor(logits, name="logits")
         labels = ops.convert_to_tensor(labels, name="labels")
-        try:
-            labels.shape.assert_is_compatible_with(logits.shape)
-        except ValueError:
-            raise ValueError("`logits` and `labels` must have the same shape, received (%s vs %s)."
-                             % (logits.shape, labels.shape)) from None
+        _check_same_shape("logits", logits, "labels", labels)
         log_weight = 1 + (pos_weight - 1) * labels
         return math_ops.add((1 - labels) * logits,
                             log_weight * (math_ops.log1p(math_ops.exp(-math_ops.abs(logits))) + relu(-logits)),

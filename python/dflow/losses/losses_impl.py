@@ -90,14 +90,20 @@ def _check_args(labels_name, labels, predictions_name, predictions):
         raise ValueError("Argument `%s` must not be None." % predictions_name)
 
 
+def _float_pair(predictions, labels):
+    """predictions and labels as float32, their static shapes checked compatible (ValueError)."""
+    predictions = math_ops.cast(predictions, dtype=dtypes.float32)
+    labels = math_ops.cast(labels, dtype=dtypes.float32)
+    predictions.shape.assert_is_compatible_with(labels.shape)
+    return predictions, labels
+
+
 def absolute_difference(labels, predictions, weights=1.0, scope=None, loss_collection=GraphKeys.LOSSES,
                         reduction=Reduction.SUM_BY_NONZERO_WEIGHTS):
     """|predictions - labels|, weighted and reduced."""
     _check_args("labels", labels, "predictions", predictions)
     with ops.name_scope(scope, "absolute_difference", (predictions, labels, weights)) as scope:
-        predictions = math_ops.cast(predictions, dtype=dtypes.float32)
-        labels = math_ops.cast(labels, dtype=dtypes.float32)
-        predictions.shape.assert_is_compatible_with(labels.shape)
+        predictions, labels = _float_pair(predictions, labels)
         losses = math_ops.abs(math_ops.subtract(predictions, labels))
         return compute_weighted_loss(losses, weights, scope, loss_collection, reduction=reduction)
 
@@ -110,9 +116,7 @@ def cosine_distance(labels, predictions, axis=None, weights=1.0, scope=None, los
         raise ValueError("You must specify argument `axis`.")
     _check_args("labels", labels, "predictions", predictions)
     with ops.name_scope(scope, "cosine_distance_loss", (predictions, labels, weights)) as scope:
-        predictions = math_ops.cast(predictions, dtype=dtypes.float32)
-        labels = math_ops.cast(labels, dtype=dtypes.float32)
-        predictions.shape.assert_is_compatible_with(labels.shape)
+        predictions, labels = _float_pair(predictions, labels)
         radial_diffs = math_ops.multiply(predictions, labels)
         losses = 1 - math_ops.reduce_sum(radial_diffs, axis=(axis,), keepdims=True)
         return compute_weighted_loss(losses, weights, scope, loss_collection, reduction=reduction)
@@ -137,9 +141,7 @@ def huber_loss(labels, predictions, weights=1.0, delta=1.0, scope=None, loss_col
     """0.5 * x^2 for |x| <= delta, else delta * (|x| - 0.5 * delta), x = predictions - labels."""
     _check_args("labels", labels, "predictions", predictions)
     with ops.name_scope(scope, "huber_loss", (predictions, labels, weights)) as scope:
-        predictions = math_ops.cast(predictions, dtype=dtypes.float32)
-        labels = math_ops.cast(labels, dtype=dtypes.float32)
-        predictions.shape.assert_is_compatible_with(labels.shape)
+        predictions, labels = _float_pair(predictions, labels)
         error = math_ops.subtract(predictions, labels)
         abs_error = math_ops.abs(error)
         quadratic = math_ops.minimum(abs_error, delta)
@@ -156,9 +158,7 @@ def log_loss(labels, predictions, weights=1.0, epsilon=1e-7, scope=None, loss_co
     """-labels * log(predictions + epsilon) - (1 - labels) * log(1 - predictions + epsilon)."""
     _check_args("labels", labels, "predictions", predictions)
     with ops.name_scope(scope, "log_loss", (predictions, labels, weights)) as scope:
-        predictions = math_ops.cast(predictions, dtype=dtypes.float32)
-        labels = math_ops.cast(labels, dtype=dtypes.float32)
-        predictions.shape.assert_is_compatible_with(labels.shape)
+        predictions, labels = _float_pair(predictions, labels)
         losses = -math_ops.multiply(labels, math_ops.log(predictions + epsilon)) - math_ops.multiply(
             (1 - labels), math_ops.log(1 - predictions + epsilon))
         return compute_weighted_loss(losses, weights, scope, loss_collection, reduction=reduction)
@@ -196,9 +196,7 @@ def mean_squared_error(labels, predictions, weights=1.0, scope=None, loss_collec
     """(predictions - labels)^2, weighted and reduced."""
     _check_args("labels", labels, "predictions", predictions)
     with ops.name_scope(scope, "mean_squared_error", (predictions, labels, weights)) as scope:
-        predictions = math_ops.cast(predictions, dtype=dtypes.float32)
-        labels = math_ops.cast(labels, dtype=dtypes.float32)
-        predictions.shape.assert_is_compatible_with(labels.shape)
+        predictions, labels = _float_pair(predictions, labels)
         losses = math_ops.squared_difference(predictions, labels)
         return compute_weighted_loss(losses, weights, scope, loss_collection, reduction=reduction)
 

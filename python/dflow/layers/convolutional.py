@@ -7,6 +7,16 @@ from dflow.ops import init_ops
 from dflow.ops import nn_ops
 
 
+def _set_conv_geometry(layer, rank, kernel_size, strides, padding, data_format, dilation_rate):
+    """A convolution layer's kernel_size, strides, padding, data_format and dilation_rate, normalized
+    as TensorFlow's (tuples of `rank` ints)."""
+    layer.kernel_size = base.normalize_tuple(kernel_size, rank, "kernel_size")
+    layer.strides = base.normalize_tuple(strides, rank, "strides")
+    layer.padding = base.normalize_padding(padding)
+    layer.data_format = base.normalize_data_format(data_format)
+    layer.dilation_rate = base.normalize_tuple(dilation_rate, rank, "dilation_rate")
+
+
 class Conv2D(base.Layer):
     """2-D convolution: kernel [kh, kw, in_channels, filters], bias [filters]."""
 
@@ -23,11 +33,7 @@ class Conv2D(base.Layer):
             raise ValueError("Received a negative value for `filters`.Was expecting a positive value, got %s."
                              % filters)
         self.filters = filters
-        self.kernel_size = base.normalize_tuple(kernel_size, 2, "kernel_size")
-        self.strides = base.normalize_tuple(strides, 2, "strides")
-        self.padding = base.normalize_padding(padding)
-        self.data_format = base.normalize_data_format(data_format)
-        self.dilation_rate = base.normalize_tuple(dilation_rate, 2, "dilation_rate")
+        _set_conv_geometry(self, 2, kernel_size, strides, padding, data_format, dilation_rate)
         self.activation = get_activation(activation)
         self.use_bias = use_bias
         base.set_kernel_bias_args(self, kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
@@ -180,11 +186,7 @@ class Conv1D(base.Layer):
                  **kwargs):
         super().__init__(trainable=trainable, name=name, activity_regularizer=activity_regularizer, **kwargs)
         self.filters = int(filters)
-        self.kernel_size = base.normalize_tuple(kernel_size, 1, "kernel_size")
-        self.strides = base.normalize_tuple(strides, 1, "strides")
-        self.padding = base.normalize_padding(padding)
-        self.data_format = base.normalize_data_format(data_format)
-        self.dilation_rate = base.normalize_tuple(dilation_rate, 1, "dilation_rate")
+        _set_conv_geometry(self, 1, kernel_size, strides, padding, data_format, dilation_rate)
         self.activation = get_activation(activation)
         self.use_bias = use_bias
         base.set_kernel_bias_args(self, kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,

@@ -115,20 +115,21 @@ def random_shuffle(value, seed=None, name=None):
     return gen_ops.random_shuffle(value, seed=s1, seed2=s2, name=name)
 
 
-def multinomial(logits, num_samples, seed=None, name=None, output_dtype=None):
-    with ops.name_scope(name, "multinomial", [logits]):
-        logits = ops.convert_to_tensor(logits, name="logits")
-        s1, s2 = _seed_attrs(seed)
-        return gen_ops.multinomial(logits, num_samples, seed=s1, seed2=s2,
-                                   output_dtype=dtypes.as_dtype(output_dtype or dtypes.int64))
-
-
-def categorical(logits, num_samples, dtype=None, seed=None, name=None):
-    with ops.name_scope(name, "categorical", [logits]):
+def _multinomial(default_name, logits, num_samples, dtype, seed, name):
+    """multinomial and categorical (TensorFlow's multinomial_categorical_impl)."""
+    with ops.name_scope(name, default_name, [logits]):
         logits = ops.convert_to_tensor(logits, name="logits")
         s1, s2 = _seed_attrs(seed)
         return gen_ops.multinomial(logits, num_samples, seed=s1, seed2=s2,
                                    output_dtype=dtypes.as_dtype(dtype or dtypes.int64))
+
+
+def multinomial(logits, num_samples, seed=None, name=None, output_dtype=None):
+    return _multinomial("multinomial", logits, num_samples, output_dtype, seed, name)
+
+
+def categorical(logits, num_samples, dtype=None, seed=None, name=None):
+    return _multinomial("categorical", logits, num_samples, dtype, seed, name)
 
 
 def random_crop(value, size, seed=None, name=None):

@@ -201,14 +201,20 @@ def mean_squared_error(labels, predictions, weights=1.0, scope=None, loss_collec
         return compute_weighted_loss(losses, weights, scope, loss_collection, reduction=reduction)
 
 
+def _logits_and_labels(logits, labels):
+    """logits as a tensor and labels cast to its dtype, their static shapes checked compatible."""
+    logits = ops.convert_to_tensor(logits)
+    labels = math_ops.cast(labels, logits.dtype)
+    logits.shape.assert_is_compatible_with(labels.shape)
+    return logits, labels
+
+
 def sigmoid_cross_entropy(multi_class_labels, logits, weights=1.0, label_smoothing=0, scope=None,
                           loss_collection=GraphKeys.LOSSES, reduction=Reduction.SUM_BY_NONZERO_WEIGHTS):
     """sigmoid_cross_entropy_with_logits; labels smoothed towards 1/2 by label_smoothing."""
     _check_args("multi_class_labels", multi_class_labels, "logits", logits)
     with ops.name_scope(scope, "sigmoid_cross_entropy_loss", (logits, multi_class_labels, weights)) as scope:
-        logits = ops.convert_to_tensor(logits)
-        multi_class_labels = math_ops.cast(multi_class_labels, logits.dtype)
-        logits.shape.assert_is_compatible_with(multi_class_labels.shape)
+        logits, multi_class_labels = _logits_and_labels(logits, multi_class_labels)
         if label_smoothing > 0:
             multi_class_labels = (multi_class_labels * (1 - label_smoothing) + 0.5 * label_smoothing)
         losses = nn_ops.sigmoid_cross_entropy_with_logits(labels=multi_class_labels, logits=logits, name="xentropy")
@@ -220,9 +226,7 @@ def softmax_cross_entropy(onehot_labels, logits, weights=1.0, label_smoothing=0,
     """softmax cross entropy per example; labels smoothed towards 1/num_classes by label_smoothing."""
     _check_args("onehot_labels", onehot_labels, "logits", logits)
     with ops.name_scope(scope, "softmax_cross_entropy_loss", (logits, onehot_labels, weights)) as scope:
-        logits = ops.convert_to_tensor(logits)
-        onehot_labels = math_ops.cast(onehot_labels, logits.dtype)
-        logits.shape.assert_is_compatible_with(onehot_labels.shape)
+        logits, onehot_labels = _logits_and_labels(logits, onehot_labels)
         if label_smoothing > 0:
             num_classes = math_ops.cast(array_ops.shape(onehot_labels)[-1], logits.dtype)
             smooth_positives = 1.0 - label_smoothing

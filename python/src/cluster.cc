@@ -185,19 +185,7 @@ struct BorrowedSession {
 // Runs one step on a lent session, as tf.Session.run does on its own (session.cc).
 py::list RunBorrowed(BorrowedState& st, py::list feeds, py::list fetches, py::list targets, int64_t timeout_ms) {
   RunArgs args = ToRunArgs(feeds, fetches, targets, st.graph.get());
-  StatusOr<std::vector<Tensor>> result;
-  {
-    py::gil_scoped_release nogil;
-    std::shared_lock<std::shared_mutex> l(st.mu);
-    if (st.session == nullptr) {
-      result = errors::Cancelled("closed");
-    } else {
-      RunOptions ro;
-      ro.timeout_in_ms = timeout_ms;
-      ro.cancellation = &st.cancel;
-      result = st.session->Run(args.feeds, args.fetches, args.targets, nullptr, ro);
-    }
-  }
+  StatusOr<std::vector<Tensor>> result = RunLentStep(st.mu, st.session, args, timeout_ms, &st.cancel);
   args.feeds.clear();
   if (!result.ok()) {
     if (absl::IsCancelled(result.status()) && st.cancel.IsCancelled()) ThrowClosed();

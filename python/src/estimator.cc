@@ -356,18 +356,7 @@ struct HookRunContext {
 
 py::list RunLent(LentState& st, py::list feeds, py::list fetches, py::list targets, int64_t timeout_ms) {
   RunArgs args = ToRunArgs(feeds, fetches, targets, /*graph=*/std::nullopt);
-  StatusOr<std::vector<Tensor>> result;
-  {
-    py::gil_scoped_release nogil;
-    std::shared_lock<std::shared_mutex> l(st.mu);
-    if (st.session == nullptr) {
-      result = errors::Cancelled("closed");
-    } else {
-      RunOptions ro;
-      ro.timeout_in_ms = timeout_ms;
-      result = st.session->Run(args.feeds, args.fetches, args.targets, nullptr, ro);
-    }
-  }
+  StatusOr<std::vector<Tensor>> result = RunLentStep(st.mu, st.session, args, timeout_ms, /*cancel=*/nullptr);
   if (!result.ok()) {
     if (st.session == nullptr) ThrowLentClosed();
     ThrowStatus(result.status());

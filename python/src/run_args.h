@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <shared_mutex>
 #include <vector>
 
 #include "binding.h"
@@ -26,6 +27,20 @@ RunArgs ToRunArgs(py::list feeds, py::list fetches, py::list targets, std::optio
 
 // The fetched values of a step, as numpy.
 py::list ToNumpyList(std::vector<Tensor> values);
+
+// One step on a session a training loop lends Python (`session`, guarded by `mu`; null once the
+// loop dropped it: then Cancelled), without the GIL. `cancel` (may be null) cancels it.
+template <typename Session>
+StatusOr<std::vector<Tensor>> RunLentStep(std::shared_mutex& mu, Session* const& session, const RunArgs& args,
+                                          int64_t timeout_ms, CancellationManager* cancel) {
+  py::gil_scoped_release nogil;
+  std::shared_lock<std::shared_mutex> l(mu);
+  if (session == nullptr) return errors::Cancelled("closed");
+  RunOptions ro;
+  ro.timeout_in_ms = timeout_ms;
+  ro.cancellation = cancel;
+  return session->Run(args.feeds, args.fetches, args.targets, nullptr, ro);
+}
 
 // Binds as `name` the handle of a session a C++ training loop lends Python (a hook's session):
 // `Lent` holds `std::shared_ptr<State> state`, whose `session` is null once the loop dropped it;

@@ -17,6 +17,15 @@ def _set_conv_geometry(layer, rank, kernel_size, strides, padding, data_format, 
     layer.dilation_rate = base.normalize_tuple(dilation_rate, rank, "dilation_rate")
 
 
+def _add_bias_and_activate(layer, outputs, bias_format):
+    """A convolution's outputs plus its bias (when it has one), through its activation (if any)."""
+    if layer.use_bias:
+        outputs = nn_ops.bias_add(outputs, layer.bias, data_format=bias_format)
+    if layer.activation is not None:
+        return layer.activation(outputs)
+    return outputs
+
+
 class Conv2D(base.Layer):
     """2-D convolution: kernel [kh, kw, in_channels, filters], bias [filters]."""
 
@@ -59,11 +68,7 @@ class Conv2D(base.Layer):
         padding = self.padding.upper() if isinstance(self.padding, str) else self.padding
         outputs = nn_ops.conv2d(inputs, self.kernel, strides=list(self.strides), padding=padding,
                                 data_format=fmt, dilations=list(self.dilation_rate), name="Conv2D")
-        if self.use_bias:
-            outputs = nn_ops.bias_add(outputs, self.bias, data_format=fmt)
-        if self.activation is not None:
-            return self.activation(outputs)
-        return outputs
+        return _add_bias_and_activate(self, outputs, fmt)
 
 
 def conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="valid", data_format="channels_last",
@@ -152,11 +157,7 @@ class Conv2DTranspose(Conv2D):
                 # shape for the ops built after it.
                 outputs = array_ops.reshape(outputs, [-1] + static[1:])
             outputs.set_shape(static)
-        if self.use_bias:
-            outputs = nn_ops.bias_add(outputs, self.bias, data_format=fmt)
-        if self.activation is not None:
-            return self.activation(outputs)
-        return outputs
+        return _add_bias_and_activate(self, outputs, fmt)
 
 
 def conv2d_transpose(inputs, filters, kernel_size, strides=(1, 1), padding="valid", data_format="channels_last",
@@ -207,11 +208,7 @@ class Conv1D(base.Layer):
         fmt = base.convert_data_format(self.data_format, 3)
         outputs = nn_ops.conv1d(inputs, self.kernel, stride=list(self.strides), padding=self.padding.upper(),
                                 data_format=fmt, dilations=list(self.dilation_rate), name="Conv1D")
-        if self.use_bias:
-            outputs = nn_ops.bias_add(outputs, self.bias, data_format="NCHW" if fmt == "NCW" else "NHWC")
-        if self.activation is not None:
-            return self.activation(outputs)
-        return outputs
+        return _add_bias_and_activate(self, outputs, "NCHW" if fmt == "NCW" else "NHWC")
 
 
 def conv1d(inputs, filters, kernel_size, strides=1, padding="valid", data_format="channels_last", dilation_rate=1,

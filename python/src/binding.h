@@ -78,6 +78,7 @@ void BindSession(py::module_& m);   // session.cc: Session, run, Ctrl-C
 void BindTrain(py::module_& m);     // train.cc: gradients, control flow, variables, optimizers, savers
 void BindData(py::module_& m);      // data.cc: datasets, functions traced from Python
 void BindEstimator(py::module_& m); // estimator.cc: feature columns, estimators
-void BindCluster(py::module_& m);   // cluster.cc: ClusterSpec, Server, monitored sessions, hooks
+void BindServer(py::module_& m);    // server.cc: Server, cluster specs, device setter, coordinators
+void BindCluster(py::module_& m);   // cluster.cc: monitored sessions, hooks, SyncReplicasOptimizer
 
 }  // namespace dflow::python

@@ -8,5 +8,6 @@ PYBIND11_MODULE(_dflow, m) {
   dflow::python::BindTrain(m);
   dflow::python::BindData(m);
   dflow::python::BindEstimator(m);
+  dflow::python::BindServer(m);
   dflow::python::BindCluster(m);
 }

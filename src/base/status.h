@@ -39,6 +39,10 @@ Status DeadlineExceeded(const Args&... args) { return absl::DeadlineExceededErro
 template <typename... Args>
 Status Cancelled(const Args&... args) { return absl::CancelledError(absl::StrCat(args...)); }
 template <typename... Args>
+Status PermissionDenied(const Args&... args) { return absl::PermissionDeniedError(absl::StrCat(args...)); }
+template <typename... Args>
+Status Unauthenticated(const Args&... args) { return absl::UnauthenticatedError(absl::StrCat(args...)); }
+template <typename... Args>
 Status ResourceExhausted(const Args&... args) { return absl::ResourceExhaustedError(absl::StrCat(args...)); }
 
 // Returns `s` with `prefix` prepended to its message, keeping the code.

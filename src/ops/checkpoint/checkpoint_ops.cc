@@ -1,8 +1,15 @@
 // Checkpoint ops with TensorFlow's names and signatures: SaveV2, RestoreV2 and
 // MergeV2Checkpoints (V2 checkpoints, tensor/tensor_bundle.h), and the two string ops a sharded
 // Saver builds its file names with, ShardedFilename and StringJoin.
+//
+// SaveV2, RestoreV2 and MergeV2Checkpoints do every file operation through their device's
+// file_env(): on a server started with --allowed_dirs each path (the prefix, and every index,
+// data, temporary file and directory derived from it) must lie under an allowed directory
+// (framework/file_policy.h). The prefixes are also checked up front, for a plain error.
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "framework/device.h"
+#include "framework/file_policy.h"
 #include "framework/op_kernel.h"
 #include "framework/shape_inference.h"
 #include "graph/gradients.h"
@@ -19,6 +26,21 @@ Status CheckScalarString(const OpKernel& k, const Tensor& t, const char* what) {
                                    " must be a scalar string, got shape ", t.shape().DebugString());
   }
   return absl::OkStatus();
+}
+
+// The Env for the kernel's file operations; unrestricted without a device (never in a session).
+Env* FileEnv(OpKernelContext* ctx) {
+  const Device* d = ctx->step().device;
+  return d != nullptr ? d->file_env().get() : Env::Default();
+}
+
+// OK when the device's file policy (if any) lets the kernel write (or only read) `path`.
+Status CheckPath(const OpKernel& k, OpKernelContext* ctx, const std::string& path, bool write) {
+  const Device* d = ctx->step().device;
+  const FilePolicy* policy = d != nullptr ? d->file_policy() : nullptr;
+  if (policy == nullptr) return absl::OkStatus();
+  return errors::Annotate(write ? policy->CheckWrite(path) : policy->CheckRead(path),
+                          absl::StrCat(k.type_string(), " ", k.name(), ": "));
 }
 
 Status CheckNames(const OpKernel& k, const Tensor& names, const Tensor& slices, int64_t n) {
@@ -45,7 +67,8 @@ class SaveV2Op : public OpKernel {
     const std::string& prefix = ctx->input(0).scalar<std::string>();
     auto names = ctx->input(1).flat<std::string>();
     auto specs = ctx->input(2).flat<std::string>();
-    BundleWriter writer(Env::Default(), prefix);
+    OP_REQUIRES_OK(ctx, CheckPath(*this, ctx, prefix, /*write=*/true));
+    BundleWriter writer(FileEnv(ctx), prefix);
     for (int i = 0; i < n; ++i) {
       const Tensor& t = ctx->input(3 + i);
       Status s;
@@ -76,7 +99,8 @@ class RestoreV2Op : public OpKernel {
     const std::string& prefix = ctx->input(0).scalar<std::string>();
     auto names = ctx->input(1).flat<std::string>();
     auto specs = ctx->input(2).flat<std::string>();
-    OP_REQUIRES_ASSIGN(ctx, std::unique_ptr<BundleReader> reader, BundleReader::Open(Env::Default(), prefix));
+    OP_REQUIRES_OK(ctx, CheckPath(*this, ctx, prefix, /*write=*/false));
+    OP_REQUIRES_ASSIGN(ctx, std::unique_ptr<BundleReader> reader, BundleReader::Open(FileEnv(ctx), prefix));
     for (int i = 0; i < n; ++i) {
       const std::string& tname = names[i];
       DType dtype;
@@ -126,7 +150,10 @@ class MergeV2CheckpointsOp : public OpKernel {
     OP_REQUIRES(ctx, !sources.empty(),
                 errors::InvalidArgument("MergeV2Checkpoints ", name(), ": no checkpoint_prefixes to merge"));
     const std::string& dest = ctx->input(1).scalar<std::string>();
-    OP_REQUIRES_OK(ctx, errors::Annotate(MergeBundles(Env::Default(), sources, dest, delete_old_dirs_),
+    // The sources are read, then deleted: both need write access.
+    for (const std::string& src : sources) OP_REQUIRES_OK(ctx, CheckPath(*this, ctx, src, /*write=*/true));
+    OP_REQUIRES_OK(ctx, CheckPath(*this, ctx, dest, /*write=*/true));
+    OP_REQUIRES_OK(ctx, errors::Annotate(MergeBundles(FileEnv(ctx), sources, dest, delete_old_dirs_),
                                          absl::StrCat("MergeV2Checkpoints ", name(), " into ", dest, ": ")));
   }
 

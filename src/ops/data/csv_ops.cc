@@ -54,8 +54,10 @@ class DecodeCSVOp : public OpKernel {
 
 class CsvDataset : public DatasetBase {
  public:
-  CsvDataset(std::vector<std::string> files, int64_t buffer_size, bool header, CsvSpec spec, std::vector<DType> types)
+  CsvDataset(std::shared_ptr<Env> env, std::vector<std::string> files, int64_t buffer_size, bool header, CsvSpec spec,
+             std::vector<DType> types)
       : DatasetBase(types, std::vector<PartialTensorShape>(types.size(), PartialTensorShape::Scalar())),
+        env_(std::move(env)),
         files_(std::move(files)),
         buffer_size_(buffer_size),
         header_(header),
@@ -101,7 +103,7 @@ class CsvDataset : public DatasetBase {
         while (*count < max) {
           if (reader_ == nullptr) {
             if (file_ >= d.files_.size()) return absl::OkStatus();
-            ASSIGN_OR_RETURN(auto f, Env::Default()->NewRandomAccessFile(d.files_[file_]));
+            ASSIGN_OR_RETURN(auto f, d.env_->NewRandomAccessFile(d.files_[file_]));
             reader_ = std::make_unique<LineReader>(std::move(f), d.buffer_size_);
             if (d.header_) {
               ASSIGN_OR_RETURN(bool got, reader_->ReadLine(&line_));
@@ -131,6 +133,7 @@ class CsvDataset : public DatasetBase {
   }
 
  private:
+  std::shared_ptr<Env> env_;  // checks the files against the device's file policy
   std::vector<std::string> files_;
   int64_t buffer_size_;
   bool header_;
@@ -172,8 +175,9 @@ class CSVDatasetOp : public DatasetOpKernel {
       types.push_back(ctx->input(i).dtype());
     }
     RETURN_IF_ERROR(spec.Validate(absl::StrCat("CSVDataset ", name())));
-    return std::shared_ptr<const DatasetBase>(
-        std::make_shared<CsvDataset>(std::move(files), buffer, header, std::move(spec), std::move(types)));
+    ASSIGN_OR_RETURN(std::shared_ptr<Env> env, FileEnv(ctx, files));
+    return std::shared_ptr<const DatasetBase>(std::make_shared<CsvDataset>(std::move(env), std::move(files), buffer,
+                                                                           header, std::move(spec), std::move(types)));
   }
 };
 

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "framework/device.h"
+#include "framework/file_policy.h"
 #include "ops/register_all.h"
 
 namespace dflow {
@@ -31,6 +33,18 @@ StatusOr<std::shared_ptr<const DatasetBase>> DatasetOpKernel::InputDataset(OpKer
   StatusOr<std::shared_ptr<const DatasetBase>> ds = DatasetFromTensor(ctx->input(index), "input_dataset");
   if (!ds.ok()) return errors::Annotate(ds.status(), absl::StrCat(type_string(), " ", name(), ": "));
   return ds;
+}
+
+StatusOr<std::shared_ptr<Env>> DatasetOpKernel::FileEnv(OpKernelContext* ctx,
+                                                       const std::vector<std::string>& files) const {
+  const Device* d = ctx->step().device;
+  if (d == nullptr) return MakeFileEnv(nullptr);  // never in a session: unrestricted
+  if (const FilePolicy* policy = d->file_policy(); policy != nullptr) {
+    for (const std::string& f : files) {
+      RETURN_IF_ERROR(errors::Annotate(policy->CheckRead(f), absl::StrCat(type_string(), " ", name(), ": ")));
+    }
+  }
+  return d->file_env();
 }
 
 StatusOr<int64_t> DatasetOpKernel::ScalarInt(OpKernelContext* ctx, int index, absl::string_view what) const {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/env.h"
 #include "framework/cancellation.h"
 #include "framework/dataset.h"
 #include "framework/op_kernel.h"
@@ -27,6 +28,10 @@ class DatasetOpKernel : public OpKernel {
   StatusOr<std::shared_ptr<const DatasetBase>> InputDataset(OpKernelContext* ctx, int index = 0) const;
   // A scalar input of type int64 (or int32, bool as declared) named `what` in errors.
   StatusOr<int64_t> ScalarInt(OpKernelContext* ctx, int index, absl::string_view what) const;
+  // The Env through which a file dataset reads `files` later (its device's file_env(), kept by
+  // the dataset for its iterators), after checking every file against the device's file policy
+  // now: PermissionDenied naming the node and the first file refused.
+  StatusOr<std::shared_ptr<Env>> FileEnv(OpKernelContext* ctx, const std::vector<std::string>& files) const;
   // InvalidArgument naming the node.
   template <typename... Args>
   Status Error(Args&&... args) const {

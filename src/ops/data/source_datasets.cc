@@ -219,8 +219,9 @@ constexpr int64_t kMaxBufferSize = int64_t{256} << 20;
 
 class TextLineDataset : public DatasetBase {
  public:
-  TextLineDataset(std::vector<std::string> files, int64_t buffer_size)
+  TextLineDataset(std::shared_ptr<Env> env, std::vector<std::string> files, int64_t buffer_size)
       : DatasetBase({DT_STRING}, {PartialTensorShape::Scalar()}),
+        env_(std::move(env)),
         files_(std::move(files)),
         buffer_size_(buffer_size) {}
   std::string Name() const override { return "TextLineDataset"; }
@@ -236,7 +237,7 @@ class TextLineDataset : public DatasetBase {
               *end = true;
               return absl::OkStatus();
             }
-            ASSIGN_OR_RETURN(auto f, Env::Default()->NewRandomAccessFile(ds_->files_[file_]));
+            ASSIGN_OR_RETURN(auto f, ds_->env_->NewRandomAccessFile(ds_->files_[file_]));
             reader_ = std::make_unique<LineReader>(std::move(f), ds_->buffer_size_);
           }
           ASSIGN_OR_RETURN(bool got, reader_->ReadLine(&line));
@@ -258,14 +259,15 @@ class TextLineDataset : public DatasetBase {
   }
 
  private:
+  std::shared_ptr<Env> env_;  // checks the files against the device's file policy
   std::vector<std::string> files_;
   int64_t buffer_size_;
 };
 
 class TFRecordDataset : public DatasetBase {
  public:
-  explicit TFRecordDataset(std::vector<std::string> files)
-      : DatasetBase({DT_STRING}, {PartialTensorShape::Scalar()}), files_(std::move(files)) {}
+  TFRecordDataset(std::shared_ptr<Env> env, std::vector<std::string> files)
+      : DatasetBase({DT_STRING}, {PartialTensorShape::Scalar()}), env_(std::move(env)), files_(std::move(files)) {}
   std::string Name() const override { return "TFRecordDataset"; }
   StatusOr<std::unique_ptr<IteratorBase>> MakeIterator() const override {
     class Iter : public IteratorBase {
@@ -279,7 +281,7 @@ class TFRecordDataset : public DatasetBase {
               *end = true;
               return absl::OkStatus();
             }
-            ASSIGN_OR_RETURN(file_, Env::Default()->NewRandomAccessFile(ds_->files_[index_]));
+            ASSIGN_OR_RETURN(file_, ds_->env_->NewRandomAccessFile(ds_->files_[index_]));
             offset_ = 0;
           }
           RecordReader reader(file_.get());
@@ -304,6 +306,7 @@ class TFRecordDataset : public DatasetBase {
   }
 
  private:
+  std::shared_ptr<Env> env_;  // checks the files against the device's file policy
   std::vector<std::string> files_;
 };
 
@@ -324,7 +327,8 @@ class TextLineDatasetOp : public DatasetOpKernel {
     ASSIGN_OR_RETURN(std::vector<std::string> files, Filenames(ctx->input(0), "TextLineDataset"));
     RETURN_IF_ERROR(CheckCompression(ctx, 1, "TextLineDataset"));
     ASSIGN_OR_RETURN(int64_t buffer, BufferSize(ctx->input(2), "TextLineDataset"));
-    return std::shared_ptr<const DatasetBase>(std::make_shared<TextLineDataset>(std::move(files), buffer));
+    ASSIGN_OR_RETURN(std::shared_ptr<Env> env, FileEnv(ctx, files));
+    return std::shared_ptr<const DatasetBase>(std::make_shared<TextLineDataset>(std::move(env), std::move(files), buffer));
   }
 };
 
@@ -335,7 +339,8 @@ class TFRecordDatasetOp : public DatasetOpKernel {
     ASSIGN_OR_RETURN(std::vector<std::string> files, Filenames(ctx->input(0), "TFRecordDataset"));
     RETURN_IF_ERROR(CheckCompression(ctx, 1, "TFRecordDataset"));
     RETURN_IF_ERROR(BufferSize(ctx->input(2), "TFRecordDataset").status());
-    return std::shared_ptr<const DatasetBase>(std::make_shared<TFRecordDataset>(std::move(files)));
+    ASSIGN_OR_RETURN(std::shared_ptr<Env> env, FileEnv(ctx, files));
+    return std::shared_ptr<const DatasetBase>(std::make_shared<TFRecordDataset>(std::move(env), std::move(files)));
   }
 };
 

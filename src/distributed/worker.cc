@@ -40,9 +40,10 @@ struct RunState {
 
 }  // namespace
 
-Worker::Worker(std::string task, WorkerCache* peers)
-    : task_(std::move(task)), peers_(peers), incarnation_(NewIncarnation()),
-      device_(std::make_unique<Device>(task_ + "/device:CPU:0", "CPU")) {}
+Worker::Worker(std::string task, WorkerCache* peers, WorkerOptions options)
+    : task_(std::move(task)), peers_(peers), options_(options), incarnation_(NewIncarnation()),
+      device_(std::make_unique<Device>(task_ + "/device:CPU:0", "CPU")),
+      memory_budget_(std::make_shared<MemoryBudget>(MemoryBudget::ResolveLimit(options.step_memory_limit_bytes))) {}
 
 Worker::~Worker() { AbortAll(errors::Cancelled("The worker of ", task_, " is shutting down")); }
 
@@ -80,8 +81,25 @@ StatusOr<std::shared_ptr<OpKernel>> Worker::CreateKernel(const std::string& sess
 
 void Worker::RegisterGraphAsync(const proto::RegisterGraphRequest* req, proto::RegisterGraphResponse* resp,
                                 StatusCallback done) {
+  // Checked before anything is built from it: the import costs many times the GraphDef's size.
+  const proto::GraphDef& def = req->graph_def();
+  if (options_.max_graph_nodes > 0 && def.node_size() > options_.max_graph_nodes) {
+    done(errors::ResourceExhausted("RegisterGraph on ", task_, ": the graph has ", def.node_size(),
+                                   " nodes, more than this task's limit of ", options_.max_graph_nodes,
+                                   " (max_graph_nodes)"));
+    return;
+  }
+  if (options_.max_graph_bytes > 0) {
+    const int64_t bytes = static_cast<int64_t>(def.ByteSizeLong());
+    if (bytes > options_.max_graph_bytes) {
+      done(errors::ResourceExhausted("RegisterGraph on ", task_, ": the graph is ", HumanReadableBytes(bytes),
+                                     ", more than this task's limit of ", HumanReadableBytes(options_.max_graph_bytes),
+                                     " (max_graph_bytes)"));
+      return;
+    }
+  }
   auto graph = std::make_unique<Graph>();
-  Status s = ImportGraphDef(req->graph_def(), graph.get());
+  Status s = ImportGraphDef(def, graph.get());
   if (!s.ok()) {
     done(errors::Annotate(s, absl::StrCat("RegisterGraph on ", task_, ": ")));
     return;
@@ -291,6 +309,7 @@ void Worker::RunGraphAsync(const proto::RunGraphRequest* req, proto::RunGraphRes
   a.step.function_library = reg->function_library.get();
   a.step.session_cancellation = reg->closed;
   a.step.session_container = SessionContainer(reg->session);
+  a.step.memory_budget = memory_budget_;
   a.collect_stats = req->collect_stats();
   if (req->timeout_in_ms() > 0) a.deadline_micros = Env::Default()->NowMicros() + req->timeout_in_ms() * 1000;
   const int64_t step_id = req->step_id();

@@ -27,19 +27,35 @@
 #include "framework/device.h"
 #include "framework/op_kernel.h"
 #include "runtime/executor.h"
+#include "tensor/memory_budget.h"
 
 namespace dflow {
+
+// What one task lets its steps and graphs take (docs/SECURITY.md, "Resource limits"). Each limit
+// fails the request with ResourceExhausted naming it.
+struct WorkerOptions {
+  // The bytes that buffers allocated by kernels of this task's steps may hold at once, values
+  // kept after their step (variables, queues) included (tensor/memory_budget.h). -1: half of the
+  // memory the process may use, min(MemTotal, its cgroup's limit); 0: unlimited.
+  int64_t step_memory_limit_bytes = -1;
+  // The largest partition a master may register here: its serialized GraphDef size and node
+  // count. 0: unlimited. (A master checks the whole session graph against its own limits first.)
+  int64_t max_graph_bytes = int64_t{1} << 30;
+  int64_t max_graph_nodes = 500000;
+};
 
 class Worker : public WorkerInterface {
  public:
   // `task`: "/job:ps/replica:0/task:0". `peers` (not owned) reaches the other tasks; it may be
   // null for a cluster of one task.
-  Worker(std::string task, WorkerCache* peers);
+  Worker(std::string task, WorkerCache* peers, WorkerOptions options = {});
   ~Worker() override;
 
   const std::string& task() const { return task_; }
   Device* device() { return device_.get(); }
   uint64_t incarnation() const { return incarnation_; }
+  // The budget every step here runs under (its limit may be changed while serving).
+  MemoryBudget* memory_budget() { return memory_budget_.get(); }
 
   void GetStatusAsync(const proto::GetStatusRequest* req, proto::GetStatusResponse* resp, CallOptions* opts,
                       StatusCallback done) override;
@@ -114,8 +130,10 @@ class Worker : public WorkerInterface {
 
   const std::string task_;
   WorkerCache* const peers_;
+  const WorkerOptions options_;
   const uint64_t incarnation_;
   std::unique_ptr<Device> device_;
+  const std::shared_ptr<MemoryBudget> memory_budget_;
 
   std::mutex mu_;
   std::condition_variable idle_cv_;  // in_flight_ reached 0, or steps_ became empty

@@ -17,6 +17,7 @@
 #include "framework/call_frame.h"
 #include "framework/node_properties.h"
 #include "framework/variable.h"
+#include "tensor/memory_budget.h"
 
 namespace dflow {
 
@@ -52,6 +53,10 @@ struct StepParams {
   // Cancelled when the session that runs the step closes (null when it cannot say). Resources
   // with background work (dataset iterators) stop it then.
   std::shared_ptr<CancellationManager> session_cancellation;
+  // Charged with every buffer that kernels allocate through their OpKernelContext, until it is
+  // freed (tensor/memory_budget.h); an allocation past its limit fails the kernel with
+  // ResourceExhausted. Null: nothing is counted (in-process sessions).
+  std::shared_ptr<MemoryBudget> memory_budget;
 };
 
 class OpKernelConstruction {
@@ -137,7 +142,10 @@ class OpKernelContext {
 
   int num_outputs() const { return static_cast<int>(outputs_.size()); }
   // Allocates output i with the kernel's declared output type; the values are uninitialized.
+  // Charged to the step's memory budget, if any (ResourceExhausted past its limit).
   Status allocate_output(int i, const TensorShape& shape, Tensor** out);
+  // A scratch tensor for the kernel's own use, charged like an output; uninitialized values.
+  Status allocate_temp(DType type, const TensorShape& shape, Tensor* out);
   // Output `output` takes over the buffer of the first value input among `candidates` that
   // nobody else holds (no other tensor, slot, variable, feed or fetch shares it) and that has the
   // output's type (a number type or bool) and as many elements as `shape`; otherwise it is

@@ -1,5 +1,7 @@
 #include "tensor/tensor.h"
 
+#include "tensor/memory_budget.h"
+
 #include <charconv>
 #include <cstdlib>
 #include <new>
@@ -20,7 +22,11 @@ TensorBuffer* TensorBuffer::Allocate(DType dtype, int64_t count, bool zero) {
   if (elem == 0 && count > 0) return nullptr;
   // The header occupies one aligned block; the data follows it in the same allocation.
   constexpr size_t kHeader = (sizeof(TensorBuffer) + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
-  size_t bytes = static_cast<size_t>(count) * elem;
+  static_assert(kHeader == kTensorAlignment, "the buffer header should fit in one aligned block");
+  // A size that cannot exist (a hostile shape) must not wrap around into a small allocation.
+  const int64_t checked = TensorBytesOrOverflow(count, static_cast<int64_t>(elem));
+  if (checked < 0 || checked > INT64_MAX - static_cast<int64_t>(2 * kTensorAlignment)) return nullptr;
+  size_t bytes = static_cast<size_t>(checked);
   size_t total = kHeader + (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
   void* mem = std::aligned_alloc(kTensorAlignment, total);
   if (mem == nullptr) return nullptr;
@@ -55,6 +61,7 @@ void TensorBuffer::Destroy() {
     auto* v = static_cast<Variant*>(data_);
     for (int64_t i = 0; i < count_; ++i) v[i].~Variant();
   }
+  if (budget_ != nullptr) budget_->Release(static_cast<int64_t>(bytes_));
   this->~TensorBuffer();
   std::free(this);
 }
@@ -68,6 +75,27 @@ StatusOr<Tensor> Tensor::Allocate(DType dtype, const TensorShape& shape) {
     return errors::ResourceExhausted("Out of memory allocating a ", DTypeString(dtype), " tensor of shape ",
                                      shape.DebugString());
   }
+  return Tensor(dtype, shape, buf, buf->data());
+}
+
+StatusOr<Tensor> Tensor::Allocate(DType dtype, const TensorShape& shape, const std::shared_ptr<MemoryBudget>& budget) {
+  if (budget == nullptr) return Allocate(dtype, shape);
+  if (!IsValidDType(dtype)) {
+    return errors::InvalidArgument("Cannot allocate a tensor of type ", DTypeString(dtype));
+  }
+  const int64_t bytes = TensorBytesOrOverflow(shape.num_elements(), static_cast<int64_t>(ElementSize(dtype)));
+  if (bytes < 0) {
+    return errors::ResourceExhausted("A ", DTypeString(dtype), " tensor of shape ", shape.DebugString(),
+                                     " is too big to allocate (over 2^63 bytes)");
+  }
+  RETURN_IF_ERROR(budget->Charge(bytes));
+  TensorBuffer* buf = TensorBuffer::Allocate(dtype, shape.num_elements(), /*zero=*/false);
+  if (buf == nullptr) {
+    budget->Release(bytes);
+    return errors::ResourceExhausted("Out of memory allocating a ", DTypeString(dtype), " tensor of shape ",
+                                     shape.DebugString());
+  }
+  buf->budget_ = budget;
   return Tensor(dtype, shape, buf, buf->data());
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -25,11 +26,14 @@ namespace dflow {
 
 constexpr size_t kTensorAlignment = 64;
 
+class MemoryBudget;
+
 // The storage behind one or more Tensors. Intrusively reference counted.
 class TensorBuffer {
  public:
   // Allocates `count` elements of `dtype` (strings are default-constructed; other types are left
-  // uninitialized unless `zero` is set). Returns nullptr when memory runs out.
+  // uninitialized unless `zero` is set). Returns nullptr when memory runs out or the size does
+  // not fit in memory at all.
   static TensorBuffer* Allocate(DType dtype, int64_t count, bool zero);
 
   void Ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
@@ -41,6 +45,7 @@ class TensorBuffer {
   size_t size() const { return bytes_; }
 
  private:
+  friend class Tensor;
   TensorBuffer() = default;
   void Destroy();
 
@@ -49,6 +54,9 @@ class TensorBuffer {
   int64_t count_ = 0;
   size_t bytes_ = 0;
   void* data_ = nullptr;
+  // The budget bytes_ were charged to (null for most buffers), released in Destroy. The header
+  // stays within one 64-byte block with it.
+  std::shared_ptr<MemoryBudget> budget_;
 };
 
 class Tensor {
@@ -70,6 +78,11 @@ class Tensor {
 
   // Allocates without zeroing numbers; ResourceExhausted when memory runs out.
   static StatusOr<Tensor> Allocate(DType dtype, const TensorShape& shape);
+  // The same, charged to `budget` (tensor/memory_budget.h) until the buffer is freed:
+  // ResourceExhausted, before any memory is taken, when the budget cannot cover it. A null
+  // budget is the plain Allocate.
+  static StatusOr<Tensor> Allocate(DType dtype, const TensorShape& shape,
+                                   const std::shared_ptr<MemoryBudget>& budget);
   // A tensor holding `values` in row-major order; InvalidArgument if the count does not match.
   template <typename T>
   static StatusOr<Tensor> FromValues(absl::Span<const T> values, const TensorShape& shape);

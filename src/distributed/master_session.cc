@@ -17,6 +17,7 @@
 #include "graph/partition.h"
 #include "graph/placer.h"
 #include "graph/subgraph.h"
+#include "tensor/memory_budget.h"
 #include "tensor/tensor_proto.h"
 
 namespace dflow {
@@ -185,9 +186,35 @@ StatusOr<std::shared_ptr<MasterSession>> MasterSession::Create(std::string handl
   return s;
 }
 
+void MasterSession::SetGraphLimits(int64_t max_bytes, int64_t max_nodes) {
+  std::lock_guard<std::mutex> l(mu_);
+  max_graph_bytes_ = max_bytes;
+  max_graph_nodes_ = max_nodes;
+}
+
+Status MasterSession::CheckGraphLimits(const proto::GraphDef& def, int64_t have_bytes, int64_t have_nodes,
+                                       int64_t max_bytes, int64_t max_nodes, const std::string& task) {
+  const int64_t nodes = have_nodes + def.node_size();
+  if (max_nodes > 0 && nodes > max_nodes) {
+    return errors::ResourceExhausted("The session's graph would have ", nodes, " nodes, more than the limit of ",
+                                     max_nodes, " of the master on ", task, " (max_graph_nodes)");
+  }
+  if (max_bytes > 0) {
+    const int64_t bytes = have_bytes + static_cast<int64_t>(def.ByteSizeLong());
+    if (bytes > max_bytes) {
+      return errors::ResourceExhausted("The session's graph would be ", HumanReadableBytes(bytes),
+                                       ", more than the limit of ", HumanReadableBytes(max_bytes),
+                                       " of the master on ", task, " (max_graph_bytes)");
+    }
+  }
+  return absl::OkStatus();
+}
+
 Status MasterSession::Extend(const proto::GraphDef& def) {
   std::lock_guard<std::mutex> l(mu_);
   if (closed_) return errors::FailedPrecondition("Session has been closed");
+  RETURN_IF_ERROR(CheckGraphLimits(def, graph_bytes_, graph_def_.node_size(), max_graph_bytes_, max_graph_nodes_,
+                                   local_task_));
   proto::GraphDef merged = graph_def_;
   for (const auto& n : def.node()) *merged.add_node() = n;
   for (const auto& f : def.library().function()) *merged.mutable_library()->add_function() = f;
@@ -196,6 +223,7 @@ Status MasterSession::Extend(const proto::GraphDef& def) {
   RETURN_IF_ERROR(ImportGraphDef(merged, g.get()));
   // Identical functions sent again collapse into one.
   g->library().ToProto(merged.mutable_library());
+  graph_bytes_ = static_cast<int64_t>(merged.ByteSizeLong());
   graph_def_ = std::move(merged);
   graph_ = std::move(g);
   return absl::OkStatus();

@@ -28,6 +28,14 @@ class MasterSession {
                                                          int64_t startup_wait_ms, int64_t probe_timeout_ms);
   ~MasterSession();
 
+  // The limits on the session's whole graph (MasterOptions::max_graph_bytes/max_graph_nodes;
+  // 0: none), checked by every Extend before anything is built.
+  void SetGraphLimits(int64_t max_bytes, int64_t max_nodes);
+  // ResourceExhausted naming the limit when a graph of `have_bytes`/`have_nodes` extended by
+  // `def` passes `max_bytes` (serialized) or `max_nodes` (0: no limit).
+  static Status CheckGraphLimits(const proto::GraphDef& def, int64_t have_bytes, int64_t have_nodes,
+                                 int64_t max_bytes, int64_t max_nodes, const std::string& task);
+
   Status Extend(const proto::GraphDef& def);
   Status Run(const proto::RunStepRequest& req, proto::RunStepResponse* resp, CallOptions* opts);
   void ListDevices(proto::ListDevicesResponse* resp) const;
@@ -75,6 +83,9 @@ class MasterSession {
 
   std::mutex mu_;
   bool closed_ = false;
+  int64_t max_graph_bytes_ = 0;
+  int64_t max_graph_nodes_ = 0;
+  int64_t graph_bytes_ = 0;  // serialized size of graph_def_
   proto::GraphDef graph_def_;
   std::unique_ptr<Graph> graph_;
   std::unordered_map<std::string, std::shared_ptr<Prepared>> prepared_;

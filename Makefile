@@ -3,7 +3,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build run test bench clean asan
+.PHONY: all deps build run test bench clean asan fuzz
 
 all: build
 
@@ -21,8 +21,11 @@ build: deps $(BUILD)/build.ninja
 run: build
 	$(BUILD)/bin/dflow launch --ps 1 --workers 2 -- $(BUILD)/bin/iris
 
+# After the suite, a short fuzzing pass: every fuzz target 5 s (its clang build takes about 4 min
+# from scratch on 2 cores; see fuzz/run_fuzz.sh).
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300
+	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=5
 
 bench:
 	@scripts/install-deps.sh --bench
@@ -35,5 +38,11 @@ asan: deps
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp ctest --output-on-failure -j $(JOBS) --timeout 600
 
+# Every fuzz target (fuzz/) built with clang's libFuzzer, ASan and UBSan in build-fuzz, each run
+# FUZZ_SECONDS seconds on its seed corpus; fails on a crash and prints the reproducer.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run_fuzz.sh
+
 clean:
-	rm -rf $(BUILD) build-asan
+	rm -rf $(BUILD) build-asan build-fuzz

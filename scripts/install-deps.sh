@@ -12,6 +12,7 @@ packages=(
   libdnnl-dev ocl-icd-opencl-dev   # dnnl's CMake config looks for OpenCL (its GPU runtime)
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-dev python3-pip   # the Python package: headers for the extension, pip below
+  clang libomp-dev   # `make fuzz`: libFuzzer and the sanitizers (clang), OpenMP for clang (dnnl's ops)
 )
 if [[ "${1:-}" == "--bench" ]]; then
   # OpenBLAS gives PyTorch its fast BLAS (without it Debian's torch uses the reference BLAS).

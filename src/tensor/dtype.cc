@@ -29,7 +29,8 @@ bool IsInteger(DType t) { return t == DT_INT32 || t == DT_INT64 || t == DT_UINT8
 bool IsNumeric(DType t) { return IsFloating(t) || IsInteger(t); }
 
 std::string DTypeString(DType t) {
-  if (IsRefType(t)) return DTypeString(BaseType(t)) + "_ref";
+  // One level of reference only: a number from a proto may be any int (no recursion on it).
+  if (IsRefType(t) && !IsRefType(BaseType(t))) return DTypeString(BaseType(t)) + "_ref";
   switch (t) {
     case DT_FLOAT: return "float";
     case DT_DOUBLE: return "double";

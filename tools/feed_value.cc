@@ -118,11 +118,16 @@ StatusOr<Tensor> ParseFeedValue(const std::string& text, DType dtype) {
     for (size_t i = 0; i < values.size(); ++i) {
       double v = values[i];
       if constexpr (std::is_integral_v<T>) {
-        bool fits = std::trunc(v) == v && v >= static_cast<double>(std::numeric_limits<T>::lowest()) &&
-                    v <= static_cast<double>(std::numeric_limits<T>::max());
-        if (!fits && status.ok()) {
-          status = errors::InvalidArgument("Value ", FormatNumber(v), " in '", text, "' is not a valid ",
-                                           DTypeString(dtype));
+        // [lowest, 2^digits): max itself does not convert to a double exactly (2^63 - 1 rounds up
+        // to 2^63), and converting a double out of T's range is undefined behaviour.
+        const double limit = std::ldexp(1.0, std::numeric_limits<T>::digits);
+        bool fits = std::trunc(v) == v && v >= static_cast<double>(std::numeric_limits<T>::lowest()) && v < limit;
+        if (!fits) {
+          if (status.ok()) {
+            status = errors::InvalidArgument("Value ", FormatNumber(v), " in '", text, "' is not a valid ",
+                                             DTypeString(dtype));
+          }
+          continue;
         }
       }
       out[i] = static_cast<T>(v);

@@ -1,5 +1,6 @@
 #include "base/record_io.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "base/crc32c.h"
@@ -65,17 +66,25 @@ Status RecordReader::ReadRecord(uint64_t* offset, std::string* record) {
     return errors::DataLoss("Record at offset ", *offset, " in ", file_->path(), " claims ", length,
                             " bytes, more than the limit of ", max_record_bytes_);
   }
-  // Read data and footer together; a short read is a truncated file.
+  // Read data and footer together; a short read is a truncated file. The buffer grows with the
+  // bytes that arrive (by 1 MiB, or by what arrived so far when that is more), so a length whose
+  // header checksum was forged costs at most twice the file's bytes, not the limit.
+  constexpr uint64_t kStep = uint64_t{1} << 20;
+  const uint64_t want = length + 4;
   std::string buf;
-  buf.resize(length + 4);
-  auto d = file_->Read(*offset + 12, buf.size(), buf.data());
-  size_t got = d.ok() ? d->size() : 0;
-  if (!d.ok() && !absl::IsOutOfRange(d.status())) return d.status();
-  if (got < buf.size()) {
-    return errors::DataLoss("Truncated record at offset ", *offset, " in ", file_->path(), ": ", got, " of ",
-                            buf.size(), " bytes of data and checksum");
+  while (buf.size() < want) {
+    const size_t have = buf.size();
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(want - have, std::max<uint64_t>(kStep, have)));
+    buf.resize(have + n);
+    auto d = file_->Read(*offset + 12 + have, n, buf.data() + have);
+    size_t got = d.ok() ? d->size() : 0;
+    if (!d.ok() && !absl::IsOutOfRange(d.status())) return d.status();
+    if (got > 0 && d->data() != buf.data() + have) std::memmove(buf.data() + have, d->data(), got);
+    if (got < n) {
+      return errors::DataLoss("Truncated record at offset ", *offset, " in ", file_->path(), ": ", have + got,
+                              " of ", want, " bytes of data and checksum");
+    }
   }
-  if (d->data() != buf.data()) std::memmove(buf.data(), d->data(), buf.size());
   if (crc32c::Unmask(GetFixed32(buf.data() + length)) != crc32c::Value(buf.data(), length)) {
     return errors::DataLoss("Corrupt record data (checksum mismatch) at offset ", *offset, " in ", file_->path());
   }

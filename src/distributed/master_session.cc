@@ -8,6 +8,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/wire_format_lite.h"
 #include "base/env.h"
 #include "distributed/job_completion.h"
 #include "framework/device_name.h"
@@ -210,21 +213,46 @@ Status MasterSession::CheckGraphLimits(const proto::GraphDef& def, int64_t have_
   return absl::OkStatus();
 }
 
+namespace {
+
+// Appends the node fields of `def` to `out` as serialized GraphDef fields (field 1).
+void AppendNodeBytes(const proto::GraphDef& def, std::string* out) {
+  google::protobuf::io::StringOutputStream stream(out);
+  google::protobuf::io::CodedOutputStream coded(&stream);
+  for (const proto::NodeDef& n : def.node()) {
+    google::protobuf::internal::WireFormatLite::WriteMessage(proto::GraphDef::kNodeFieldNumber, n, &coded);
+  }
+}
+
+}  // namespace
+
 Status MasterSession::Extend(const proto::GraphDef& def) {
   std::lock_guard<std::mutex> l(mu_);
   if (closed_) return errors::FailedPrecondition("Session has been closed");
-  RETURN_IF_ERROR(CheckGraphLimits(def, graph_bytes_, graph_def_.node_size(), max_graph_bytes_, max_graph_nodes_,
-                                   local_task_));
-  proto::GraphDef merged = graph_def_;
-  for (const auto& n : def.node()) *merged.add_node() = n;
-  for (const auto& f : def.library().function()) *merged.mutable_library()->add_function() = f;
-  if (def.has_versions()) *merged.mutable_versions() = def.versions();
+  RETURN_IF_ERROR(
+      CheckGraphLimits(def, graph_bytes_, num_nodes_, max_graph_bytes_, max_graph_nodes_, local_task_));
+  // The whole graph is imported anew into a new Graph, so that a bad extension leaves the
+  // session as it was. The first GraphDef is imported as it came (no copy).
   auto g = std::make_unique<Graph>();
-  RETURN_IF_ERROR(ImportGraphDef(merged, g.get()));
+  if (graph_ == nullptr) {
+    RETURN_IF_ERROR(ImportGraphDef(def, g.get()));
+  } else {
+    proto::GraphDef merged;
+    if (!merged.ParseFromString(node_bytes_)) return errors::Internal("Session ", handle_, ": kept graph unreadable");
+    *merged.mutable_library() = library_;
+    *merged.mutable_versions() = def.has_versions() ? def.versions() : versions_;
+    merged.mutable_node()->Reserve(merged.node_size() + def.node_size());
+    for (const auto& n : def.node()) *merged.add_node() = n;
+    for (const auto& f : def.library().function()) *merged.mutable_library()->add_function() = f;
+    RETURN_IF_ERROR(ImportGraphDef(merged, g.get()));
+  }
+  AppendNodeBytes(def, &node_bytes_);
+  num_nodes_ += def.node_size();
   // Identical functions sent again collapse into one.
-  g->library().ToProto(merged.mutable_library());
-  graph_bytes_ = static_cast<int64_t>(merged.ByteSizeLong());
-  graph_def_ = std::move(merged);
+  library_.Clear();
+  g->library().ToProto(&library_);
+  if (def.has_versions()) versions_ = def.versions();
+  graph_bytes_ = static_cast<int64_t>(node_bytes_.size() + library_.ByteSizeLong() + versions_.ByteSizeLong());
   graph_ = std::move(g);
   return absl::OkStatus();
 }
@@ -276,6 +304,9 @@ StatusOr<std::shared_ptr<MasterSession::Prepared>> MasterSession::Build(const pr
   };
   std::map<std::string, proto::GraphDef> parts;
   RETURN_IF_ERROR(PartitionGraph(po, *step.graph, &parts));
+  // Nothing below needs the step graph: free it before the workers build theirs (with the
+  // master's own task among them, both would be in this process at once).
+  step.graph.reset();
   // Partitions that receive nothing send their tensors for the master's task in their response.
   std::vector<std::string> all_pushed;
   std::map<std::string, std::vector<std::string>> push_keys;
@@ -311,7 +342,7 @@ StatusOr<std::shared_ptr<MasterSession::Prepared>> MasterSession::Build(const pr
     ASSIGN_OR_RETURN(p.worker, workers_->GetWorker(p.task));
     ASSIGN_OR_RETURN(p.args, Renumber(&def, "_Arg"));
     ASSIGN_OR_RETURN(p.retvals, Renumber(&def, "_Retval"));
-    *def.mutable_versions() = graph_def_.versions();
+    *def.mutable_versions() = versions_;
     proto::RegisterGraphRequest rreq;
     proto::RegisterGraphResponse rresp;
     rreq.set_session_handle(handle_);

@@ -85,8 +85,15 @@ class MasterSession {
   bool closed_ = false;
   int64_t max_graph_bytes_ = 0;
   int64_t max_graph_nodes_ = 0;
-  int64_t graph_bytes_ = 0;  // serialized size of graph_def_
-  proto::GraphDef graph_def_;
+  // The session's accumulated GraphDef, kept serialized (a parsed GraphDef takes ~14 times its
+  // serialized size; Extend parses it again to import the whole graph anew): the node fields
+  // (a serialized GraphDef with nodes only, so appending a batch is concatenation), and the
+  // function library and versions as Graph import left them.
+  std::string node_bytes_;
+  int64_t num_nodes_ = 0;
+  proto::FunctionDefLibrary library_;
+  proto::VersionDef versions_;
+  int64_t graph_bytes_ = 0;  // serialized size of all three
   std::unique_ptr<Graph> graph_;
   std::unordered_map<std::string, std::shared_ptr<Prepared>> prepared_;
   std::mt19937_64 step_ids_;

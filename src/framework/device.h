@@ -30,8 +30,9 @@ class Device {
   void set_file_policy(std::shared_ptr<const FilePolicy> policy);
   const FilePolicy* file_policy() const { return file_policy_.get(); }
   const std::shared_ptr<const FilePolicy>& shared_file_policy() const { return file_policy_; }
-  // The Env through which kernels do their file operations: Env::Default() without a policy, a
-  // PolicyEnv that checks every path otherwise. Datasets keep it for their iterators.
+  // The Env through which kernels do their file operations: a PolicyEnv over Env::Default() (as
+  // it is at each call) that checks every path against the policy, and passes every call
+  // through unchanged without one. Datasets keep it for their iterators.
   const std::shared_ptr<Env>& file_env() const { return file_env_; }
 
  private:

@@ -142,8 +142,24 @@ Status FilePolicy::Check(absl::string_view path, std::string* resolved) const {
 
 // ---- PolicyEnv ----
 
+Status PolicyEnv::Read(const std::string& path, std::string* resolved) const {
+  if (policy_ == nullptr) {
+    *resolved = path;
+    return absl::OkStatus();
+  }
+  return policy_->CheckRead(path, resolved);
+}
+
+Status PolicyEnv::Write(const std::string& path, std::string* resolved) const {
+  if (policy_ == nullptr) {
+    *resolved = path;
+    return absl::OkStatus();
+  }
+  return policy_->CheckWrite(path, resolved);
+}
+
 Status PolicyEnv::CheckNotRoot(const std::string& path, const std::string& resolved) const {
-  if (policy_->IsAllowedRoot(resolved)) {
+  if (policy_ != nullptr && policy_->IsAllowedRoot(resolved)) {
     return absl::PermissionDeniedError(absl::StrCat("Path '", path, "' is an allowed directory itself, which this task "
                                                     "may not remove or rename (", policy_->DebugString(), ")"));
   }
@@ -152,86 +168,85 @@ Status PolicyEnv::CheckNotRoot(const std::string& path, const std::string& resol
 
 StatusOr<std::string> PolicyEnv::ReadFile(const std::string& path, int64_t max_bytes) const {
   std::string r;
-  RETURN_IF_ERROR(policy_->CheckRead(path, &r));
-  return base_->ReadFile(r, max_bytes);
+  RETURN_IF_ERROR(Read(path, &r));
+  return base()->ReadFile(r, max_bytes);
 }
 
 Status PolicyEnv::WriteFileAtomic(const std::string& path, absl::string_view contents) const {
   std::string r;
-  RETURN_IF_ERROR(policy_->CheckWrite(path, &r));
-  return base_->WriteFileAtomic(r, contents);
+  RETURN_IF_ERROR(Write(path, &r));
+  return base()->WriteFileAtomic(r, contents);
 }
 
 bool PolicyEnv::FileExists(const std::string& path) const {
   std::string r;
-  return policy_->CheckRead(path, &r).ok() && base_->FileExists(r);
+  return Read(path, &r).ok() && base()->FileExists(r);
 }
 
 StatusOr<std::unique_ptr<WritableFile>> PolicyEnv::NewWritableFile(const std::string& path, bool append) const {
   std::string r;
-  RETURN_IF_ERROR(policy_->CheckWrite(path, &r));
-  return base_->NewWritableFile(r, append);
+  RETURN_IF_ERROR(Write(path, &r));
+  return base()->NewWritableFile(r, append);
 }
 
 StatusOr<std::unique_ptr<RandomAccessFile>> PolicyEnv::NewRandomAccessFile(const std::string& path) const {
   std::string r;
-  RETURN_IF_ERROR(policy_->CheckRead(path, &r));
-  return base_->NewRandomAccessFile(r);
+  RETURN_IF_ERROR(Read(path, &r));
+  return base()->NewRandomAccessFile(r);
 }
 
 StatusOr<uint64_t> PolicyEnv::FileSize(const std::string& path) const {
   std::string r;
-  RETURN_IF_ERROR(policy_->CheckRead(path, &r));
-  return base_->FileSize(r);
+  RETURN_IF_ERROR(Read(path, &r));
+  return base()->FileSize(r);
 }
 
 Status PolicyEnv::RenameFile(const std::string& from, const std::string& to) const {
   std::string rf, rt;
-  RETURN_IF_ERROR(policy_->CheckWrite(from, &rf));
+  RETURN_IF_ERROR(Write(from, &rf));
   RETURN_IF_ERROR(CheckNotRoot(from, rf));
-  RETURN_IF_ERROR(policy_->CheckWrite(to, &rt));
+  RETURN_IF_ERROR(Write(to, &rt));
   RETURN_IF_ERROR(CheckNotRoot(to, rt));
-  return base_->RenameFile(rf, rt);
+  return base()->RenameFile(rf, rt);
 }
 
 Status PolicyEnv::DeleteFile(const std::string& path) const {
   std::string r;
-  RETURN_IF_ERROR(policy_->CheckWrite(path, &r));
-  return base_->DeleteFile(r);
+  RETURN_IF_ERROR(Write(path, &r));
+  return base()->DeleteFile(r);
 }
 
 Status PolicyEnv::DeleteDir(const std::string& path) const {
   std::string r;
-  RETURN_IF_ERROR(policy_->CheckWrite(path, &r));
+  RETURN_IF_ERROR(Write(path, &r));
   RETURN_IF_ERROR(CheckNotRoot(path, r));
-  return base_->DeleteDir(r);
+  return base()->DeleteDir(r);
 }
 
 Status PolicyEnv::CreateDirs(const std::string& path) const {
   std::string r;
-  RETURN_IF_ERROR(policy_->CheckWrite(path, &r));
-  return base_->CreateDirs(r);
+  RETURN_IF_ERROR(Write(path, &r));
+  return base()->CreateDirs(r);
 }
 
 bool PolicyEnv::IsDirectory(const std::string& path) const {
   std::string r;
-  return policy_->CheckRead(path, &r).ok() && base_->IsDirectory(r);
+  return Read(path, &r).ok() && base()->IsDirectory(r);
 }
 
 StatusOr<std::vector<std::string>> PolicyEnv::GetChildren(const std::string& dir) const {
   std::string r;
-  RETURN_IF_ERROR(policy_->CheckRead(dir, &r));
-  return base_->GetChildren(r);
+  RETURN_IF_ERROR(Read(dir, &r));
+  return base()->GetChildren(r);
 }
 
 Status PolicyEnv::SyncDir(const std::string& dir) const {
   std::string r;
-  RETURN_IF_ERROR(policy_->CheckRead(dir, &r));
-  return base_->SyncDir(r);
+  RETURN_IF_ERROR(Read(dir, &r));
+  return base()->SyncDir(r);
 }
 
 std::shared_ptr<Env> MakeFileEnv(std::shared_ptr<const FilePolicy> policy, Env* base) {
-  if (policy == nullptr) return std::shared_ptr<Env>(base, [](Env*) {});
   return std::make_shared<PolicyEnv>(std::move(policy), base);
 }
 

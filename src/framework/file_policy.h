@@ -65,16 +65,18 @@ class FilePolicy {
   std::vector<std::string> resolved_;
 };
 
-// An Env whose every file operation is checked against a policy and then done by `base` on the
-// resolved path. Also refuses to delete or rename an allowed directory itself. FileExists and
-// IsDirectory answer false for a path the policy refuses. NowMicros and HostName pass through.
+// An Env whose every file operation is checked against a policy and then done by the base Env
+// on the resolved path. Also refuses to delete or rename an allowed directory itself.
+// FileExists and IsDirectory answer false for a path the policy refuses. A null policy checks
+// nothing and passes every call through unchanged. A null `base` is Env::Default() at the time
+// of each call (so that a test's ScopedDefaultEnv is seen by kernels).
 class PolicyEnv : public Env {
  public:
-  explicit PolicyEnv(std::shared_ptr<const FilePolicy> policy, Env* base = Env::Default())
+  explicit PolicyEnv(std::shared_ptr<const FilePolicy> policy, Env* base = nullptr)
       : policy_(std::move(policy)), base_(base) {}
-  const FilePolicy& policy() const { return *policy_; }
+  const FilePolicy* policy() const { return policy_.get(); }
 
-  int64_t NowMicros() const override { return base_->NowMicros(); }
+  int64_t NowMicros() const override { return base()->NowMicros(); }
   StatusOr<std::string> ReadFile(const std::string& path, int64_t max_bytes) const override;
   Status WriteFileAtomic(const std::string& path, absl::string_view contents) const override;
   bool FileExists(const std::string& path) const override;
@@ -88,17 +90,21 @@ class PolicyEnv : public Env {
   bool IsDirectory(const std::string& path) const override;
   StatusOr<std::vector<std::string>> GetChildren(const std::string& dir) const override;
   Status SyncDir(const std::string& dir) const override;
-  std::string HostName() const override { return base_->HostName(); }
+  std::string HostName() const override { return base()->HostName(); }
 
  private:
+  Env* base() const { return base_ != nullptr ? base_ : Env::Default(); }
+  // The policy's CheckRead/CheckWrite into *resolved; with no policy, *resolved = path.
+  Status Read(const std::string& path, std::string* resolved) const;
+  Status Write(const std::string& path, std::string* resolved) const;
   Status CheckNotRoot(const std::string& path, const std::string& resolved) const;
 
   std::shared_ptr<const FilePolicy> policy_;
   Env* base_;
 };
 
-// The Env for ops under `policy`: `base` itself when the policy is null (unrestricted), a
-// PolicyEnv over it otherwise.
-std::shared_ptr<Env> MakeFileEnv(std::shared_ptr<const FilePolicy> policy, Env* base = Env::Default());
+// The Env for ops under `policy` (null: unrestricted): a PolicyEnv over `base` (null: the
+// current Env::Default()).
+std::shared_ptr<Env> MakeFileEnv(std::shared_ptr<const FilePolicy> policy, Env* base = nullptr);
 
 }  // namespace dflow

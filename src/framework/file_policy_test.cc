@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include "base/fault_injection_env.h"
 #include "base/temp_dir.h"
 #include "framework/device.h"
 #include "gmock/gmock.h"
@@ -180,14 +181,31 @@ TEST_F(FilePolicyTest, PolicyEnvChecksEveryOperation) {
 TEST_F(FilePolicyTest, DeviceFileEnvFollowsItsPolicy) {
   Device d("/job:localhost/replica:0/task:0/device:CPU:0", "CPU");
   EXPECT_EQ(d.file_policy(), nullptr);
-  EXPECT_EQ(d.file_env().get(), Env::Default());  // unrestricted
-  EXPECT_TRUE(d.file_env()->FileExists(outside_ + "/secret"));
+  EXPECT_TRUE(d.file_env()->FileExists(outside_ + "/secret"));  // unrestricted
+  ASSERT_TRUE(d.file_env()->WriteFileAtomic(outside_ + "/w", "w").ok());
+  EXPECT_EQ(*Env::Default()->ReadFile(outside_ + "/w"), "w");
   d.set_file_policy(policy_);
   EXPECT_EQ(d.file_policy(), policy_.get());
   EXPECT_FALSE(d.file_env()->FileExists(outside_ + "/secret"));
   EXPECT_TRUE(d.file_env()->FileExists(allowed_ + "/data.txt"));
   d.set_file_policy(nullptr);
-  EXPECT_EQ(d.file_env().get(), Env::Default());
+  EXPECT_TRUE(d.file_env()->FileExists(outside_ + "/secret"));
+}
+
+// Without a base, the Env is Env::Default() as it is at each call: a test that swaps it in
+// (ScopedDefaultEnv) sees the kernels' file operations.
+TEST_F(FilePolicyTest, PolicyEnvUsesTheCurrentDefaultEnv) {
+  for (std::shared_ptr<const FilePolicy> policy : {std::shared_ptr<const FilePolicy>(), policy_}) {
+    std::shared_ptr<Env> env = MakeFileEnv(policy);
+    ASSERT_TRUE(Env::Default()->WriteFileAtomic(allowed_ + "/c", "c").ok());
+    FaultInjectionEnv counting;
+    {
+      ScopedDefaultEnv scoped(&counting);
+      ASSERT_TRUE(env->DeleteFile(allowed_ + "/c").ok());
+      EXPECT_EQ(env->DeleteFile(allowed_ + "/c").code(), absl::StatusCode::kNotFound);
+    }
+    EXPECT_EQ(counting.operations(), 2);  // both deletes went through the swapped-in Env
+  }
 }
 
 }  // namespace

@@ -204,6 +204,21 @@ TEST_F(ResourceLimitsTest, AGraphOverTheNodeLimitIsRefusedAndTheMasterGoesOn) {
   auto r = Run(*s, {}, {"n59:0"});
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ((*r)[0].scalar<float>(), 1.0f);
+  // An extension within the limit is imported with the kept graph, which it may refer to.
+  proto::GraphDef more = Chain(30, "m");
+  more.mutable_node(0)->set_op("Identity");
+  more.mutable_node(0)->clear_attr();
+  (*more.mutable_node(0)->mutable_attr())["T"].set_type(proto::DT_FLOAT);
+  more.mutable_node(0)->add_input("n59");
+  *ext.mutable_graph_def() = more;
+  st = master_->ExtendSession(ext, &ext_resp);
+  ASSERT_TRUE(st.ok()) << st;
+  r = Run(*s, {}, {"m29:0", "n3:0"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)[0].scalar<float>(), 1.0f);
+  // Now at 90 nodes: 11 more are too many.
+  *ext.mutable_graph_def() = Chain(11, "k");
+  EXPECT_EQ(master_->ExtendSession(ext, &ext_resp).code(), absl::StatusCode::kResourceExhausted);
 }
 
 TEST_F(ResourceLimitsTest, AGraphOverTheByteLimitIsRefused) {

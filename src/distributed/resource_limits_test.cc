@@ -296,6 +296,29 @@ TEST_F(ResourceLimitsTest, SessionsPerClientAreLimited) {
   EXPECT_TRUE(NewSession(def, "ipv4:10.0.0.5:1006").ok());
 }
 
+TEST_F(ResourceLimitsTest, AClientOpeningSessionsWithoutEndGetsTheDefaultLimit) {
+  StartMaster({});
+  proto::GraphDef def = Chain(2);
+  int opened = 0, refused = 0;
+  for (int i = 0; i < 200; ++i) {
+    StatusOr<std::string> s = NewSession(def, absl::StrCat("ipv4:10.0.0.9:", 20000 + i));
+    if (s.ok()) {
+      ++opened;
+    } else {
+      ASSERT_EQ(s.status().code(), absl::StatusCode::kResourceExhausted) << s.status();
+      ++refused;
+    }
+  }
+  EXPECT_EQ(opened, MasterOptions().max_sessions_per_client);
+  EXPECT_EQ(refused, 200 - opened);
+  // A well-behaved client elsewhere is served.
+  StatusOr<std::string> good = NewSession(def, "ipv4:10.0.0.10:1");
+  ASSERT_TRUE(good.ok()) << good.status();
+  auto r = Run(*good, {}, {"n1:0"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)[0].scalar<float>(), 1.0f);
+}
+
 TEST(MasterClientHostTest, DropsThePort) {
   EXPECT_EQ(Master::ClientHost("ipv4:10.0.0.5:41234"), "ipv4:10.0.0.5");
   EXPECT_EQ(Master::ClientHost("ipv6:[::1]:41234"), "ipv6:[::1]");

@@ -11,6 +11,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace dflow;
+  static const bool quiet = fuzz::QuietProtobuf();
+  (void)quiet;
   auto [index, contents] = fuzz::SplitLengthPrefixed(absl::string_view(reinterpret_cast<const char*>(data), size));
   fuzz::MemEnv env;
   env.Put(BundleIndexFilename("ckpt"), std::string(index));

@@ -11,6 +11,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace dflow;
+  static const bool quiet = fuzz::QuietProtobuf();
+  (void)quiet;
   std::string bytes(reinterpret_cast<const char*>(data), size);
   fuzz::MemFile file("fuzz.index", bytes);
   auto table = table::ReadTable(file, bytes.size());

@@ -10,6 +10,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace dflow;
+  static const bool quiet = fuzz::QuietProtobuf();
+  (void)quiet;
   fuzz::MemEnv env;
   env.Put("events.out.tfevents", std::string(reinterpret_cast<const char*>(data), size));
   auto reader = summary::EventFileReader::Open("events.out.tfevents", &env);

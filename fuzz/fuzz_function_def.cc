@@ -13,7 +13,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace dflow;
-  static const bool registered = (RegisterAllOps(), true);
+  static const bool registered = (RegisterAllOps(), fuzz::QuietProtobuf());
   (void)registered;
   proto::FunctionDefLibrary library;
   if (!library.ParseFromArray(data, static_cast<int>(size))) return 0;

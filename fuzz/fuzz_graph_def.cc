@@ -16,7 +16,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace dflow;
-  static const bool registered = (RegisterAllOps(), true);
+  static const bool registered = (RegisterAllOps(), fuzz::QuietProtobuf());
   (void)registered;
   proto::GraphDef def;
   if (!ParseGraphDef(absl::string_view(reinterpret_cast<const char*>(data), size), &def).ok()) return 0;

@@ -11,6 +11,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace dflow;
+  static const bool quiet = fuzz::QuietProtobuf();
+  (void)quiet;
   if (size < 1) return 0;
   const size_t k = data[0];
   absl::string_view in(reinterpret_cast<const char*>(data) + 1, size - 1);

@@ -10,6 +10,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace dflow;
+  static const bool quiet = fuzz::QuietProtobuf();
+  (void)quiet;
   proto::TensorProto p;
   if (!p.ParseFromArray(data, static_cast<int>(size))) return 0;
   (void)PartialShapeFromProto(p.tensor_shape());

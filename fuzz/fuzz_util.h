@@ -13,6 +13,10 @@
 #include <utility>
 
 #include "absl/strings/string_view.h"
+#include "google/protobuf/stubs/common.h"
+#if GOOGLE_PROTOBUF_VERSION < 4022000
+#include "google/protobuf/stubs/logging.h"
+#endif
 #include "base/env.h"
 #include "base/status.h"
 
@@ -72,6 +76,15 @@ inline std::pair<absl::string_view, absl::string_view> SplitLengthPrefixed(absl:
   in.remove_prefix(4);
   if (n > in.size()) n = static_cast<uint32_t>(in.size());
   return {in.substr(0, n), in.substr(n)};
+}
+
+// Protobuf logs every string field with invalid UTF-8 it parses; under a fuzzer that is megabytes
+// of noise. Call once (a static initializer in each target that parses protos).
+inline bool QuietProtobuf() {
+#if GOOGLE_PROTOBUF_VERSION < 4022000
+  if (std::getenv("FUZZ_VERBOSE") == nullptr) google::protobuf::SetLogHandler(nullptr);
+#endif
+  return true;
 }
 
 // With FUZZ_VERBOSE set, says how far an input got: a seed that stops at the first check does

@@ -1,6 +1,7 @@
 #include "rpc/tensor_chunks.h"
 
 #include <cstring>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "proto/worker.pb.h"
@@ -145,12 +146,20 @@ Status TensorChunkAssembler::Begin(const std::string& head) {
   if (!TravelsAsBytes(dtype)) return Malformed(absl::StrCat("dtype ", DTypeString(dtype), " cannot travel as bytes"));
   StatusOr<TensorShape> shape = ShapeFromProto(chunk.shape());
   if (!shape.ok()) return Malformed(std::string(shape.status().message()));
+  // The announced size must match the shape before anything is allocated for it.
+  const int64_t elements = shape->num_elements();
+  const int64_t element_size = static_cast<int64_t>(DTypeSize(dtype));
+  if (element_size > 0 && elements > std::numeric_limits<int64_t>::max() / element_size) {
+    return Malformed(absl::StrCat("a ", DTypeString(dtype), " tensor of shape ", shape->DebugString(),
+                                  " does not fit in memory"));
+  }
+  if (chunk.total_bytes() != elements * element_size) {
+    return Malformed(absl::StrCat("announces ", chunk.total_bytes(), " bytes for a ", DTypeString(dtype),
+                                  " tensor of shape ", shape->DebugString(), " (", elements * element_size,
+                                  " bytes)"));
+  }
   ASSIGN_OR_RETURN(tensor_, Tensor::Allocate(dtype, *shape));
   expected_ = tensor_.TotalBytes();
-  if (chunk.total_bytes() != static_cast<int64_t>(expected_)) {
-    return Malformed(absl::StrCat("announces ", chunk.total_bytes(), " bytes for a ", DTypeString(dtype),
-                                  " tensor of shape ", shape->DebugString(), " (", expected_, " bytes)"));
-  }
   return absl::OkStatus();
 }
 

@@ -11,6 +11,7 @@
 
 #include "base/net.h"
 #include "base/temp_dir.h"
+#include "framework/credentials.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/delay_proxy.h"
@@ -56,10 +57,19 @@ TEST(CutOffWorkerTest, LearnsTheJobCompletedWhenItsLinksComeBack) {
     return std::vector<std::string>{BinDir() + "/distributed_trainer", hosts[0], hosts[1], "--job_name=worker",
                                     "--task_index=" + std::to_string(index), "--last_step=6000"};
   };
+  // The two sides see different cluster specs (the other side through the proxies), so the
+  // tasks are given the cluster's credentials, the chief's copy with the chief's secret.
+  const ClusterCredentials creds = GenerateClusterCredentials({}).value();
+  ASSERT_TRUE(WriteCredentials(creds, dir.File("chief")).ok());
+  ASSERT_TRUE(WriteCredentials(creds.WithoutChief(), dir.File("member")).ok());
+  ::setenv(kCredentialsEnv, dir.File("member").c_str(), 1);
   ChildProcess ps({BinDir() + "/dflow", "server", main_side[0], main_side[1], "--job_name=ps", "--task_index=0"},
                   log("ps"));
+  ::setenv(kCredentialsEnv, dir.File("chief").c_str(), 1);
   ChildProcess chief(trainer(main_side, 0), log("worker0"));
+  ::setenv(kCredentialsEnv, dir.File("member").c_str(), 1);
   ChildProcess worker1(trainer(cut_side, 1), log("worker1"));
+  ::unsetenv(kCredentialsEnv);
 
   // Worker 1 has its training session; then its links are cut while the chief goes on to the
   // last step (worker 1's step in flight fails when keepalive pings go unanswered).

@@ -84,6 +84,13 @@ class DelayProxy {
     return connected_.wait_for(l, std::chrono::duration<double>(seconds), [&] { return connections_.load() >= n; });
   }
 
+  // Every byte forwarded so far, both directions interleaved in arrival order (what a capture of
+  // the link would show).
+  std::string Captured() const {
+    std::lock_guard<std::mutex> l(capture_->mu);
+    return capture_->bytes;
+  }
+
   void SetCut(bool cut) {
     std::lock_guard<std::mutex> l(mu_);
     cut_->store(cut);
@@ -93,11 +100,20 @@ class DelayProxy {
  private:
   using Clock = std::chrono::steady_clock;
 
+  struct Capture {
+    std::mutex mu;
+    std::string bytes;
+  };
+
   // One direction of one connection: a reader that stamps what it reads and a writer that
   // writes it when due and the link is not cut.
   struct Pump {
-    Pump(int from, int to, int64_t delay_ms, std::shared_ptr<std::atomic<bool>> cut)
-        : from(from), to(to), delay(std::chrono::milliseconds(delay_ms)), cut(std::move(cut)) {}
+    Pump(int from, int to, int64_t delay_ms, std::shared_ptr<std::atomic<bool>> cut, std::shared_ptr<Capture> capture)
+        : from(from),
+          to(to),
+          delay(std::chrono::milliseconds(delay_ms)),
+          cut(std::move(cut)),
+          capture(std::move(capture)) {}
     struct Chunk {
       Clock::time_point due;
       std::string bytes;  // empty: the sender closed
@@ -105,6 +121,7 @@ class DelayProxy {
     const int from, to;
     const Clock::duration delay;
     std::shared_ptr<std::atomic<bool>> cut;
+    std::shared_ptr<Capture> capture;
     std::mutex mu;
     std::condition_variable cv;
     std::deque<Chunk> queue;
@@ -120,6 +137,10 @@ class DelayProxy {
       while (true) {
         ssize_t n = read(from, buf, sizeof(buf));
         if (n < 0 && errno == EINTR) continue;
+        if (n > 0) {
+          std::lock_guard<std::mutex> c(capture->mu);
+          capture->bytes.append(buf, static_cast<size_t>(n));
+        }
         std::lock_guard<std::mutex> l(mu);
         queue.push_back({Clock::now() + delay, n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string()});
         cv.notify_all();
@@ -202,8 +223,8 @@ class DelayProxy {
       std::lock_guard<std::mutex> l(mu_);
       ++connections_;
       connected_.notify_all();
-      auto up = std::make_shared<Pump>(client, server, delay_ms_, cut_);
-      auto down = std::make_shared<Pump>(server, client, delay_ms_, cut_);
+      auto up = std::make_shared<Pump>(client, server, delay_ms_, cut_, capture_);
+      auto down = std::make_shared<Pump>(server, client, delay_ms_, cut_, capture_);
       up->Start();
       down->Start();
       pumps_.push_back(up);
@@ -224,6 +245,7 @@ class DelayProxy {
   std::mutex mu_;
   std::condition_variable connected_;  // a connection was accepted
   std::shared_ptr<std::atomic<bool>> cut_ = std::make_shared<std::atomic<bool>>(false);
+  std::shared_ptr<Capture> capture_ = std::make_shared<Capture>();
   std::vector<std::shared_ptr<Pump>> pumps_;
   std::vector<int> fds_;  // the connections' sockets, closed once every pump has stopped
 };

@@ -22,6 +22,7 @@
 #include "base/temp_dir.h"
 #include "dflow/ops.h"
 #include "dflow/session.h"
+#include "framework/credentials.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/test_processes.h"
@@ -125,7 +126,7 @@ TEST(SyncReplicasProcessTest, AKilledWorkerDoesNotStopTraining) {
 // The global step as the ps task at `ps_address` holds it; nullopt while the chief has not
 // initialized it or the ps does not answer. A client reads it by name from the server's default
 // container, without a part in the job.
-std::optional<int64_t> ReadGlobalStep(const std::string& ps_address) {
+std::optional<int64_t> ReadGlobalStep(const std::string& ps_address, const ClusterCredentials& creds) {
   Scope root = Scope::NewRootScope();
   Output global_step = ops::Identity(
       root, ops::VariableV2(root.WithDevice("/job:ps/task:0").WithOpName("global_step"), PartialTensorShape::Scalar(),
@@ -133,6 +134,7 @@ std::optional<int64_t> ReadGlobalStep(const std::string& ps_address) {
   SessionOptions options;
   options.target = "grpc://" + ps_address;
   options.device_filters = {"/job:ps"};
+  options.credentials = creds;
   ClientSession session(root, options);
   RunOptions run_options;
   run_options.timeout_in_ms = 10000;
@@ -155,8 +157,14 @@ TEST(SyncReplicasProcessTest, UnderLaunchAKilledWorkerIsReportedAndTheJobComplet
   SharedText out_text, err_text;
   std::ostream out(&out_text), err(&err_text);
   std::atomic<int> code{-1};
+  // The cluster's credentials, so that this test can read the global step as a client.
+  TempDir creds_dir;
+  const ClusterCredentials creds = GenerateClusterCredentials({}).value();
+  ASSERT_TRUE(WriteCredentials(creds, creds_dir.File("c/chief")).ok());
+  ASSERT_TRUE(WriteCredentials(creds.WithoutChief(), creds_dir.File("c/member")).ok());
   std::thread launch([&] {
-    code = tools::RunDflowCommand({"launch", "--ps", "1", "--workers", "3", "--timeout", "240", "--",
+    code = tools::RunDflowCommand({"launch", "--ps", "1", "--workers", "3", "--timeout", "240", "--credentials",
+                                   creds_dir.File("c"), "--",
                                    BinDir() + "/sync_trainer", "--replicas_to_aggregate=2",
                                    "--last_step=" + std::to_string(kLastStep)},
                                   out, err);
@@ -174,10 +182,16 @@ TEST(SyncReplicasProcessTest, UnderLaunchAKilledWorkerIsReportedAndTheJobComplet
   std::optional<int64_t> step_at_kill;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (started && worker2 > 0 && std::chrono::steady_clock::now() < deadline) {
-    step_at_kill = ReadGlobalStep(ps_address);
+    step_at_kill = ReadGlobalStep(ps_address, creds.WithoutChief());
     if (step_at_kill.has_value() && *step_at_kill >= 10) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  // A client without the cluster's secret reads nothing: neither in plaintext nor over TLS.
+  ClusterCredentials plaintext, no_secret = creds.WithoutChief();
+  plaintext.insecure = true;
+  no_secret.secret.clear();
+  EXPECT_FALSE(ReadGlobalStep(ps_address, plaintext).has_value());
+  EXPECT_FALSE(ReadGlobalStep(ps_address, no_secret).has_value());
   const bool killed = step_at_kill.has_value() && *step_at_kill >= 10 && kill(worker2, SIGKILL) == 0;
   const std::string out_at_kill = out_text.str();
   EXPECT_TRUE(killed) << "global step " << step_at_kill.value_or(-1) << "\n" << err_text.str();

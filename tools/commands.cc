@@ -32,7 +32,10 @@ constexpr char kUsage[] =
     "                               ([[1,2],[3,4]]) or @file.npy\n"
     "  server --ps_hosts=H:P,... --worker_hosts=H:P,... --job_name=ps|worker --task_index=N\n"
     "                               run one task of a cluster until SIGTERM or SIGINT\n"
-    "                               (the task may also come from TF_CONFIG)\n"
+    "                               (the task may also come from TF_CONFIG); --credentials DIR\n"
+    "                               or --insecure (see docs/SECURITY.md)\n"
+    "  credentials create DIR [--hosts=H,...] [--mutual_tls]\n"
+    "                               write fresh cluster credentials: DIR/chief, DIR/member\n"
     "  launch --ps N --workers M [--base_port P] [--timeout SECONDS] [--fail_fast] [--] TRAINER [ARGS...]\n"
     "                               start N ps servers and M trainers on 127.0.0.1, each\n"
     "                               given --ps_hosts, --worker_hosts, --job_name, --task_index;\n"
@@ -163,6 +166,7 @@ int RunDflowCommand(const std::vector<std::string>& args, std::ostream& out, std
   if (args[0] == "run") return Run(rest, out, err);
   if (args[0] == "launch") return RunLaunchCommand(rest, out, err);
   if (args[0] == "server") return RunServerCommand(rest, out, err);
+  if (args[0] == "credentials") return RunCredentialsCommand(rest, out, err);
   err << "error: unknown command '" << args[0] << "'\n" << kUsage;
   return 2;
 }

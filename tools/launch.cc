@@ -15,7 +15,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <ostream>
 
 #include "absl/strings/match.h"
@@ -23,15 +25,24 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/env.h"
 #include "base/net.h"
 #include "distributed/cluster_spec.h"
+#include "framework/credentials.h"
+
+extern char** environ;
 
 namespace dflow::tools {
 namespace {
 
 constexpr char kUsage[] =
     "usage: dflow launch --ps N --workers M [--base_port P] [--timeout SECONDS] [--grace_period SECONDS]\n"
-    "                    [--finish_timeout SECONDS] [--fail_fast] [--ps_trainer] [--] TRAINER [ARGS...]\n"
+    "                    [--finish_timeout SECONDS] [--fail_fast] [--ps_trainer] [--mutual_tls]\n"
+    "                    [--credentials DIR]\n"
+    "                    [--] TRAINER [ARGS...]\n"
+    "Each task gets fresh credentials for the cluster in DFLOW_CREDENTIALS (TLS, a cluster secret; the\n"
+    "chief's secret for worker 0 only); --mutual_tls also makes the servers require client certificates;\n"
+    "--credentials DIR uses DIR/chief and DIR/member from `dflow credentials create DIR` instead.\n"
     "ps tasks run `dflow server`; with --ps_trainer they run TRAINER ARGS too (--job_name=ps), as in\n"
     "TensorFlow's guide, where one program serves as ps (server.join()) and trains as worker.\n"
     "The chief (worker 0) ends the launch. When it exits 0 the job is complete: the launcher waits up to\n"
@@ -116,6 +127,7 @@ struct Task {
   bool is_worker = false;
   int index = 0;  // --task_index
   std::vector<std::string> argv;
+  std::vector<std::string> env;  // its whole environment ("NAME=value")
   pid_t pid = -1;  // also its process group
   int fd = -1;     // read end of its stdout+stderr pipe; -1 once closed
   std::string partial;
@@ -140,6 +152,33 @@ bool Succeeded(const Task& t) { return t.status_known && WIFEXITED(t.wait_status
 // The chief is worker 0 (TensorFlow's rule for the ps/worker layout): its end is the job's end.
 bool IsChief(const Task& t) { return t.is_worker && t.index == 0; }
 
+// A private directory (mode 0700 under $TMPDIR) with the chief's and the members' credentials,
+// removed with everything in it when the launch ends.
+class CredentialsDir {
+ public:
+  CredentialsDir() = default;
+  ~CredentialsDir() {
+    if (root_.empty()) return;
+    std::error_code ec;
+    std::filesystem::remove_all(root_, ec);
+  }
+  Status Write(const ClusterCredentials& creds) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string tmpl = absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "/dflow-launch-XXXXXX");
+    if (::mkdtemp(tmpl.data()) == nullptr) return errors::Internal("mkdtemp ", tmpl, ": ", strerror(errno));
+    root_ = tmpl;  // mkdtemp makes it 0700
+    RETURN_IF_ERROR(WriteCredentials(creds, chief()));
+    return WriteCredentials(creds.WithoutChief(), member());
+  }
+  // Someone else's directory (with chief/ and member/), left in place.
+  void Use(const std::string& dir) { given_ = dir; }
+  std::string chief() const { return (given_.empty() ? root_ : given_) + "/chief"; }
+  std::string member() const { return (given_.empty() ? root_ : given_) + "/member"; }
+
+ private:
+  std::string root_, given_;
+};
+
 // Forks and execs the task with its output into a fresh pipe. Between fork and exec the child
 // uses only async-signal-safe calls; a failed exec reports errno through a close-on-exec pipe.
 Status StartTask(Task* t) {
@@ -152,9 +191,11 @@ Status StartTask(Task* t) {
     return errors::Internal("pipe: ", strerror(e));
   }
   int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  std::vector<char*> argv;
+  std::vector<char*> argv, envp;
   for (std::string& a : t->argv) argv.push_back(a.data());
   argv.push_back(nullptr);
+  for (std::string& e : t->env) envp.push_back(e.data());
+  envp.push_back(nullptr);
   const pid_t parent = getpid();
   pid_t pid = fork();
   if (pid == 0) {
@@ -175,7 +216,7 @@ Status StartTask(Task* t) {
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
-    execvp(argv[0], argv.data());
+    execvpe(argv[0], argv.data(), envp.data());
     int e = errno;
     ssize_t ignored = write(exec_pipe[1], &e, sizeof(e));
     (void)ignored;
@@ -320,13 +361,13 @@ StatusOr<LaunchOptions> ParseLaunchArgs(const std::vector<std::string>& args) {
       name = a.substr(0, eq);
       value = a.substr(eq + 1);
     }
-    if (name == "--fail_fast" || name == "--ps_trainer") {
+    if (name == "--fail_fast" || name == "--ps_trainer" || name == "--mutual_tls") {
       if (inline_value) return errors::InvalidArgument(name, " takes no value, got '", a, "'");
-      (name == "--fail_fast" ? o.fail_fast : o.ps_trainer) = true;
+      (name == "--fail_fast" ? o.fail_fast : name == "--ps_trainer" ? o.ps_trainer : o.mutual_tls) = true;
       continue;
     }
-    static const char* kFlags[] = {"--ps",           "--workers",         "--base_port", "--timeout",
-                                   "--grace_period", "--finish_timeout", "--server_cmd"};
+    static const char* kFlags[] = {"--ps",           "--workers",         "--base_port",  "--timeout",
+                                   "--grace_period", "--finish_timeout", "--server_cmd", "--credentials"};
     if (std::find_if(std::begin(kFlags), std::end(kFlags), [&](const char* f) { return name == f; }) ==
         std::end(kFlags)) {
       return errors::InvalidArgument("unknown option '", a, "'");
@@ -362,6 +403,9 @@ StatusOr<LaunchOptions> ParseLaunchArgs(const std::vector<std::string>& args) {
       RETURN_IF_ERROR(seconds_value(0, &o.grace_period_s));
     } else if (name == "--finish_timeout") {
       RETURN_IF_ERROR(seconds_value(0, &o.finish_timeout_s));
+    } else if (name == "--credentials") {
+      if (value.empty()) return errors::InvalidArgument("--credentials is empty");
+      o.credentials_dir = value;
     } else {
       o.server_cmd = absl::StrSplit(value, ' ', absl::SkipEmpty());
       if (o.server_cmd.empty()) return errors::InvalidArgument("--server_cmd is empty");
@@ -406,6 +450,27 @@ int RunLaunch(const LaunchOptions& options, std::ostream& out, std::ostream& err
     server_cmd = *std::move(cmd);
   }
 
+  // Fresh credentials for this cluster, in a private directory removed when the launch ends: the
+  // chief's copy holds the chief's secret, the others' only its hash.
+  // With --credentials DIR, DIR/chief and DIR/member are used as they are.
+  CredentialsDir creds_dir;
+  if (options.credentials_dir.empty()) {
+    auto creds = GenerateClusterCredentials({"127.0.0.1"}, options.mutual_tls);
+    if (!creds.ok()) return fail(creds.status(), 1);
+    if (Status s = creds_dir.Write(*creds); !s.ok()) return fail(s, 1);
+  } else {
+    for (const char* part : {"chief", "member"}) {
+      auto loaded = LoadCredentials(JoinPath(options.credentials_dir, part));
+      if (!loaded.ok()) return fail(errors::Annotate(loaded.status(), "--credentials: "), 2);
+    }
+    creds_dir.Use(options.credentials_dir);
+  }
+  std::vector<std::string> base_env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (absl::StartsWith(*e, absl::StrCat(kCredentialsEnv, "="))) continue;
+    base_env.push_back(*e);
+  }
+
   std::vector<Task> tasks(n);
   for (int i = 0; i < n; ++i) {
     Task& t = tasks[i];
@@ -417,6 +482,8 @@ int RunLaunch(const LaunchOptions& options, std::ostream& out, std::ostream& err
     t.argv.push_back("--worker_hosts=" + worker_hosts);
     t.argv.push_back(t.is_worker ? "--job_name=worker" : "--job_name=ps");
     t.argv.push_back(absl::StrCat("--task_index=", t.index));
+    t.env = base_env;
+    t.env.push_back(absl::StrCat(kCredentialsEnv, "=", IsChief(t) ? creds_dir.chief() : creds_dir.member()));
   }
   err << "dflow launch: cluster " << config->cluster.DebugString() << std::endl;
 

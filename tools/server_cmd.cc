@@ -7,8 +7,14 @@
 #include <ostream>
 #include <thread>
 
+#include <sys/stat.h>
+
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "base/env.h"
 #include "dflow/server.h"
+#include "framework/credentials.h"
+#include "framework/file_policy.h"
 
 namespace dflow::tools {
 
@@ -19,21 +25,76 @@ int RunServerCommand(const std::vector<std::string>& args, std::ostream& out, st
   if (!task.ok()) {
     err << "dflow server: " << task.status().message() << "\n"
         << "usage: dflow server --ps_hosts=H:P,... --worker_hosts=H:P,... --job_name=ps|worker --task_index=N "
-           "[--startup_wait_ms=N]   (or TF_CONFIG)\n";
+           "[--startup_wait_ms=N] [--credentials=DIR | --insecure] [--allowed_dirs=D,...]\n"
+           "       [--max_message_bytes=N] [--step_memory_limit=BYTES] [--max_graph_bytes=N] [--max_graph_nodes=N]\n"
+           "       [--max_sessions_per_client=N] [--session_idle_timeout_ms=N]   (or TF_CONFIG)\n"
+           "Ops run here read and write files only under --allowed_dirs (default: the working directory and\n"
+           "$TMPDIR or /tmp).\n"
+           "Credentials: --credentials DIR (made by `dflow credentials create`), else the directory in\n"
+           "DFLOW_CREDENTIALS, else (a task on a loopback address) this user's own store; --insecure serves\n"
+           "plaintext without authentication, on purpose.\n";
     return 2;
   }
   ServerOptions options;
   options.cluster = task->cluster;
   options.job_name = task->job_name;
   options.task_index = task->task_index;
-  for (const std::string& a : rest) {
-    const std::string flag = "--startup_wait_ms=";
-    if (a.rfind(flag, 0) == 0 && absl::SimpleAtoi(a.substr(flag.size()), &options.startup_wait_ms) &&
-        options.startup_wait_ms >= 0) {
+  std::string credentials_dir;
+  bool insecure = false;
+  for (size_t i = 0; i < rest.size(); ++i) {
+    const std::string& a = rest[i];
+    // "--flag=value" or "--flag value".
+    auto value_of = [&](const std::string& flag, std::string* value) {
+      if (a.rfind(flag + "=", 0) == 0) {
+        *value = a.substr(flag.size() + 1);
+        return true;
+      }
+      if (a == flag && i + 1 < rest.size()) {
+        *value = rest[++i];
+        return true;
+      }
+      return false;
+    };
+    std::string v;
+    if (value_of("--startup_wait_ms", &v)) {
+      if (absl::SimpleAtoi(v, &options.startup_wait_ms) && options.startup_wait_ms >= 0) continue;
+    } else if (value_of("--max_message_bytes", &v)) {
+      if (absl::SimpleAtoi(v, &options.max_message_bytes) && options.max_message_bytes >= 1024) continue;
+    } else if (value_of("--step_memory_limit", &v)) {
+      if (absl::SimpleAtoi(v, &options.step_memory_limit_bytes) && options.step_memory_limit_bytes >= -1) continue;
+    } else if (value_of("--max_graph_bytes", &v)) {
+      if (absl::SimpleAtoi(v, &options.max_graph_bytes) && options.max_graph_bytes >= 0) continue;
+    } else if (value_of("--max_graph_nodes", &v)) {
+      if (absl::SimpleAtoi(v, &options.max_graph_nodes) && options.max_graph_nodes >= 0) continue;
+    } else if (value_of("--max_sessions_per_client", &v)) {
+      if (absl::SimpleAtoi(v, &options.max_sessions_per_client) && options.max_sessions_per_client >= 0) continue;
+    } else if (value_of("--session_idle_timeout_ms", &v)) {
+      if (absl::SimpleAtoi(v, &options.session_idle_timeout_ms) && options.session_idle_timeout_ms >= 0) continue;
+    } else if (value_of("--allowed_dirs", &v)) {
+      options.allowed_dirs = FilePolicy::ParseDirList(v);
+      if (!options.allowed_dirs.empty()) continue;
+    } else if (value_of("--credentials", &v)) {
+      credentials_dir = v;
+      if (!v.empty()) continue;
+    } else if (a == "--insecure") {
+      insecure = true;
       continue;
     }
-    err << "dflow server: unknown argument '" << a << "'\n";
+    err << "dflow server: bad argument '" << a << "'\n";
     return 2;
+  }
+  if (insecure && !credentials_dir.empty()) {
+    err << "dflow server: --insecure and --credentials exclude each other\n";
+    return 2;
+  }
+  if (insecure) options.credentials.insecure = true;
+  if (!credentials_dir.empty()) {
+    StatusOr<ClusterCredentials> creds = LoadCredentials(credentials_dir);
+    if (!creds.ok()) {
+      err << "dflow server: --credentials: " << creds.status().message() << "\n";
+      return 2;
+    }
+    options.credentials = *std::move(creds);
   }
   // SIGTERM and SIGINT stop the server: blocked here (threads made later inherit the mask) and
   // taken by a thread that waits for them.
@@ -60,6 +121,49 @@ int RunServerCommand(const std::vector<std::string>& args, std::ostream& out, st
   if ((*server)->job_complete()) pthread_kill(waiter.native_handle(), SIGTERM);
   waiter.join();
   out << "dflow server: " << ((*server)->job_complete() ? "the job is complete; stopped" : "stopped") << std::endl;
+  return 0;
+}
+
+int RunCredentialsCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  constexpr char kCredsUsage[] =
+      "usage: dflow credentials create DIR [--hosts=H,...] [--mutual_tls]\n"
+      "Writes fresh credentials for one cluster: DIR/chief (the chief's host only: it may end and reset\n"
+      "the job) and DIR/member (every other task and client). Give each task its directory with\n"
+      "--credentials DIR/... or DFLOW_CREDENTIALS. --hosts: names or addresses the certificate is valid\n"
+      "for besides the name dflow.cluster that clients check (so any address works); --mutual_tls:\n"
+      "servers also require the clients' certificates.\n";
+  if (args.size() < 2 || args[0] != "create") {
+    err << kCredsUsage;
+    return 2;
+  }
+  const std::string dir = args[1];
+  std::vector<std::string> hosts;
+  bool mutual = false;
+  for (size_t i = 2; i < args.size(); ++i) {
+    if (args[i].rfind("--hosts=", 0) == 0) {
+      hosts = absl::StrSplit(args[i].substr(8), ',', absl::SkipEmpty());
+    } else if (args[i] == "--mutual_tls") {
+      mutual = true;
+    } else {
+      err << "dflow credentials: bad argument '" << args[i] << "'\n" << kCredsUsage;
+      return 2;
+    }
+  }
+  if (Env::Default()->FileExists(dir)) {
+    err << "dflow credentials: " << dir << " exists; choose a new directory\n";
+    return 1;
+  }
+  StatusOr<ClusterCredentials> creds = GenerateClusterCredentials(hosts, mutual);
+  Status s = creds.status();
+  if (s.ok()) s = WriteCredentials(*creds, JoinPath(dir, "chief"));
+  if (s.ok()) s = WriteCredentials(creds->WithoutChief(), JoinPath(dir, "member"));
+  if (s.ok() && ::chmod(dir.c_str(), 0700) != 0) s = errors::Internal("chmod ", dir);
+  if (!s.ok()) {
+    err << "dflow credentials: " << s.message() << "\n";
+    return 1;
+  }
+  out << "dflow credentials: wrote " << JoinPath(dir, "chief") << " (the chief only) and " << JoinPath(dir, "member")
+      << " (the other tasks and clients)" << std::endl;
   return 0;
 }
 

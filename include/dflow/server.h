@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "distributed/cluster_spec.h"
+#include "framework/credentials.h"
 
 namespace dflow {
 namespace rpc {
@@ -45,6 +46,33 @@ struct ServerOptions {
   // How long a new session waits for the other tasks to answer before failing with
   // Unavailable (it logs the tasks it waits for).
   int64_t startup_wait_ms = 30000;
+  // What callers must present and this task presents to the others: the cluster secret (checked
+  // on every call), TLS certificates, the chief's secret (see framework/credentials.h and
+  // docs/SECURITY.md). Unset: the directory named by DFLOW_CREDENTIALS; else, for a task that
+  // listens on loopback only, credentials kept for its cluster in this user's store (made by the
+  // first task to start; clients of this user find them by the task's address). A task that would
+  // listen on other interfaces without credentials fails to start (FailedPrecondition) unless
+  // `credentials.insecure` asks for plaintext without authentication.
+  ClusterCredentials credentials;
+  // Requests larger than this fail with ResourceExhausted before they are read.
+  int64_t max_message_bytes = int64_t{1} << 30;
+  // The only directories that ops run on this task may read or write (SaveV2, RestoreV2,
+  // MergeV2Checkpoints, the file datasets): paths are resolved, so ".." and symlinks cannot lead
+  // out; others fail with PermissionDenied naming the path and these directories. Empty: the
+  // working directory and the temporary directory ($TMPDIR, else /tmp). {"/"}: anywhere.
+  std::vector<std::string> allowed_dirs;
+  // Limits that keep one client from taking the task down; each failing request gets
+  // ResourceExhausted naming the limit (docs/SECURITY.md):
+  // - bytes that buffers of this task's steps may hold at once, values kept in variables and
+  //   queues included (-1: half of the memory the process may use; 0: unlimited);
+  int64_t step_memory_limit_bytes = -1;
+  // - the largest graph a session may have (serialized bytes, nodes; 0: unlimited);
+  int64_t max_graph_bytes = int64_t{1} << 30;
+  int64_t max_graph_nodes = 500000;
+  // - open sessions per client host (0: unlimited; sessions of this process are not counted);
+  int max_sessions_per_client = 64;
+  // - a session no call used for this long is closed (its later calls fail with Aborted); 0: never.
+  int64_t session_idle_timeout_ms = 3600000;
 };
 
 struct JobCompleteOptions {
@@ -86,6 +114,8 @@ class Server {
   // "grpc://localhost:PORT": the target of a ClientSession on this server.
   std::string target() const;
   int port() const;
+  // The credentials it serves with (for clients in this process that call it through RPC).
+  const ClusterCredentials& credentials() const;
   // Blocks until Stop() (from another thread), or until the job is complete (another task called
   // NotifyJobComplete) and the steps in progress here finished or failed.
   void Join();

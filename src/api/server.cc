@@ -15,6 +15,14 @@ StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& options) {
   o.job_name = options.job_name;
   o.task_index = options.task_index;
   o.master.startup_wait_ms = options.startup_wait_ms;
+  o.credentials = options.credentials;
+  o.max_message_bytes = options.max_message_bytes;
+  o.allowed_dirs = options.allowed_dirs;
+  o.worker.step_memory_limit_bytes = options.step_memory_limit_bytes;
+  o.worker.max_graph_bytes = o.master.max_graph_bytes = options.max_graph_bytes;
+  o.worker.max_graph_nodes = o.master.max_graph_nodes = options.max_graph_nodes;
+  o.master.max_sessions_per_client = options.max_sessions_per_client;
+  o.master.session_idle_timeout_ms = options.session_idle_timeout_ms;
   ASSIGN_OR_RETURN(std::unique_ptr<rpc::GrpcServer> impl, rpc::GrpcServer::Create(o));
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
@@ -28,6 +36,7 @@ StatusOr<std::unique_ptr<Server>> Server::CreateLocalServer() {
 
 std::string Server::target() const { return impl_->target(); }
 int Server::port() const { return impl_->port(); }
+const ClusterCredentials& Server::credentials() const { return impl_->credentials(); }
 void Server::Join() { impl_->Join(); }
 bool Server::job_complete() const { return impl_->job_complete(); }
 Status Server::NotifyJobComplete(const JobCompleteOptions& options, JobCompleteResult* result) {

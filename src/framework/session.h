@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "framework/credentials.h"
 #include "tensor/tensor.h"
 
 namespace dflow {
@@ -41,6 +42,10 @@ struct SessionOptions {
   // through the MasterService RPC as a client in another process does (false; for tests and
   // benchmarks of that path).
   bool direct_to_local_master = true;
+  // For "grpc://" targets: what to present to the server (framework/credentials.h). Unset: the
+  // directory named by DFLOW_CREDENTIALS, else the per-user store's credentials for the target's
+  // address (a local cluster this user started without credentials), else none.
+  ClusterCredentials credentials;
 };
 
 struct RunOptions {

@@ -7,6 +7,7 @@
 
 #include "distributed/master.h"
 #include "proto/rpc/services.grpc.pb.h"
+#include "rpc/grpc_auth.h"
 #include "rpc/grpc_util.h"
 
 namespace dflow::rpc {
@@ -54,18 +55,21 @@ class CancelWatcher {
 
 class MasterServiceImpl final : public proto::rpc::MasterService::Service {
  public:
-  explicit MasterServiceImpl(Master* master) : master_(master) {}
+  MasterServiceImpl(Master* master, const RpcAuthenticator* auth) : master_(master), auth_(auth) {}
 
-  grpc::Status CreateSession(grpc::ServerContext*, const proto::CreateSessionRequest* req,
+  grpc::Status CreateSession(grpc::ServerContext* ctx, const proto::CreateSessionRequest* req,
                              proto::CreateSessionResponse* resp) override {
-    return ToGrpc(master_->CreateSession(*req, resp));
+    if (grpc::Status a = auth_->Check(*ctx, RpcAuthenticator::Role::kMember, "CreateSession"); !a.ok()) return a;
+    return ToGrpc(master_->CreateSession(*req, resp, ctx->peer()));
   }
-  grpc::Status ExtendSession(grpc::ServerContext*, const proto::ExtendSessionRequest* req,
+  grpc::Status ExtendSession(grpc::ServerContext* ctx, const proto::ExtendSessionRequest* req,
                              proto::ExtendSessionResponse* resp) override {
+    if (grpc::Status a = auth_->Check(*ctx, RpcAuthenticator::Role::kMember, "ExtendSession"); !a.ok()) return a;
     return ToGrpc(master_->ExtendSession(*req, resp));
   }
   grpc::Status RunStep(grpc::ServerContext* ctx, const proto::RunStepRequest* req,
                        proto::RunStepResponse* resp) override {
+    if (grpc::Status a = auth_->Check(*ctx, RpcAuthenticator::Role::kMember, "RunStep"); !a.ok()) return a;
     // A client that goes away cancels its step.
     CallOptions opts;
     watcher_.Add(ctx, &opts);
@@ -73,32 +77,37 @@ class MasterServiceImpl final : public proto::rpc::MasterService::Service {
     watcher_.Remove(ctx);
     return ToGrpc(s);
   }
-  grpc::Status CloseSession(grpc::ServerContext*, const proto::CloseSessionRequest* req,
+  grpc::Status CloseSession(grpc::ServerContext* ctx, const proto::CloseSessionRequest* req,
                             proto::CloseSessionResponse* resp) override {
+    if (grpc::Status a = auth_->Check(*ctx, RpcAuthenticator::Role::kMember, "CloseSession"); !a.ok()) return a;
     return ToGrpc(master_->CloseSession(*req, resp));
   }
-  grpc::Status ListDevices(grpc::ServerContext*, const proto::ListDevicesRequest* req,
+  grpc::Status ListDevices(grpc::ServerContext* ctx, const proto::ListDevicesRequest* req,
                            proto::ListDevicesResponse* resp) override {
+    if (grpc::Status a = auth_->Check(*ctx, RpcAuthenticator::Role::kMember, "ListDevices"); !a.ok()) return a;
     return ToGrpc(master_->ListDevices(*req, resp));
   }
-  grpc::Status Reset(grpc::ServerContext*, const proto::MasterResetRequest* req,
+  grpc::Status Reset(grpc::ServerContext* ctx, const proto::MasterResetRequest* req,
                      proto::MasterResetResponse* resp) override {
+    if (grpc::Status a = auth_->Check(*ctx, RpcAuthenticator::Role::kChief, "Reset"); !a.ok()) return a;
     return ToGrpc(master_->Reset(*req, resp));
   }
-  grpc::Status CompleteJob(grpc::ServerContext*, const proto::CompleteJobRequest* req,
+  grpc::Status CompleteJob(grpc::ServerContext* ctx, const proto::CompleteJobRequest* req,
                            proto::CompleteJobResponse* resp) override {
+    if (grpc::Status a = auth_->Check(*ctx, RpcAuthenticator::Role::kChief, "CompleteJob"); !a.ok()) return a;
     return ToGrpc(master_->CompleteJob(*req, resp));
   }
 
  private:
   Master* master_;
+  const RpcAuthenticator* auth_;
   CancelWatcher watcher_;
 };
 
 }  // namespace
 
-std::unique_ptr<grpc::Service> NewGrpcMasterService(Master* master) {
-  return std::make_unique<MasterServiceImpl>(master);
+std::unique_ptr<grpc::Service> NewGrpcMasterService(Master* master, const RpcAuthenticator* auth) {
+  return std::make_unique<MasterServiceImpl>(master, auth);
 }
 
 }  // namespace dflow::rpc

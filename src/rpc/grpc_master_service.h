@@ -10,8 +10,11 @@ class Service;
 namespace dflow {
 class Master;
 namespace rpc {
+class RpcAuthenticator;
 
-std::unique_ptr<grpc::Service> NewGrpcMasterService(Master* master);
+// `master` and `auth` must outlive the service; every method first checks the call with `auth`
+// (Reset and CompleteJob as the chief's).
+std::unique_ptr<grpc::Service> NewGrpcMasterService(Master* master, const RpcAuthenticator* auth);
 
 }  // namespace rpc
 }  // namespace dflow

@@ -86,10 +86,10 @@ class RecvTensorReader : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::
 
 class GrpcRemoteWorker : public WorkerInterface {
  public:
-  GrpcRemoteWorker(const std::string& address, std::string task)
+  GrpcRemoteWorker(const std::string& address, std::string task, const ClusterCredentials& creds)
       : address_(address),
         task_(std::move(task)),
-        channel_(NewChannel(address)),
+        channel_(NewChannel(address, creds)),
         stub_(proto::rpc::WorkerService::NewStub(channel_)),
         generic_(channel_) {}
 
@@ -176,12 +176,17 @@ class GrpcRemoteWorker : public WorkerInterface {
 
 }  // namespace
 
-std::shared_ptr<WorkerInterface> NewGrpcRemoteWorker(const std::string& address, const std::string& task) {
-  return std::make_shared<GrpcRemoteWorker>(address, task);
+std::shared_ptr<WorkerInterface> NewGrpcRemoteWorker(const std::string& address, const std::string& task,
+                                                     const ClusterCredentials& creds) {
+  return std::make_shared<GrpcRemoteWorker>(address, task, creds);
 }
 
-GrpcWorkerCache::GrpcWorkerCache(ClusterSpec cluster, std::string local_task, std::shared_ptr<WorkerInterface> local)
-    : cluster_(std::move(cluster)), local_task_(std::move(local_task)), local_(std::move(local)) {}
+GrpcWorkerCache::GrpcWorkerCache(ClusterSpec cluster, std::string local_task, std::shared_ptr<WorkerInterface> local,
+                                 ClusterCredentials creds)
+    : cluster_(std::move(cluster)),
+      local_task_(std::move(local_task)),
+      local_(std::move(local)),
+      creds_(std::move(creds)) {}
 
 GrpcWorkerCache::~GrpcWorkerCache() = default;
 
@@ -193,7 +198,7 @@ StatusOr<std::shared_ptr<WorkerInterface>> GrpcWorkerCache::GetWorker(const std:
   ASSIGN_OR_RETURN(DeviceName n, DeviceName::Parse(task));
   if (!n.has_job || !n.has_task) return errors::InvalidArgument("'", task, "' is not a task name");
   ASSIGN_OR_RETURN(std::string address, cluster_.TaskAddress(n.job, n.task));
-  auto w = NewGrpcRemoteWorker(address, task);
+  auto w = NewGrpcRemoteWorker(address, task, creds_);
   remote_[task] = w;
   return w;
 }

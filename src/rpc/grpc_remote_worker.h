@@ -9,13 +9,15 @@
 
 #include "distributed/cluster_spec.h"
 #include "distributed/worker_interface.h"
+#include "framework/credentials.h"
 
 namespace dflow::rpc {
 
 class GrpcWorkerCache : public WorkerCache {
  public:
-  // `local` may be null (a client that is not a task).
-  GrpcWorkerCache(ClusterSpec cluster, std::string local_task, std::shared_ptr<WorkerInterface> local);
+  // `local` may be null (a client that is not a task). Calls to other tasks present `creds`.
+  GrpcWorkerCache(ClusterSpec cluster, std::string local_task, std::shared_ptr<WorkerInterface> local,
+                  ClusterCredentials creds);
   ~GrpcWorkerCache() override;
   // Sets the local task's worker (before any call).
   void set_local(std::shared_ptr<WorkerInterface> local) { local_ = std::move(local); }
@@ -27,11 +29,13 @@ class GrpcWorkerCache : public WorkerCache {
   const ClusterSpec cluster_;
   const std::string local_task_;
   std::shared_ptr<WorkerInterface> local_;
+  const ClusterCredentials creds_;
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<WorkerInterface>> remote_;
 };
 
-// A WorkerInterface that calls the worker at "host:port".
-std::shared_ptr<WorkerInterface> NewGrpcRemoteWorker(const std::string& address, const std::string& task);
+// A WorkerInterface that calls the worker at "host:port", presenting `creds`.
+std::shared_ptr<WorkerInterface> NewGrpcRemoteWorker(const std::string& address, const std::string& task,
+                                                     const ClusterCredentials& creds);
 
 }  // namespace dflow::rpc

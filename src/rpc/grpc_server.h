@@ -7,6 +7,8 @@
 
 #include "distributed/cluster_spec.h"
 #include "distributed/master.h"
+#include "distributed/worker.h"
+#include "framework/credentials.h"
 
 namespace dflow {
 class Worker;
@@ -17,7 +19,23 @@ struct GrpcServerOptions {
   std::string job_name;
   int task_index = 0;
   MasterOptions master;
+  // The worker's limits (memory budget for steps, largest partition).
+  WorkerOptions worker;
+  // What callers must present, and what this task presents to the others (framework/credentials.h).
+  // Unset: the directory named by DFLOW_CREDENTIALS when set; else, for a task that listens on
+  // loopback only, its cluster's credentials in the per-user store (made there by the first task
+  // of the cluster to start). A task listening on other interfaces fails to start with neither,
+  // unless `credentials.insecure` says plaintext on purpose.
+  ClusterCredentials credentials;
+  // Requests above this size fail with RESOURCE_EXHAUSTED before they are read.
+  int64_t max_message_bytes = int64_t{1} << 30;
+  // The only directories that ops run here may read or write (checkpoints, datasets); paths are
+  // resolved (no "..", no symlink out). Empty: DefaultAllowedDirs(). {"/"}: anywhere.
+  std::vector<std::string> allowed_dirs;
 };
+
+// The working directory and the temporary directory ($TMPDIR, else /tmp).
+std::vector<std::string> DefaultAllowedDirs();
 
 class GrpcServer {
  public:
@@ -33,6 +51,8 @@ class GrpcServer {
   std::string target() const;
   const std::string& task() const;
   Worker* worker();
+  // The credentials it serves with (resolved as GrpcServerOptions::credentials describes).
+  const ClusterCredentials& credentials() const;
   // Blocks until Stop, or until the server stopped because the job is complete (JobComplete).
   void Join();
   // True once another task declared the job complete, from the moment this task was told (while

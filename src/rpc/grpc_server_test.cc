@@ -17,6 +17,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "proto/rpc/services.grpc.pb.h"
+#include "rpc/grpc_util.h"
 #include "tests/delay_proxy.h"
 
 namespace dflow {
@@ -298,12 +299,16 @@ TEST(GrpcServerTest, SessionsWorkOverALinkOf300MsEachWay) {
   DelayProxy to_ps(ports[0], 300), to_worker(ports[1], 300);
   ASSERT_NE(to_ps.port(), 0);
   ASSERT_NE(to_worker.port(), 0);
+  // One cluster seen through two specs: the tasks need the same credentials, given explicitly.
+  const ClusterCredentials creds = GenerateClusterCredentials({}).value();
   ServerOptions pso;
+  pso.credentials = creds;
   pso.cluster = spec_with_ps_at(ports[0]);
   pso.job_name = "ps";
   auto ps = Server::Create(pso);
   ASSERT_TRUE(ps.ok()) << ps.status();
   ServerOptions wo;
+  wo.credentials = creds;
   wo.cluster = spec_with_ps_at(to_ps.port());  // the worker reaches the ps through the slow link
   wo.job_name = "worker";
   auto worker = Server::Create(wo);
@@ -316,6 +321,7 @@ TEST(GrpcServerTest, SessionsWorkOverALinkOf300MsEachWay) {
   Operation init = GlobalVariablesInitializer(root);
   SessionOptions so;
   so.target = "grpc://" + Addr(to_worker.port());
+  so.credentials = creds;
   const auto start = std::chrono::steady_clock::now();
   ClientSession session(root, so);
   ASSERT_TRUE(session.Run({init}).ok());
@@ -330,9 +336,15 @@ TEST(GrpcServerTest, SessionsWorkOverALinkOf300MsEachWay) {
 }
 
 TEST(GrpcServerTest, FiveHundredClientsConnectingAtOnceAllSucceed) {
-  auto server = Server::CreateLocalServer();
-  ASSERT_TRUE(server.ok()) << server.status();
   constexpr int kClients = 500;
+  // Every client is on this host: the server is told to take that many sessions from one host
+  // (the default, 64, is the limit against one client hoarding sessions).
+  ServerOptions o;
+  o.cluster = ClusterSpec::FromJobs({{"localhost", {"localhost:0"}}}).value();
+  o.job_name = "localhost";
+  o.max_sessions_per_client = kClients;
+  auto server = Server::Create(o);
+  ASSERT_TRUE(server.ok()) << server.status();
   // Both ends of every connection are in this process: raise the soft limit on open files (1024
   // on many systems) as far as the hard limit allows.
   rlimit files{};
@@ -399,8 +411,8 @@ TEST(GrpcServerTest, ARestartedTaskIsAbortedNamingIt) {
 TEST(GrpcServerTest, HostileCallsAreRejected) {
   auto server = Server::CreateLocalServer();
   ASSERT_TRUE(server.ok());
-  auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string((*server)->port()),
-                                     grpc::InsecureChannelCredentials());
+  // A client with the cluster's credentials, so that the calls reach the worker's checks.
+  auto channel = rpc::NewChannel("127.0.0.1:" + std::to_string((*server)->port()), (*server)->credentials());
   auto stub = proto::rpc::WorkerService::NewStub(channel);
   {
     grpc::ClientContext ctx;

@@ -7,6 +7,7 @@
 #include "framework/cancellation.h"
 #include "framework/session.h"
 #include "proto/rpc/services.grpc.pb.h"
+#include "rpc/grpc_auth.h"
 #include "rpc/grpc_server.h"
 #include "rpc/grpc_util.h"
 #include "tensor/tensor_proto.h"
@@ -39,8 +40,8 @@ class MasterChannel {
 
 class RpcMasterChannel : public MasterChannel {
  public:
-  explicit RpcMasterChannel(const std::string& address)
-      : stub_(proto::rpc::MasterService::NewStub(NewChannel(address))) {}
+  RpcMasterChannel(const std::string& address, const ClusterCredentials& creds)
+      : stub_(proto::rpc::MasterService::NewStub(NewChannel(address, creds))) {}
   Status CreateSession(const proto::CreateSessionRequest& req, proto::CreateSessionResponse* resp,
                        int64_t timeout_ms) override {
     return Call(timeout_ms, [&](grpc::ClientContext* c) { return stub_->CreateSession(c, req, resp); });
@@ -90,8 +91,8 @@ class RpcMasterChannel : public MasterChannel {
 // start-up wait), so they need no deadline of their own.
 class ResolvingMasterChannel : public MasterChannel {
  public:
-  ResolvingMasterChannel(std::string address, std::string host, int port)
-      : address_(std::move(address)), host_(std::move(host)), port_(port) {}
+  ResolvingMasterChannel(std::string address, std::string host, int port, ClusterCredentials creds)
+      : address_(std::move(address)), host_(std::move(host)), port_(port), creds_(std::move(creds)) {}
   Status CreateSession(const proto::CreateSessionRequest& req, proto::CreateSessionResponse* resp,
                        int64_t timeout_ms) override {
     if (auto m = Local()) return m->CreateSession(req, resp);
@@ -126,12 +127,13 @@ class ResolvingMasterChannel : public MasterChannel {
   }
   MasterChannel* Rpc() {
     std::lock_guard<std::mutex> l(mu_);
-    if (rpc_ == nullptr) rpc_ = std::make_unique<RpcMasterChannel>(address_);
+    if (rpc_ == nullptr) rpc_ = std::make_unique<RpcMasterChannel>(address_, creds_);
     return rpc_.get();
   }
 
   const std::string address_, host_;
   const int port_;
+  const ClusterCredentials creds_;
   std::mutex mu_;
   std::shared_ptr<LocalMaster> local_;
   std::unique_ptr<MasterChannel> rpc_;
@@ -255,7 +257,11 @@ class GrpcSession : public Session {
  private:
   Status Annotate(const Status& s) const {
     if (s.code() == absl::StatusCode::kUnavailable) {
-      return errors::Unavailable("The server at ", address_, " is unreachable: ", s.message());
+      return errors::Unavailable("The server at ", address_, " is unreachable: ", s.message(),
+                                 options_.credentials.IsSet() ? ""
+                                                              : " (if it requires TLS and a secret, as dflow servers do "
+                                                                "unless started --insecure, give this client the "
+                                                                "cluster's credentials: DFLOW_CREDENTIALS=DIR)");
     }
     return s;
   }
@@ -278,13 +284,16 @@ class GrpcSessionFactory : public SessionFactory {
       return errors::InvalidArgument("Target '", o.target, "' is not grpc://host:port");
     }
     int port = 0;
+    const bool numeric_port = absl::SimpleAtoi(address.substr(colon + 1), &port);
+    SessionOptions options = o;
+    ASSIGN_OR_RETURN(options.credentials, ClientCredentials(o.credentials, address.substr(0, colon), port));
     std::unique_ptr<MasterChannel> channel;
-    if (o.direct_to_local_master && absl::SimpleAtoi(address.substr(colon + 1), &port)) {
-      channel = std::make_unique<ResolvingMasterChannel>(address, address.substr(0, colon), port);
+    if (o.direct_to_local_master && numeric_port) {
+      channel = std::make_unique<ResolvingMasterChannel>(address, address.substr(0, colon), port, options.credentials);
     } else {
-      channel = std::make_unique<RpcMasterChannel>(address);
+      channel = std::make_unique<RpcMasterChannel>(address, options.credentials);
     }
-    return std::unique_ptr<Session>(new GrpcSession(o, address, std::move(channel)));
+    return std::unique_ptr<Session>(new GrpcSession(options, address, std::move(channel)));
   }
 };
 
@@ -300,7 +309,8 @@ Status CompleteJob(const std::string& target, const proto::CompleteJobRequest& r
     return errors::InvalidArgument("Target '", target, "' is not grpc://host:port");
   }
   if (auto local = LocalMaster::Find(address.substr(0, colon), port)) return local->CompleteJob(req, resp);
-  auto stub = proto::rpc::MasterService::NewStub(NewChannel(address));
+  ASSIGN_OR_RETURN(ClusterCredentials creds, ClientCredentials({}, address.substr(0, colon), port));
+  auto stub = proto::rpc::MasterService::NewStub(NewChannel(address, creds));
   grpc::ClientContext ctx;
   // Each task is told within the request's timeout, the master's own task after the others, and
   // those not told are tried again for the retry time.

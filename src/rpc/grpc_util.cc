@@ -1,10 +1,12 @@
 #include "rpc/grpc_util.h"
 
+#include <algorithm>
 #include <chrono>
+#include <limits>
 
 namespace dflow::rpc {
 
-std::shared_ptr<grpc::Channel> NewChannel(const std::string& address) {
+grpc::ChannelArguments ChannelArguments() {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);
   args.SetMaxSendMessageSize(-1);
@@ -26,11 +28,12 @@ std::shared_ptr<grpc::Channel> NewChannel(const std::string& address) {
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   // Big flow-control windows: a tensor stream should not stall waiting for window updates.
   args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 32 << 20);
-  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  return args;
 }
 
-void ConfigureServer(grpc::ServerBuilder* builder) {
-  builder->SetMaxReceiveMessageSize(-1);
+void ConfigureServer(grpc::ServerBuilder* builder, int64_t max_message_bytes) {
+  builder->SetMaxReceiveMessageSize(
+      static_cast<int>(std::clamp<int64_t>(max_message_bytes, 1024, std::numeric_limits<int>::max())));
   builder->SetMaxSendMessageSize(-1);
   builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 5000);
   builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "framework/credentials.h"
 
 namespace dflow::rpc {
 
@@ -21,11 +22,15 @@ inline grpc::Status ToGrpc(const Status& s) {
   return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
 }
 
-// A channel to "host:port" with unlimited message sizes, fast reconnects and keepalive pings,
-// so that a peer that dies or hangs is noticed within seconds instead of never.
-std::shared_ptr<grpc::Channel> NewChannel(const std::string& address);
-// The same settings for a server.
-void ConfigureServer(grpc::ServerBuilder* builder);
+// The settings of every channel: fast reconnects and keepalive pings, so that a peer that dies or
+// hangs is noticed within seconds instead of never; big flow-control windows.
+grpc::ChannelArguments ChannelArguments();
+// A channel to "host:port" with those settings that presents `creds` (rpc/grpc_auth.cc): TLS when
+// they have a CA, the secrets on every call.
+std::shared_ptr<grpc::Channel> NewChannel(const std::string& address, const ClusterCredentials& creds);
+// The same settings for a server; requests above `max_message_bytes` fail with
+// RESOURCE_EXHAUSTED before they are read.
+void ConfigureServer(grpc::ServerBuilder* builder, int64_t max_message_bytes);
 // Sets the deadline of `ctx` `timeout_ms` from now (nothing for 0).
 void SetTimeout(grpc::ClientContext* ctx, int64_t timeout_ms);
 

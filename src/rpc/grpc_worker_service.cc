@@ -6,6 +6,7 @@
 #include "base/notification.h"
 #include "distributed/worker.h"
 #include "proto/rpc/services.grpc.pb.h"
+#include "rpc/grpc_auth.h"
 #include "rpc/grpc_util.h"
 #include "tensor/tensor_proto.h"
 
@@ -38,6 +39,8 @@ Status Wait(grpc::ServerContext* ctx, CallOptions* opts, Fn&& call) {
 // wait for the value does not hold a thread: the reactor writes when the worker calls back.
 class RecvTensorWriter : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
+  // A call refused before it started.
+  explicit RecvTensorWriter(const grpc::Status& refused) { Finish(refused); }
   RecvTensorWriter(Worker* worker, const grpc::ByteBuffer* request) {
     std::vector<grpc::Slice> slices;
     std::string bytes;
@@ -144,18 +147,21 @@ class WorkerServiceImpl final
     : public proto::rpc::WorkerService::WithCallbackMethod_RunGraph<
           proto::rpc::WorkerService::WithRawCallbackMethod_RecvTensor<proto::rpc::WorkerService::Service>> {
  public:
-  explicit WorkerServiceImpl(Worker* worker) : worker_(worker) {}
+  WorkerServiceImpl(Worker* worker, const RpcAuthenticator* auth) : worker_(worker), auth_(auth) {}
 
   grpc::Status GetStatus(grpc::ServerContext* ctx, const proto::GetStatusRequest* req,
                          proto::GetStatusResponse* resp) override {
+    if (grpc::Status a = auth_->Check(*ctx, RpcAuthenticator::Role::kMember, "GetStatus"); !a.ok()) return a;
     return ToGrpc(Wait(ctx, nullptr, [&](StatusCallback d) { worker_->GetStatusAsync(req, resp, nullptr, d); }));
   }
   grpc::Status RegisterGraph(grpc::ServerContext* ctx, const proto::RegisterGraphRequest* req,
                              proto::RegisterGraphResponse* resp) override {
+    if (grpc::Status a = auth_->Check(*ctx, RpcAuthenticator::Role::kMember, "RegisterGraph"); !a.ok()) return a;
     return ToGrpc(Wait(ctx, nullptr, [&](StatusCallback d) { worker_->RegisterGraphAsync(req, resp, d); }));
   }
   grpc::Status DeregisterGraph(grpc::ServerContext* ctx, const proto::DeregisterGraphRequest* req,
                                proto::DeregisterGraphResponse* resp) override {
+    if (grpc::Status a = auth_->Check(*ctx, RpcAuthenticator::Role::kMember, "DeregisterGraph"); !a.ok()) return a;
     return ToGrpc(Wait(ctx, nullptr, [&](StatusCallback d) { worker_->DeregisterGraphAsync(req, resp, d); }));
   }
   // Asynchronous: no thread waits while the partition runs, and the request is not copied.
@@ -168,34 +174,45 @@ class WorkerServiceImpl final
       CallOptions opts;
     };
     auto* reactor = new Reactor;
+    if (grpc::Status a = auth_->Check(*ctx, RpcAuthenticator::Role::kMember, "RunGraph"); !a.ok()) {
+      reactor->Finish(a);
+      return reactor;
+    }
     worker_->RunGraphAsync(req, resp, &reactor->opts, [reactor](const Status& s) { reactor->Finish(ToGrpc(s)); });
     return reactor;
   }
   grpc::Status AbortStep(grpc::ServerContext* ctx, const proto::AbortStepRequest* req,
                          proto::AbortStepResponse* resp) override {
+    if (grpc::Status a = auth_->Check(*ctx, RpcAuthenticator::Role::kMember, "AbortStep"); !a.ok()) return a;
     return ToGrpc(Wait(ctx, nullptr, [&](StatusCallback d) { worker_->AbortStepAsync(req, resp, d); }));
   }
   grpc::Status Reset(grpc::ServerContext* ctx, const proto::ResetRequest* req, proto::ResetResponse* resp) override {
+    if (grpc::Status a = auth_->Check(*ctx, RpcAuthenticator::Role::kChief, "Reset"); !a.ok()) return a;
     return ToGrpc(Wait(ctx, nullptr, [&](StatusCallback d) { worker_->ResetAsync(req, resp, d); }));
   }
   grpc::Status JobComplete(grpc::ServerContext* ctx, const proto::JobCompleteRequest* req,
                            proto::JobCompleteResponse* resp) override {
+    if (grpc::Status a = auth_->Check(*ctx, RpcAuthenticator::Role::kChief, "JobComplete"); !a.ok()) return a;
     return ToGrpc(Wait(ctx, nullptr, [&](StatusCallback d) { worker_->JobCompleteAsync(req, resp, nullptr, d); }));
   }
 
   grpc::ServerWriteReactor<grpc::ByteBuffer>* RecvTensor(grpc::CallbackServerContext* ctx,
                                                          const grpc::ByteBuffer* request) override {
+    if (grpc::Status a = auth_->Check(*ctx, RpcAuthenticator::Role::kMember, "RecvTensor"); !a.ok()) {
+      return new RecvTensorWriter(a);
+    }
     return new RecvTensorWriter(worker_, request);
   }
 
  private:
   Worker* worker_;
+  const RpcAuthenticator* auth_;
 };
 
 }  // namespace
 
-std::unique_ptr<grpc::Service> NewGrpcWorkerService(Worker* worker) {
-  return std::make_unique<WorkerServiceImpl>(worker);
+std::unique_ptr<grpc::Service> NewGrpcWorkerService(Worker* worker, const RpcAuthenticator* auth) {
+  return std::make_unique<WorkerServiceImpl>(worker, auth);
 }
 
 }  // namespace dflow::rpc

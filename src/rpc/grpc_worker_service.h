@@ -11,9 +11,11 @@ class Service;
 namespace dflow {
 class Worker;
 namespace rpc {
+class RpcAuthenticator;
 
-// The service object to register with a grpc::ServerBuilder. `worker` must outlive it.
-std::unique_ptr<grpc::Service> NewGrpcWorkerService(Worker* worker);
+// The service object to register with a grpc::ServerBuilder. `worker` and `auth` must outlive it;
+// every method first checks the call with `auth` (JobComplete and Reset as the chief's).
+std::unique_ptr<grpc::Service> NewGrpcWorkerService(Worker* worker, const RpcAuthenticator* auth);
 
 }  // namespace rpc
 }  // namespace dflow

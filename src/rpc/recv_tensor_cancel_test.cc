@@ -15,6 +15,7 @@
 #include "proto/rpc/services.grpc.pb.h"
 #include "rpc/grpc_server.h"
 #include "rpc/grpc_test_util.h"
+#include "rpc/grpc_util.h"
 
 namespace dflow::rpc {
 namespace {
@@ -26,7 +27,7 @@ class AbandonedRecvTensorTest : public ::testing::Test {
     ASSERT_TRUE(s.ok()) << s.status();
     server_ = std::move(s).value();
     stub_ = proto::rpc::WorkerService::NewStub(
-        grpc::CreateChannel("127.0.0.1:" + std::to_string(server_->port()), grpc::InsecureChannelCredentials()));
+        NewChannel("127.0.0.1:" + std::to_string(server_->port()), server_->credentials()));
     grpc::ClientContext ctx;
     proto::GetStatusRequest req;
     proto::GetStatusResponse resp;

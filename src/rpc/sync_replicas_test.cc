@@ -237,6 +237,7 @@ TEST(SyncReplicasTest, NotifyJobCompleteReportsTasksThatAreGone) {
 // already says the job is complete.
 TEST(SyncReplicasTest, NotifyJobCompleteKeepsTryingATaskThatWasCutOff) {
   std::vector<int> ports = PickFreePorts(2).value();
+  const ClusterCredentials creds = GenerateClusterCredentials({}).value();
   DelayProxy to_worker1(ports[1], 0);
   ASSERT_NE(to_worker1.port(), 0);
   to_worker1.SetCut(true);
@@ -245,6 +246,7 @@ TEST(SyncReplicasTest, NotifyJobCompleteKeepsTryingATaskThatWasCutOff) {
   std::vector<std::unique_ptr<Server>> servers;
   for (int t = 0; t < 2; ++t) {
     ServerOptions o;
+    o.credentials = creds;  // the tasks see different cluster specs (one through the proxy)
     o.cluster = ClusterSpec::FromJobs({{"worker", {addr(ports[0]), addr(t == 0 ? to_worker1.port() : ports[1])}}})
                     .value();
     o.job_name = "worker";

@@ -15,6 +15,7 @@
 #include "dflow/queue_runner.h"
 #include "dflow/replica_device_setter.h"
 #include "dflow/server.h"
+#include "framework/credentials.h"
 #include "base/net.h"
 #include "distributed/cluster_spec.h"
 
@@ -149,12 +150,30 @@ void BindServer(py::module_& m) {
   py::class_<ServerHandle, std::shared_ptr<ServerHandle>>(m, "Server")
       .def_static("create",
                   [](const std::map<std::string, std::map<int, std::string>>& jobs, const std::string& job_name,
-                     int task_index, int64_t startup_wait_ms) {
+                     int task_index, int64_t startup_wait_ms, const std::string& credentials, bool insecure,
+                     const std::vector<std::string>& allowed_dirs, const py::dict& limits) {
                     ServerOptions o;
                     o.cluster = ClusterFrom(jobs);
                     o.job_name = job_name;
                     o.task_index = task_index;
                     if (startup_wait_ms > 0) o.startup_wait_ms = startup_wait_ms;
+                    if (insecure && !credentials.empty()) {
+                      ThrowIfError(errors::InvalidArgument("credentials and insecure=True exclude each other"));
+                    }
+                    if (!credentials.empty()) o.credentials = ValueOrThrow(LoadCredentials(credentials));
+                    o.credentials.insecure = insecure;
+                    o.allowed_dirs = allowed_dirs;
+                    for (auto [key, value] : limits) {
+                      const std::string k = py::cast<std::string>(key);
+                      const int64_t v = py::cast<int64_t>(value);
+                      if (k == "step_memory_limit_bytes") o.step_memory_limit_bytes = v;
+                      else if (k == "max_graph_bytes") o.max_graph_bytes = v;
+                      else if (k == "max_graph_nodes") o.max_graph_nodes = v;
+                      else if (k == "max_sessions_per_client") o.max_sessions_per_client = static_cast<int>(v);
+                      else if (k == "session_idle_timeout_ms") o.session_idle_timeout_ms = v;
+                      else if (k == "max_message_bytes") o.max_message_bytes = v;
+                      else ThrowIfError(errors::InvalidArgument("Unknown server limit '", k, "'"));
+                    }
                     StatusOr<std::unique_ptr<Server>> s;
                     {
                       py::gil_scoped_release nogil;
@@ -164,7 +183,9 @@ void BindServer(py::module_& m) {
                     h->server = ValueOrThrow(std::move(s));
                     return h;
                   },
-                  py::arg("jobs"), py::arg("job_name"), py::arg("task_index"), py::arg("startup_wait_ms") = 0)
+                  py::arg("jobs"), py::arg("job_name"), py::arg("task_index"), py::arg("startup_wait_ms") = 0,
+                  py::arg("credentials") = "", py::arg("insecure") = false,
+                  py::arg("allowed_dirs") = std::vector<std::string>{}, py::arg("limits") = py::dict())
       .def_property_readonly("target", [](const ServerHandle& h) { return h.server->target(); })
       .def_property_readonly("port", [](const ServerHandle& h) { return h.server->port(); })
       .def_property_readonly("job_complete", [](const ServerHandle& h) { return h.server->job_complete(); })

@@ -13,6 +13,7 @@
 #include "run_args.h"
 #include "dflow/session.h"
 #include "framework/cancellation.h"
+#include "framework/credentials.h"
 #include "runtime/local_device.h"
 
 namespace dflow::python {
@@ -191,9 +192,10 @@ void BindSession(py::module_& m) {
   py::class_<SessionHandle, std::shared_ptr<SessionHandle>>(m, "Session")
       .def(py::init([](const Scope& scope, const std::string& target, int inter_op_threads,
                        bool allow_soft_placement, bool log_device_placement, int64_t operation_timeout_ms,
-                       std::vector<std::string> device_filters) {
+                       std::vector<std::string> device_filters, const std::string& credentials) {
              auto h = std::make_shared<SessionHandle>();
              SessionOptions o;
+             if (!credentials.empty()) o.credentials = ValueOrThrow(LoadCredentials(credentials));
              o.target = target;
              o.inter_op_threads = inter_op_threads;
              o.allow_soft_placement = allow_soft_placement;
@@ -219,7 +221,8 @@ void BindSession(py::module_& m) {
            }),
            py::arg("scope"), py::arg("target") = "", py::arg("inter_op_threads") = 0,
            py::arg("allow_soft_placement") = false, py::arg("log_device_placement") = false,
-           py::arg("operation_timeout_ms") = 0, py::arg("device_filters") = std::vector<std::string>{})
+           py::arg("operation_timeout_ms") = 0, py::arg("device_filters") = std::vector<std::string>{},
+           py::arg("credentials") = "")
       // feeds: list of (Output, value); fetches: list of Output; targets: list of Node.
       // stats: None, or a list that gets (node, op, device, start_micros, end_micros) of every
       // node the step ran (RunOptions.trace_level with a RunMetadata).

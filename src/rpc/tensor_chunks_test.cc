@@ -192,5 +192,15 @@ TEST(TensorChunkAssemblerTest, MalformedStreamsAreDataLoss) {
   ExpectDataLoss(Feed({dead.SerializeAsString()}), "more bytes than the tensor holds");
 }
 
+// A huge shape announced with a small total is refused before the tensor is allocated (it used to
+// allocate the shape's bytes first: 4 TiB here fails the allocation, 3 GiB succeeded).
+TEST(TensorChunkAssemblerTest, AWrongTotalIsRejectedBeforeTheTensorIsAllocated) {
+  proto::RecvTensorChunk c;
+  c.set_dtype(proto::DT_FLOAT);
+  c.mutable_shape()->add_dim()->set_size(int64_t{1} << 40);
+  c.set_total_bytes(16);
+  ExpectDataLoss(Feed({c.SerializeAsString()}), "announces 16 bytes for a float tensor of shape [1099511627776]");
+}
+
 }  // namespace
 }  // namespace dflow::rpc

@@ -193,7 +193,10 @@ class BaseSession:
                                  bool(getattr(c, "allow_soft_placement", False)),
                                  bool(getattr(c, "log_device_placement", False)),
                                  int(getattr(c, "operation_timeout_in_ms", 0) or 0),
-                                 [str(x) for x in getattr(c, "device_filters", [])])
+                                 [str(x) for x in getattr(c, "device_filters", [])],
+                                 # dflow's addition: a credentials directory for a grpc:// target
+                                 # (else DFLOW_CREDENTIALS, else this user's store; docs/SECURITY.md)
+                                 str(getattr(c, "credentials", "") or ""))
         self._default_session_ctx = None
         self._default_graph_ctx = None
         self._lock = threading.Lock()

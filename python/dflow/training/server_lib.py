@@ -237,9 +237,27 @@ def _make_server_def(server_or_cluster_def, job_name, task_index, protocol, conf
 class Server:
     """An in-process server: one task of a cluster (a master for sessions, a worker for steps)."""
 
-    def __init__(self, server_or_cluster_def, job_name=None, task_index=None, protocol=None, config=None, start=True):
+    _LIMITS = ("step_memory_limit_bytes", "max_graph_bytes", "max_graph_nodes", "max_sessions_per_client",
+               "session_idle_timeout_ms", "max_message_bytes")
+
+    def __init__(self, server_or_cluster_def, job_name=None, task_index=None, protocol=None, config=None, start=True,
+                 credentials=None, insecure=False, allowed_dirs=None, **limits):
+        """dflow's additions (docs/SECURITY.md): `credentials`, a directory made by `dflow credentials
+        create` (else DFLOW_CREDENTIALS, else, on a loopback address, this user's own store);
+        `insecure=True` serves plaintext without authentication; `allowed_dirs`, the only
+        directories ops run here may read or write (default: the working directory and the
+        temporary directory); and the limits step_memory_limit_bytes, max_graph_bytes,
+        max_graph_nodes, max_sessions_per_client, session_idle_timeout_ms, max_message_bytes."""
         (self._server_def, self._cluster_spec, self._job_name, self._task_index,
          self._config) = _make_server_def(server_or_cluster_def, job_name, task_index, protocol, config)
+        for k in limits:
+            if k not in self._LIMITS:
+                raise TypeError("Server() got an unexpected keyword argument %r" % (k,))
+        if isinstance(allowed_dirs, (str, bytes)):
+            allowed_dirs = [allowed_dirs]
+        self._security = dict(credentials=str(credentials or ""), insecure=bool(insecure),
+                              allowed_dirs=[_as_str(d, "allowed_dirs entry") for d in (allowed_dirs or [])],
+                              limits={k: int(v) for k, v in limits.items()})
         self._h = None
         if start:
             self.start()
@@ -249,7 +267,8 @@ class Server:
         if self._h is None:
             # (`config`, the default session config of the server's sessions, is kept: dflow's
             # sessions take their options from the client.)
-            self._h = _dflow.Server.create(self._cluster_spec._jobs_for_cpp(), self._job_name, int(self._task_index))
+            self._h = _dflow.Server.create(self._cluster_spec._jobs_for_cpp(), self._job_name, int(self._task_index),
+                                           0, **self._security)
 
     def join(self):
         """Blocks until the server stops: the job is complete (the chief ended it), or Ctrl-C /

@@ -50,6 +50,7 @@ trap 'rm -rf "$work"' EXIT
 failed=()
 for name in "${targets[@]}"; do
   echo "=== fuzz_$name: ${seconds}s"
+  rm -rf "${artifacts:?}/$name"
   mkdir -p "$work/$name" "$artifacts/$name"
   dirs=("fuzz/corpus/$name")
   if [[ -d "fuzz/regressions/$name" ]]; then dirs+=("fuzz/regressions/$name"); fi

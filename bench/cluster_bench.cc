@@ -6,6 +6,10 @@
 //    master through the RPC a client in another process uses;
 //  - transfer: pulling a 64 MiB variable from the ps task to the worker and pushing one back,
 //    beside raw loopback TCP moving the same bytes.
+// Each cluster benchmark runs three times: tls:0 on a cluster started --insecure (plaintext, no
+// secret), tls:1 on the default secure one (TLS from the cluster's CA, the secret checked on every
+// call), tls:2 with the secret checked but no TLS (what authentication alone costs), so the cost
+// of security is the ratio of the runs in one process.
 #include <benchmark/benchmark.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -21,15 +25,28 @@
 #include "dflow/dflow.h"
 #include "dflow/server.h"
 #include "proto/rpc/services.grpc.pb.h"
+#include "rpc/grpc_util.h"
 
 namespace dflow {
 namespace {
 
 constexpr int64_t kBytes = int64_t{64} << 20;
 
-// One ps task and one worker task.
+// One ps task and one worker task: mode 0 explicitly insecure, 1 TLS and the secret, 2 the
+// secret over plaintext.
 struct TwoTasks {
-  TwoTasks() {
+  explicit TwoTasks(int mode) {
+    if (mode == 0) {
+      creds.insecure = true;
+    } else {
+      creds = GenerateClusterCredentials({}).value();
+    }
+    if (mode == 2) {
+      creds.ca_pem.clear();
+      creds.cert_pem.clear();
+      creds.key_pem.clear();
+      creds.server_name.clear();
+    }
     std::vector<int> ports = PickFreePorts(2).value();
     std::string ps = "127.0.0.1:" + std::to_string(ports[0]);
     std::string worker = "127.0.0.1:" + std::to_string(ports[1]);
@@ -38,22 +55,25 @@ struct TwoTasks {
       ServerOptions o;
       o.cluster = spec;
       o.job_name = job;
+      o.credentials = creds;
       servers.push_back(Server::Create(o).value());
     }
   }
   std::string worker_target() const { return servers[1]->target(); }
   ClusterSpec spec;
+  ClusterCredentials creds;
   std::vector<std::unique_ptr<Server>> servers;
 };
 
-TwoTasks* Cluster() {
-  static TwoTasks* c = new TwoTasks;
-  return c;
+// state.range(0): the mode.
+TwoTasks* Cluster(const benchmark::State& state) {
+  static TwoTasks* clusters[3] = {new TwoTasks(0), new TwoTasks(1), new TwoTasks(2)};
+  return clusters[state.range(0)];
 }
 
 void BM_EmptyGrpcCall(benchmark::State& state) {
-  auto stub = proto::rpc::WorkerService::NewStub(
-      grpc::CreateChannel(Cluster()->spec.TaskAddress("ps", 0).value(), grpc::InsecureChannelCredentials()));
+  TwoTasks* c = Cluster(state);
+  auto stub = proto::rpc::WorkerService::NewStub(rpc::NewChannel(c->spec.TaskAddress("ps", 0).value(), c->creds));
   for (auto _ : state) {
     grpc::ClientContext ctx;
     proto::GetStatusRequest req;
@@ -61,12 +81,12 @@ void BM_EmptyGrpcCall(benchmark::State& state) {
     if (!stub->GetStatus(&ctx, req, &resp).ok()) state.SkipWithError("GetStatus failed");
   }
 }
-BENCHMARK(BM_EmptyGrpcCall)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_EmptyGrpcCall)->Arg(0)->Arg(1)->Arg(2)->ArgName("tls")->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // The same empty call through the callback API (what the master uses to reach workers).
 void BM_EmptyGrpcCallbackCall(benchmark::State& state) {
-  auto stub = proto::rpc::WorkerService::NewStub(
-      grpc::CreateChannel(Cluster()->spec.TaskAddress("ps", 0).value(), grpc::InsecureChannelCredentials()));
+  TwoTasks* c = Cluster(state);
+  auto stub = proto::rpc::WorkerService::NewStub(rpc::NewChannel(c->spec.TaskAddress("ps", 0).value(), c->creds));
   for (auto _ : state) {
     grpc::ClientContext ctx;
     proto::GetStatusRequest req;
@@ -83,7 +103,7 @@ void BM_EmptyGrpcCallbackCall(benchmark::State& state) {
     cv.wait(l, [&] { return done; });
   }
 }
-BENCHMARK(BM_EmptyGrpcCallbackCall)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_EmptyGrpcCallbackCall)->Arg(0)->Arg(1)->Arg(2)->ArgName("tls")->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // A session on the worker fetching a scalar variable held by `device`, once per iteration.
 void FetchScalar(benchmark::State& state, const std::string& device, const std::string& name, bool direct = true) {
@@ -91,8 +111,9 @@ void FetchScalar(benchmark::State& state, const std::string& device, const std::
   Variable v = Variable::Create(root.WithDevice(device).WithOpName(name), {}, DT_FLOAT, init::Constant(3.0));
   Operation init = GlobalVariablesInitializer(root);
   SessionOptions options;
-  options.target = Cluster()->worker_target();
+  options.target = Cluster(state)->worker_target();
   options.direct_to_local_master = direct;
+  options.credentials = Cluster(state)->creds;
   ClientSession session(root, options);
   if (!session.Run({init}).ok()) state.SkipWithError("init failed");
   for (auto _ : state) {
@@ -102,23 +123,23 @@ void FetchScalar(benchmark::State& state, const std::string& device, const std::
 }
 
 void BM_NullStep(benchmark::State& state) { FetchScalar(state, "/job:ps/task:0", "scalar"); }
-BENCHMARK(BM_NullStep)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_NullStep)->Arg(0)->Arg(1)->Arg(2)->ArgName("tls")->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // The same from a client that reaches the worker's master through the MasterService RPC, as a
 // client in another process does (two RPCs: RunStep, then the worker's RunGraph on the ps).
 void BM_NullStepRemoteClient(benchmark::State& state) {
   FetchScalar(state, "/job:ps/task:0", "scalar_remote_client", /*direct=*/false);
 }
-BENCHMARK(BM_NullStepRemoteClient)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_NullStepRemoteClient)->Arg(0)->Arg(1)->Arg(2)->ArgName("tls")->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // For reference: the same fetch of a variable held by the worker itself (one RPC: RunStep).
 void BM_LocalStep(benchmark::State& state) { FetchScalar(state, "/job:worker/task:0", "local_scalar"); }
-BENCHMARK(BM_LocalStep)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_LocalStep)->Arg(0)->Arg(1)->Arg(2)->ArgName("tls")->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // Pull: the worker reads the ps variable (the Shape runs on the worker, so the bytes cross).
 // Push: the ps variable is assigned the worker's variable.
 void BM_Transfer64MiB(benchmark::State& state) {
-  const bool push = state.range(0) == 1;
+  const bool push = state.range(1) == 1;
   Scope root = Scope::NewRootScope();
   Scope ps = root.WithDevice("/job:ps/task:0"), worker = root.WithDevice("/job:worker/task:0");
   const int64_t n = kBytes / 4;
@@ -127,7 +148,7 @@ void BM_Transfer64MiB(benchmark::State& state) {
   Output pulled = ops::Shape(worker, on_ps.read());
   Output pushed = ops::Shape(ps, ops::Assign(ps, on_ps.ref(), on_worker.read()));
   Operation init = GlobalVariablesInitializer(root);
-  ClientSession session(root, Cluster()->worker_target());
+  ClientSession session(root, Cluster(state)->worker_target());
   if (!session.Run({init}).ok()) state.SkipWithError("init failed");
   for (auto _ : state) {
     auto r = session.Run({push ? pushed : pulled});
@@ -135,7 +156,11 @@ void BM_Transfer64MiB(benchmark::State& state) {
   }
   state.SetBytesProcessed(state.iterations() * kBytes);
 }
-BENCHMARK(BM_Transfer64MiB)->Arg(0)->Arg(1)->ArgNames({"push"})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Transfer64MiB)
+    ->ArgsProduct({{0, 1, 2}, {0, 1}})
+    ->ArgNames({"tls", "push"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // Raw loopback TCP: one connection, 64 MiB written and read per iteration.
 void BM_RawTcp64MiB(benchmark::State& state) {

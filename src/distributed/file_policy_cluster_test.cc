@@ -6,6 +6,7 @@
 #include "base/temp_dir.h"
 #include "distributed/in_process_cluster.h"
 #include "distributed/master.h"
+#include "distributed/master_test_util.h"
 #include "dflow/dflow.h"
 #include "framework/device.h"
 #include "framework/file_policy.h"
@@ -68,23 +69,9 @@ class FilePolicyClusterTest : public ::testing::Test {
 
   StatusOr<std::vector<Tensor>> Run(const std::string& feed, const std::string& value, const std::vector<std::string>& fetches,
                                     const std::vector<std::string>& targets) {
-    proto::RunStepRequest req;
-    req.set_session_handle(session_);
-    if (!feed.empty()) {
-      proto::NamedTensor* f = req.add_feed();
-      f->set_name(feed);
-      TensorToProto(Tensor(value), f->mutable_tensor());
-    }
-    for (const auto& f : fetches) req.add_fetch(f);
-    for (const auto& t : targets) req.add_target(t);
-    proto::RunStepResponse resp;
-    RETURN_IF_ERROR(master_->RunStep(req, &resp, nullptr));
-    std::vector<Tensor> out;
-    for (const auto& p : resp.tensor()) {
-      ASSIGN_OR_RETURN(Tensor t, TensorFromProto(p));
-      out.push_back(std::move(t));
-    }
-    return out;
+    std::vector<std::pair<std::string, Tensor>> feeds;
+    if (!feed.empty()) feeds.emplace_back(feed, Tensor(value));
+    return RunStepOnMaster(master_.get(), session_, feeds, fetches, targets);
   }
   Status Save(const std::string& prefix) { return Run("prefix:0", prefix, {}, {"save"}).status(); }
   // The first line of `file`.

@@ -11,6 +11,7 @@
 #include "dflow/dflow.h"
 #include "distributed/in_process_cluster.h"
 #include "distributed/master.h"
+#include "distributed/master_test_util.h"
 #include "gmock/gmock.h"
 #include "graph/graph_def.h"
 #include "gtest/gtest.h"
@@ -51,23 +52,7 @@ class ResourceLimitsTest : public ::testing::Test {
                                     const std::vector<std::pair<std::string, Tensor>>& feeds,
                                     const std::vector<std::string>& fetches,
                                     const std::vector<std::string>& targets = {}) {
-    proto::RunStepRequest req;
-    req.set_session_handle(session);
-    for (const auto& [name, t] : feeds) {
-      proto::NamedTensor* f = req.add_feed();
-      f->set_name(name);
-      TensorToProto(t, f->mutable_tensor());
-    }
-    for (const auto& f : fetches) req.add_fetch(f);
-    for (const auto& t : targets) req.add_target(t);
-    proto::RunStepResponse resp;
-    RETURN_IF_ERROR(master_->RunStep(req, &resp, nullptr));
-    std::vector<Tensor> out;
-    for (const auto& p : resp.tensor()) {
-      ASSIGN_OR_RETURN(Tensor t, TensorFromProto(p));
-      out.push_back(std::move(t));
-    }
-    return out;
+    return RunStepOnMaster(master_.get(), session, feeds, fetches, targets);
   }
 
   // A graph that sums Fill(dims, 1): the size of the filled tensor comes from the feed.

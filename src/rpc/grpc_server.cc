@@ -205,6 +205,14 @@ StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const GrpcServerOptions
   }
   std::string listen = ListenAddress(host, port_number);
   impl->host = host;
+  // Ops that touch files (checkpoints, datasets) stay inside the allowed directories.
+  const bool default_dirs = options.allowed_dirs.empty();
+  StatusOr<std::shared_ptr<const FilePolicy>> made_policy =
+      FilePolicy::Create(default_dirs ? DefaultAllowedDirs() : options.allowed_dirs, /*create_missing=*/default_dirs);
+  if (!made_policy.ok()) {
+    return errors::Annotate(made_policy.status(), absl::StrCat("Task ", impl->task, ": --allowed_dirs: "));
+  }
+  std::shared_ptr<const FilePolicy> policy = *std::move(made_policy);
   ASSIGN_OR_RETURN(impl->credentials, ResolveCredentials(options, impl->task, host, port_number, listen,
                                                          &impl->store_key, &impl->store_ephemeral));
   impl->auth = std::make_unique<RpcAuthenticator>(impl->credentials, impl->task);
@@ -212,14 +220,7 @@ StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const GrpcServerOptions
   impl->cache = std::make_unique<GrpcWorkerCache>(options.cluster, impl->task, nullptr, impl->credentials);
   impl->worker = std::make_shared<Worker>(impl->task, impl->cache.get(), options.worker);
   impl->cache->set_local(impl->worker);
-  // Ops that touch files (checkpoints, datasets) stay inside the allowed directories.
-  {
-    const bool defaults = options.allowed_dirs.empty();
-    StatusOr<std::shared_ptr<const FilePolicy>> policy =
-        FilePolicy::Create(defaults ? DefaultAllowedDirs() : options.allowed_dirs, /*create_missing=*/defaults);
-    if (!policy.ok()) return errors::Annotate(policy.status(), absl::StrCat("Task ", impl->task, ": --allowed_dirs: "));
-    impl->worker->device()->set_file_policy(*std::move(policy));
-  }
+  impl->worker->device()->set_file_policy(std::move(policy));
   impl->master = std::make_unique<Master>(impl->task, impl->cache.get(), options.master);
   impl->worker_service = NewGrpcWorkerService(impl->worker.get(), impl->auth.get());
   impl->master_service = NewGrpcMasterService(impl->master.get(), impl->auth.get());

@@ -98,17 +98,6 @@ inline void Note(const char* step, const Status& s) {
   if (Verbose()) std::fprintf(stderr, "  %s: %s\n", step, s.ok() ? "OK" : s.ToString().c_str());
 }
 
-// Tensor::ToString of a tensor without elements visits every index of the dimensions before the
-// first 0 (shape [33, 59, 33, 59, 33, 59, 0]: 1.4e9 "[]"), so the targets print only tensors
-// without that blow-up until src/tensor/tensor.cc bounds its output (see
-// /work/notes/fuzz_findings.md). A tensor with elements prints at most that many.
-inline bool Printable(const Tensor& t) {
-  if (t.NumElements() > 0) return true;
-  int64_t outer = 1;
-  for (int d = 0; d < t.dims() && t.dim_size(d) > 0; ++d) {
-    if (t.dim_size(d) > 1000 / outer) return false;
-    outer *= t.dim_size(d);
-  }
   return true;
 }
 

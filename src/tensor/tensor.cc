@@ -201,7 +201,11 @@ std::string FormatElement(const Tensor& t, int64_t i) {
   }
 }
 
+// ToString stops here: an empty tensor of shape [1000000000, 0] would print "[]" a billion times.
+constexpr size_t kMaxToStringBytes = size_t{1} << 16;
+
 void FormatDim(const Tensor& t, int dim, int64_t offset, int64_t stride, bool summarize, std::string* out) {
+  if (out->size() > kMaxToStringBytes) return;
   if (dim == t.dims()) {
     *out += FormatElement(t, offset);
     return;
@@ -214,6 +218,10 @@ void FormatDim(const Tensor& t, int dim, int64_t offset, int64_t stride, bool su
       *out += " ...";
       i = n - kEdgeItems - 1;
       continue;
+    }
+    if (out->size() > kMaxToStringBytes) {
+      *out += " ...";
+      break;
     }
     if (i > 0) *out += ' ';
     FormatDim(t, dim + 1, offset + i * inner, inner, summarize, out);

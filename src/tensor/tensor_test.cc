@@ -731,3 +731,20 @@ TEST(TensorPrintTest, PrintedFloatsReadBack) {
 
 }  // namespace
 }  // namespace dflow
+
+namespace dflow {
+namespace {
+
+// An empty tensor with huge dimensions prints in bounded time and space (it used to print "[]"
+// once per index prefix: 1e9 times for [1000000000, 0]).
+TEST(TensorPrintTest, EmptyTensorsWithHugeDimensionsPrintBounded) {
+  Tensor t(DT_INT64, TensorShape({1000000000, 0}));
+  std::string s = t.ToString();
+  EXPECT_LE(s.size(), 70000u);
+  EXPECT_EQ(s.substr(0, 5), "[[] [");
+  EXPECT_EQ(s.substr(s.size() - 5), " ...]");
+  EXPECT_EQ(Tensor(DT_FLOAT, TensorShape({2, 0})).ToString(), "[[] []]");
+}
+
+}  // namespace
+}  // namespace dflow

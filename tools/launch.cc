@@ -38,11 +38,12 @@ namespace {
 constexpr char kUsage[] =
     "usage: dflow launch --ps N --workers M [--base_port P] [--timeout SECONDS] [--grace_period SECONDS]\n"
     "                    [--finish_timeout SECONDS] [--fail_fast] [--ps_trainer] [--mutual_tls]\n"
-    "                    [--credentials DIR]\n"
+    "                    [--credentials DIR] [--no_tls]\n"
     "                    [--] TRAINER [ARGS...]\n"
     "Each task gets fresh credentials for the cluster in DFLOW_CREDENTIALS (TLS, a cluster secret; the\n"
     "chief's secret for worker 0 only); --mutual_tls also makes the servers require client certificates;\n"
-    "--credentials DIR uses DIR/chief and DIR/member from `dflow credentials create DIR` instead.\n"
+    "--credentials DIR uses DIR/chief and DIR/member from `dflow credentials create DIR` instead;\n"
+    "--no_tls keeps the secret but sends plaintext (loopback traffic is visible to root only).\n"
     "ps tasks run `dflow server`; with --ps_trainer they run TRAINER ARGS too (--job_name=ps), as in\n"
     "TensorFlow's guide, where one program serves as ps (server.join()) and trains as worker.\n"
     "The chief (worker 0) ends the launch. When it exits 0 the job is complete: the launcher waits up to\n"
@@ -361,9 +362,12 @@ StatusOr<LaunchOptions> ParseLaunchArgs(const std::vector<std::string>& args) {
       name = a.substr(0, eq);
       value = a.substr(eq + 1);
     }
-    if (name == "--fail_fast" || name == "--ps_trainer" || name == "--mutual_tls") {
+    if (name == "--fail_fast" || name == "--ps_trainer" || name == "--mutual_tls" || name == "--no_tls") {
       if (inline_value) return errors::InvalidArgument(name, " takes no value, got '", a, "'");
-      (name == "--fail_fast" ? o.fail_fast : name == "--ps_trainer" ? o.ps_trainer : o.mutual_tls) = true;
+      (name == "--fail_fast"    ? o.fail_fast
+       : name == "--ps_trainer" ? o.ps_trainer
+       : name == "--no_tls"     ? o.no_tls
+                                : o.mutual_tls) = true;
       continue;
     }
     static const char* kFlags[] = {"--ps",           "--workers",         "--base_port",  "--timeout",
@@ -413,6 +417,7 @@ StatusOr<LaunchOptions> ParseLaunchArgs(const std::vector<std::string>& args) {
   }
   o.trainer.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
   if (!have_workers) return errors::InvalidArgument("--workers is missing");
+  if (o.no_tls && o.mutual_tls) return errors::InvalidArgument("--no_tls and --mutual_tls exclude each other");
   if (o.trainer.empty()) return errors::InvalidArgument("TRAINER is missing");
   if (o.num_ps + o.num_workers > kMaxTasks) {
     return errors::InvalidArgument("--ps plus --workers is ", o.num_ps + o.num_workers, ", more than ", kMaxTasks);
@@ -457,6 +462,7 @@ int RunLaunch(const LaunchOptions& options, std::ostream& out, std::ostream& err
   if (options.credentials_dir.empty()) {
     auto creds = GenerateClusterCredentials({"127.0.0.1"}, options.mutual_tls);
     if (!creds.ok()) return fail(creds.status(), 1);
+    if (options.no_tls) *creds = creds->WithoutTls();
     if (Status s = creds_dir.Write(*creds); !s.ok()) return fail(s, 1);
   } else {
     for (const char* part : {"chief", "member"}) {

@@ -1,7 +1,7 @@
 // `dflow launch`: starts a whole cluster on 127.0.0.1 and runs a trainer on it.
 //
 //   dflow launch --ps 2 --workers 3 [--base_port P] [--timeout S] [--grace_period S] [--finish_timeout S]
-//                [--fail_fast] [--ps_trainer] [--mutual_tls] [--credentials DIR] [--] TRAINER [ARGS...]
+//                [--fail_fast] [--ps_trainer] [--mutual_tls] [--credentials DIR] [--no_tls] [--] TRAINER [ARGS...]
 //
 // Picks one port per task (OS-assigned free ports on 127.0.0.1, or P, P+1, ... with --base_port),
 // starts N parameter servers
@@ -47,7 +47,9 @@
 // holds the chief's secret, the others' only its hash. Every task serves TLS and checks the
 // secret on every call; with --mutual_tls the servers also require the clients' certificates.
 // --credentials DIR uses DIR/chief and DIR/member (made by `dflow credentials create DIR`)
-// instead, so that clients outside the launch (an evaluator, a monitor) can join.
+// instead, so that clients outside the launch (an evaluator, a monitor) can join. --no_tls keeps
+// the secrets but sends plaintext: on loopback only root can read the traffic, and big transfers
+// cost less than half of what they cost over TLS (docs/SECURITY.md).
 //
 // --server_cmd CMD is for tests: it runs CMD (split at spaces) instead of `dflow server`, with the
 // same flags appended.
@@ -75,6 +77,7 @@ struct LaunchOptions {
   bool fail_fast = false;        // a failing worker stops the launch (otherwise only the chief's does)
   bool ps_trainer = false;       // ps tasks run the trainer too (with --job_name=ps), not `dflow server`
   bool mutual_tls = false;       // the servers also require the clients' certificates
+  bool no_tls = false;           // the secret is checked, but the traffic is plaintext
   std::string credentials_dir;   // DIR with chief/ and member/ (`dflow credentials create`); empty: fresh ones
   std::vector<std::string> server_cmd;  // empty: {<dir of the dflow binary>/dflow, "server"}
   std::vector<std::string> trainer;     // TRAINER ARGS...

@@ -126,24 +126,27 @@ int RunServerCommand(const std::vector<std::string>& args, std::ostream& out, st
 
 int RunCredentialsCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   constexpr char kCredsUsage[] =
-      "usage: dflow credentials create DIR [--hosts=H,...] [--mutual_tls]\n"
+      "usage: dflow credentials create DIR [--hosts=H,...] [--mutual_tls | --no_tls]\n"
       "Writes fresh credentials for one cluster: DIR/chief (the chief's host only: it may end and reset\n"
       "the job) and DIR/member (every other task and client). Give each task its directory with\n"
       "--credentials DIR/... or DFLOW_CREDENTIALS. --hosts: names or addresses the certificate is valid\n"
       "for besides the name dflow.cluster that clients check (so any address works); --mutual_tls:\n"
-      "servers also require the clients' certificates.\n";
+      "servers also require the clients' certificates; --no_tls: secrets only, plaintext traffic (for\n"
+      "networks nobody else can watch: the secret crosses them in the clear).\n";
   if (args.size() < 2 || args[0] != "create") {
     err << kCredsUsage;
     return 2;
   }
   const std::string dir = args[1];
   std::vector<std::string> hosts;
-  bool mutual = false;
+  bool mutual = false, no_tls = false;
   for (size_t i = 2; i < args.size(); ++i) {
     if (args[i].rfind("--hosts=", 0) == 0) {
       hosts = absl::StrSplit(args[i].substr(8), ',', absl::SkipEmpty());
     } else if (args[i] == "--mutual_tls") {
       mutual = true;
+    } else if (args[i] == "--no_tls") {
+      no_tls = true;
     } else {
       err << "dflow credentials: bad argument '" << args[i] << "'\n" << kCredsUsage;
       return 2;
@@ -153,7 +156,12 @@ int RunCredentialsCommand(const std::vector<std::string>& args, std::ostream& ou
     err << "dflow credentials: " << dir << " exists; choose a new directory\n";
     return 1;
   }
+  if (mutual && no_tls) {
+    err << "dflow credentials: --mutual_tls and --no_tls exclude each other\n";
+    return 2;
+  }
   StatusOr<ClusterCredentials> creds = GenerateClusterCredentials(hosts, mutual);
+  if (creds.ok() && no_tls) *creds = creds->WithoutTls();
   Status s = creds.status();
   if (s.ok()) s = WriteCredentials(*creds, JoinPath(dir, "chief"));
   if (s.ok()) s = WriteCredentials(creds->WithoutChief(), JoinPath(dir, "member"));

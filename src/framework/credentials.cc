@@ -158,6 +158,16 @@ ClusterCredentials ClusterCredentials::WithoutChief() const {
   return c;
 }
 
+ClusterCredentials ClusterCredentials::WithoutTls() const {
+  ClusterCredentials c = *this;
+  c.ca_pem.clear();
+  c.cert_pem.clear();
+  c.key_pem.clear();
+  c.server_name.clear();
+  c.mutual_tls = false;
+  return c;
+}
+
 StatusOr<ClusterCredentials> LoadCredentials(const std::string& dir) {
   struct stat st;
   if (::stat(dir.c_str(), &st) != 0) return errors::NotFound("No credentials directory ", dir);

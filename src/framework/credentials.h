@@ -45,6 +45,9 @@ struct ClusterCredentials {
   Status Validate() const;
   // A copy without the chief's secret (its SHA-256 kept): what the other tasks are given.
   ClusterCredentials WithoutChief() const;
+  // A copy without TLS (CA, certificate, key, server name, mutual TLS): the secrets are still
+  // checked, but the traffic is plaintext.
+  ClusterCredentials WithoutTls() const;
 };
 
 // The environment variable that names a credentials directory for servers and clients that are

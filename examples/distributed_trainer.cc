@@ -13,7 +13,8 @@
 // (100), --max_wait_secs N (how long a worker waits for the chief, 600), --sync (synchronous
 // training with SyncReplicasOptimizer: each step applies the mean of --replicas_to_aggregate N
 // gradients, all workers by default; the rest are backups; a worker stops once its step took a
-// token of --last_step).
+// token of --last_step), --credentials DIR (the cluster's credentials, see docs/SECURITY.md;
+// without it DFLOW_CREDENTIALS, which `dflow launch` sets, or this user's store on loopback).
 // With --job_name=ps it serves (Server::Join) until the job is complete: the chief's
 // MonitoredTrainingSession tells every task when it closes, after its final checkpoint; then
 // every task exits 0. Nothing here ends the job by hand: a trainer written as in TensorFlow's
@@ -68,6 +69,7 @@ struct Flags {
   int64_t max_wait_secs = 600;
   bool sync = false;
   int64_t replicas_to_aggregate = 0;
+  std::string credentials;  // a credentials directory; empty: DFLOW_CREDENTIALS or the user's store
 };
 
 Status ParseFlags(const std::vector<std::string>& rest, Flags* f) {
@@ -97,6 +99,8 @@ Status ParseFlags(const std::vector<std::string>& rest, Flags* f) {
       number = &f->replicas_to_aggregate;
     else if (name == "--checkpoint_dir")
       f->checkpoint_dir = value;
+    else if (name == "--credentials")
+      f->credentials = value;
     else
       return errors::InvalidArgument("unknown argument '", rest[i], "'");
     if (number != nullptr && (!absl::SimpleAtoi(value, number) || *number <= 0)) {
@@ -122,6 +126,11 @@ int main(int argc, char** argv) {
   so.cluster = task->cluster;
   so.job_name = task->job_name;
   so.task_index = task->task_index;
+  if (!flags.credentials.empty()) {
+    StatusOr<ClusterCredentials> creds = LoadCredentials(flags.credentials);
+    if (!creds.ok()) return Fail(creds.status());
+    so.credentials = *std::move(creds);
+  }
   StatusOr<std::unique_ptr<Server>> server = Server::Create(so);
   if (!server.ok()) return Fail(server.status());
   if (task->job_name == "ps") {

@@ -98,9 +98,6 @@ inline void Note(const char* step, const Status& s) {
   if (Verbose()) std::fprintf(stderr, "  %s: %s\n", step, s.ok() ? "OK" : s.ToString().c_str());
 }
 
-  return true;
-}
-
 // A property the target checks beyond "does not crash": a violation is a bug, reported as a
 // crash so the fuzzer keeps the input.
 #define FUZZ_CHECK(cond)                                                            \

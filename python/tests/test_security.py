@@ -167,3 +167,20 @@ def test_a_launch_cluster_refuses_a_client_without_its_secret(tmp_path, flags, r
     assert r.returncode == 0, text
     assert "without: error " + refusal in text, text
     assert "with: result 7" in text, text
+
+
+@pytest.mark.parametrize("prefetch", [False, True])
+def test_dataset_functions_are_charged_to_the_budget(prefetch):
+    server = _local_server(step_memory_limit_bytes=64 << 20)
+    with tf.Graph().as_default():
+        ds = tf.data.Dataset.range(3).map(lambda x: tf.reduce_sum(tf.fill([64 << 20], tf.cast(x, tf.float32))))
+        if prefetch:
+            ds = ds.prefetch(1)
+        nxt = tf.data.make_one_shot_iterator(ds).get_next()
+        with tf.Session(server.target) as sess:
+            with pytest.raises(tf.errors.ResourceExhaustedError, match="memory budget"):
+                sess.run(nxt)
+        # The same graph in this process (no budget) computes the element.
+        with tf.Session() as sess:
+            assert sess.run(nxt) == 0.0
+    server.stop()

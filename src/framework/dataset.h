@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "tensor/memory_budget.h"
 #include "absl/types/span.h"
 #include "base/status.h"
 #include "tensor/tensor.h"
@@ -32,6 +33,9 @@ struct IteratorContext {
   // end only when their producer ends.
   CancellationManager* cancellation = nullptr;
   int64_t step_id = 0;
+  // The budget of the step that asked for the element (StepParams::memory_budget): the
+  // datasets' functions are charged to it. Null: nothing is counted.
+  std::shared_ptr<MemoryBudget> memory_budget;
 };
 
 class IteratorBase {

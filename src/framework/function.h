@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "tensor/memory_budget.h"
 #include "base/status.h"
 #include "tensor/tensor.h"
 
@@ -34,6 +35,9 @@ class InstantiatedFunction {
     // null; must outlive the call.
     CancellationManager* cancellation = nullptr;
     int64_t step_id = 0;
+    // Charged with the buffers the function's kernels allocate (StepParams::memory_budget); null:
+    // nothing is counted.
+    std::shared_ptr<MemoryBudget> memory_budget;
   };
   using DoneCallback = std::function<void(const Status&, std::vector<Tensor> rets)>;
   // Runs the function on `args` (InvalidArgument naming the function when their number or

@@ -111,6 +111,7 @@ void Function::RunAsync(const Options& options, std::vector<Tensor> args, DoneCa
   a.step.call_frame = &call->frame;
   a.step.cancellation = &call->cancellation;
   a.step.function_library = runtime_.get();
+  a.step.memory_budget = options.memory_budget;
   executor_->RunAsync(a, [call, parent, token, done = std::move(done), name = name_](const Status& s,
                                                                                      std::vector<NodeExecStats>) {
     if (parent != nullptr) parent->DeregisterCallback(token);

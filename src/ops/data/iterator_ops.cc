@@ -201,6 +201,7 @@ class OneShotIteratorOp : public OpKernel {
       InstantiatedFunction::Options opts;
       opts.cancellation = ctx->step().cancellation;
       opts.step_id = ctx->step().step_id;
+      opts.memory_budget = ctx->step().memory_budget;
       std::vector<Tensor> rets;
       OP_REQUIRES_OK(ctx, factory_->Run(opts, {}, &rets));
       OP_REQUIRES(ctx, rets.size() == 1,
@@ -258,6 +259,7 @@ class IteratorGetNextOp : public AsyncOpKernel {
     IteratorContext ictx;
     ictx.cancellation = ctx->step().cancellation;
     ictx.step_id = ctx->step().step_id;
+    ictx.memory_budget = ctx->step().memory_budget;
     std::vector<Tensor> out;
     bool end = false;
     OP_REQUIRES_OK(ctx, it->GetNext(&ictx, &out, &end));

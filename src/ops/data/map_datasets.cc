@@ -106,6 +106,7 @@ class MapIterator : public IteratorBase {
     InstantiatedFunction::Options opts;
     opts.cancellation = ctx->cancellation;
     opts.step_id = ctx->step_id;
+    opts.memory_budget = ctx->memory_budget;
     RETURN_IF_ERROR(ds_->fn_.fn->Run(opts, ds_->fn_.Args(std::move(e)), out));
     return CheckResults(*out, *ds_, ds_->fn_.fn->name());
   }
@@ -134,6 +135,7 @@ class ParallelMapIterator : public IteratorBase {
       }
       auto slot = std::make_shared<Slot>();
       slot->args = ds_->fn_.Args(std::move(e));
+      slot->budget = ctx->memory_budget;
       slots_.push_back(slot);
       // The first call runs on this thread below; the others go to the pool.
       if (slots_.size() > 1) {
@@ -163,6 +165,7 @@ class ParallelMapIterator : public IteratorBase {
  private:
   struct Slot {
     std::vector<Tensor> args;
+    std::shared_ptr<MemoryBudget> budget;  // of the step that asked for the element
     std::atomic<bool> claimed{false};
     bool done = false;  // guarded by Shared::mu
     Status status;
@@ -180,6 +183,7 @@ class ParallelMapIterator : public IteratorBase {
     if (slot->claimed.exchange(true)) return;
     InstantiatedFunction::Options opts;
     opts.cancellation = &shared->cancel;
+    opts.memory_budget = slot->budget;
     fn->RunAsync(opts, std::move(slot->args), [shared, slot, fn](const Status& s, std::vector<Tensor> result) {
       std::lock_guard<std::mutex> l(shared->mu);
       slot->status = s;
@@ -247,6 +251,7 @@ class FilterDataset : public DatasetBase {
           InstantiatedFunction::Options opts;
           opts.cancellation = ctx->cancellation;
           opts.step_id = ctx->step_id;
+          opts.memory_budget = ctx->memory_budget;
           std::vector<Tensor> r;
           RETURN_IF_ERROR(ds_->fn_.fn->Run(opts, ds_->fn_.Args(*out), &r));
           if (r.size() != 1 || r[0].dtype() != DT_BOOL || r[0].dims() != 0) {
@@ -314,7 +319,11 @@ class PrefetchIterator : public IteratorBase {
 
   Status GetNext(IteratorContext* ctx, std::vector<Tensor>* out, bool* end) override {
     std::unique_lock<std::mutex> l(mu_);
-    if (!thread_.joinable() && !producer_done_) thread_ = std::thread([this] { Produce(); });
+    if (!thread_.joinable() && !producer_done_) {
+      // The producer's functions are charged to the budget of the step that started it.
+      budget_ = ctx->memory_budget;
+      thread_ = std::thread([this] { Produce(); });
+    }
     RETURN_IF_ERROR(WaitWithCancellation(ctx, &cv_, &l, [&] { return !buffer_.empty() || producer_done_; },
                                          "PrefetchDataset GetNext"));
     if (buffer_.empty()) {  // after the end or an error
@@ -336,10 +345,12 @@ class PrefetchIterator : public IteratorBase {
     Status status;
     bool end = false;
   };
+  std::shared_ptr<MemoryBudget> budget_;  // set before the producer starts
 
   void Produce() {
     IteratorContext ctx;
     ctx.cancellation = &stop_;
+    ctx.memory_budget = budget_;
     while (true) {
       {
         std::unique_lock<std::mutex> l(mu_);

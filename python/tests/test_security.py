@@ -184,3 +184,4 @@ def test_dataset_functions_are_charged_to_the_budget(prefetch):
         with tf.Session() as sess:
             assert sess.run(nxt) == 0.0
     server.stop()
+

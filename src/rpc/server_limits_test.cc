@@ -50,6 +50,35 @@ TEST(ServerLimitsTest, AStepOverTheMemoryBudgetFailsAndTheServerGoesOn) {
   ExpectServes(*server);
 }
 
+// A DequeueMany batch is a new buffer: charged like any other, while the elements it copies are
+// still charged in the queue.
+TEST(ServerLimitsTest, ADequeueManyBatchIsChargedToTheBudget) {
+  ServerOptions o;
+  o.step_memory_limit_bytes = int64_t{64} << 20;
+  auto server = StartServer(o);
+  ASSERT_NE(server, nullptr);
+  Scope root = Scope::NewRootScope();
+  constexpr int64_t kRow = int64_t{1} << 20;  // 4 MiB elements
+  Output q = ops::FIFOQueue(root, {DT_FLOAT}, {.shapes = {PartialTensorShape({kRow})}});
+  Output rows = ops::Fill(root, ops::Const(root, {int64_t{10}, kRow}), 0.0f);  // 40 MiB kept in the queue
+  Operation enqueue = ops::QueueEnqueueMany(root, q, {rows});
+  std::vector<Output> batch = ops::QueueDequeueMany(root, q, 10, {DT_FLOAT});  // 40 MiB more
+  std::vector<Output> two = ops::QueueDequeueMany(root, q, 2, {DT_FLOAT});
+  ClientSession session(root, Rpc(*server));
+  ASSERT_TRUE(session.Run({enqueue}).ok());
+  auto r = session.Run({batch[0]});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted) << r.status();
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("memory budget"));
+  // The elements went back to the queue; a batch that fits is served (bounded: a lost element
+  // would leave this dequeue waiting).
+  RunOptions bounded;
+  bounded.timeout_in_ms = 20000;
+  auto ok = session.Run({}, {two[0]}, {}, nullptr, bounded);
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(ok->at(0).dim_size(0), 2);
+}
+
 TEST(ServerLimitsTest, AGraphOverTheNodeLimitIsRefused) {
   ServerOptions o;
   o.max_graph_nodes = 100;

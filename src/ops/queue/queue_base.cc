@@ -141,6 +141,7 @@ void QueueBase::DequeueMany(int64_t n, const WaitOptions& wait, DoneFn done) {
   Attempt a;
   a.kind = Kind::kDequeueMany;
   a.count = n;
+  a.budget = wait.memory_budget;
   a.done = std::move(done);
   Start(std::move(a), /*enqueue_side=*/false, wait);
 }
@@ -328,9 +329,18 @@ QueueBase::Tuple QueueBase::BuildResult(Attempt* a) {
     TensorShape s;
     Status st = s.AddDim(a->count);
     for (int d = 0; st.ok() && d < shapes_[c].dims(); ++d) st = s.AddDim(shapes_[c].dim_size(d));
-    StatusOr<Tensor> t = st.ok() ? Tensor::Allocate(types_[c], s) : StatusOr<Tensor>(st);
+    StatusOr<Tensor> t = st.ok() ? Tensor::Allocate(types_[c], s, a->budget) : StatusOr<Tensor>(st);
     if (!t.ok()) {
+      // The batch cannot be made (a memory budget, a size past the limits): the elements go back
+      // to the front of the queue, in order, and whoever waits for them may take them.
       a->status = errors::Annotate(t.status(), absl::StrCat("DequeueMany from ", DebugString(), ": "));
+      AttemptList finished;
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        PutBackLocked(a);
+        FlushLocked(&finished);
+      }
+      Complete(&finished, /*defer_others=*/true, /*self_id=*/-1);
       return {};
     }
     const int64_t row = shapes_[c].num_elements();

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "tensor/memory_budget.h"
 #include "framework/cancellation.h"
 #include "framework/resource_mgr.h"
 #include "ops/queue/timer.h"
@@ -42,6 +43,8 @@ class QueueBase : public ResourceBase, public std::enable_shared_from_this<Queue
   struct WaitOptions {
     CancellationManager* cm = nullptr;
     int64_t timeout_ms = -1;
+    // DequeueMany's batch is charged to it (StepParams::memory_budget); null: not counted.
+    std::shared_ptr<MemoryBudget> memory_budget;
   };
 
   // `kind` is "FIFOQueue" or "RandomShuffleQueue"; `shapes` is empty (unconstrained) or one
@@ -103,6 +106,7 @@ class QueueBase : public ResourceBase, public std::enable_shared_from_this<Queue
     std::vector<Tuple> taken;  // dequeues: elements taken so far
     DoneFn done;
     CancellationManager* cm = nullptr;
+    std::shared_ptr<MemoryBudget> budget;  // kDequeueMany: charged with the batch
     CancellationManager::Token token = -1;
     bool registered = false;
     Timer::Id timer = 0;

@@ -134,6 +134,7 @@ class QueueAccessOp : public AsyncOpKernel {
     QueueBase::WaitOptions wait;
     wait.cm = ctx->step().cancellation;
     wait.timeout_ms = timeout_ms_;
+    wait.memory_budget = ctx->step().memory_budget;
     // A waiting operation keeps its queue alive, even if the ResourceMgr drops it meanwhile,
     // so that it still ends (cancelled, timed out or served).
     std::shared_ptr<QueueBase> queue = std::move(q).value();

@@ -15,6 +15,7 @@
 #include "graph/graph.h"
 #include "gtest/gtest.h"
 #include "ops/register_all.h"
+#include "ops/testing/kernel_test_util.h"
 
 namespace dflow {
 namespace {
@@ -22,37 +23,9 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-// Runs one op's CPU kernel on `device` with Const inputs (as ops/testing/kernel_test_util does
-// on a device of its own).
 StatusOr<std::vector<Tensor>> RunOn(Device* device, const std::string& op, const std::vector<Tensor>& inputs,
                                     AttrMap attrs) {
-  RegisterAllOps();
-  Graph g;
-  NodeSpec spec;
-  spec.name = "node";
-  spec.op = op;
-  spec.attrs = std::move(attrs);
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    NodeSpec c;
-    c.name = absl::StrCat("input", i);
-    c.op = "Const";
-    c.attrs["value"] = inputs[i];
-    c.attrs["dtype"] = inputs[i].dtype();
-    ASSIGN_OR_RETURN(Node * n, g.AddNode(std::move(c)));
-    spec.inputs.push_back({n, 0});
-  }
-  ASSIGN_OR_RETURN(Node * n, g.AddNode(std::move(spec)));
-  ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> k, KernelRegistry::Global()->CreateKernel(device, "CPU", n->props_ptr()));
-  std::vector<TensorValue> in(inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) in[i].tensor = inputs[i];
-  StepParams step;
-  step.device = device;
-  OpKernelContext ctx(&step, k.get(), in.data(), static_cast<int>(in.size()));
-  k->Compute(&ctx);
-  RETURN_IF_ERROR(ctx.status());
-  std::vector<Tensor> out;
-  for (int i = 0; i < ctx.num_outputs(); ++i) out.push_back(ctx.outputs()[i].tensor);
-  return out;
+  return testing::RunOpKernelOn(device, op, inputs, std::move(attrs));
 }
 
 Tensor Strings(const std::vector<std::string>& v) {

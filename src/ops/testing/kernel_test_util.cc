@@ -29,9 +29,14 @@ StatusOr<Node*> BuildNode(Graph* g, const std::string& op, const std::vector<Ten
 }  // namespace
 
 StatusOr<std::vector<Tensor>> RunOpKernel(const std::string& op, const std::vector<Tensor>& inputs, AttrMap attrs) {
+  static Device* device = new Device("/job:localhost/replica:0/task:0/device:CPU:0", "CPU");
+  return RunOpKernelOn(device, op, inputs, std::move(attrs));
+}
+
+StatusOr<std::vector<Tensor>> RunOpKernelOn(Device* device, const std::string& op, const std::vector<Tensor>& inputs,
+                                            AttrMap attrs) {
   Graph g;
   ASSIGN_OR_RETURN(Node * n, BuildNode(&g, op, inputs, std::move(attrs)));
-  static Device* device = new Device("/job:localhost/replica:0/task:0/device:CPU:0", "CPU");
   ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> k, KernelRegistry::Global()->CreateKernel(device, "CPU", n->props_ptr()));
   std::vector<TensorValue> in(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) in[i].tensor = inputs[i];

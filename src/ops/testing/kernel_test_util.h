@@ -10,10 +10,17 @@
 #include "framework/attr_value.h"
 #include "tensor/tensor.h"
 
+namespace dflow {
+class Device;
+}
+
 namespace dflow::testing {
 
 StatusOr<std::vector<Tensor>> RunOpKernel(const std::string& op, const std::vector<Tensor>& inputs,
                                           AttrMap attrs = {});
+// The same on `device` (its resources and file policy).
+StatusOr<std::vector<Tensor>> RunOpKernelOn(Device* device, const std::string& op, const std::vector<Tensor>& inputs,
+                                            AttrMap attrs = {});
 
 // The static output shapes that the op's shape function infers for these inputs.
 StatusOr<std::vector<PartialTensorShape>> InferShapes(const std::string& op, const std::vector<Tensor>& inputs,

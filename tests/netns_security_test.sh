@@ -2,10 +2,21 @@
 # A server on a real interface, reached from another network namespace: a client without the
 # cluster's credentials (or with another cluster's) is refused, one with them is served, and an
 # --insecure server on the same link serves anybody (so the link itself works). The test makes
-# two namespaces joined by a veth pair on 10.213.x.0/24 and removes them on exit; it needs
-# CAP_NET_ADMIN (root).
+# two namespaces joined by a veth pair on 10.213.x.0/24 and removes them on exit. It runs itself in
+# a network and mount namespace of its own (and, when not root, a user namespace that maps the
+# user to root in it), so nothing it makes is visible outside, not even to the host's `ip netns`.
 #   tests/netns_security_test.sh BUILD_DIR
 set -euo pipefail
+if [ -z "${DFLOW_NETNS_INNER:-}" ]; then
+  export DFLOW_NETNS_INNER=1
+  if [ "$(id -u)" = 0 ]; then
+    exec unshare --net --mount "$0" "$@"
+  fi
+  exec unshare --user --map-root-user --net --mount "$0" "$@"
+fi
+# `ip netns` keeps its namespaces under /run/netns: a private /run in this mount namespace.
+mount -t tmpfs tmpfs /run
+mkdir -p /run/netns
 BUILD=$(cd "$1" && pwd)
 DFLOW="$BUILD/bin/dflow"
 export PYTHONPATH="$BUILD/python${PYTHONPATH:+:$PYTHONPATH}"

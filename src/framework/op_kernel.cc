@@ -13,11 +13,9 @@ Status OpKernelContext::allocate_output(int i, const TensorShape& shape, Tensor*
   if (i < 0 || i >= num_outputs()) {
     return errors::Internal("Kernel ", kernel_->name(), " allocates output ", i, " of ", num_outputs());
   }
-  if (step_ == nullptr || step_->memory_budget == nullptr) {
-    ASSIGN_OR_RETURN(outputs_[i].tensor, Tensor::Allocate(kernel_->output_type(i), shape));
-  } else {
-    ASSIGN_OR_RETURN(outputs_[i].tensor, Tensor::Allocate(kernel_->output_type(i), shape, step_->memory_budget));
-  }
+  // A null budget (in-process sessions) is the plain allocation.
+  ASSIGN_OR_RETURN(outputs_[i].tensor,
+                   Tensor::Allocate(kernel_->output_type(i), shape, step_ == nullptr ? nullptr : step_->memory_budget));
   *out = &outputs_[i].tensor;
   return absl::OkStatus();
 }

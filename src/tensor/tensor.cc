@@ -1,11 +1,11 @@
 #include "tensor/tensor.h"
 
-#include "tensor/memory_budget.h"
-
 #include <charconv>
 #include <cstdlib>
 #include <new>
 #include <ostream>
+
+#include "tensor/memory_budget.h"
 
 namespace dflow {
 namespace {

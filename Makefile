@@ -3,7 +3,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build run test bench clean asan fuzz
+.PHONY: all deps build run test conformance bench clean asan fuzz
 
 all: build
 
@@ -26,6 +26,11 @@ run: build
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=5
+
+# The differential suite alone: dflow beside real TensorFlow on TensorFlow's own graphs (ops and
+# their gradients, whole models, file formats, SavedModel). `make test` runs it too.
+conformance: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600 -R '^conformance\.'
 
 bench:
 	@scripts/install-deps.sh --bench

@@ -15,7 +15,9 @@
 #include "graph/graph_def.h"
 #include "proto/checkpoint_state.pb.h"
 #include "proto/event.pb.h"
+#include "proto/example.pb.h"
 #include "proto/graph.pb.h"
+#include "proto/saved_model.pb.h"
 #include "proto/summary.pb.h"
 
 namespace dflow::python {
@@ -472,6 +474,8 @@ void BindCore(py::module_& m) {
     visit(proto::Event::descriptor()->file());
     visit(proto::Summary::descriptor()->file());
     visit(proto::CheckpointState::descriptor()->file());
+    visit(proto::SequenceExample::descriptor()->file());  // and Example, feature.proto
+    visit(proto::SavedModel::descriptor()->file());
     py::list l;
     for (const gpb::FileDescriptor* f : order) {
       gpb::FileDescriptorProto p;

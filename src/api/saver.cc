@@ -365,6 +365,8 @@ StatusOr<std::string> Saver::Save(const ClientSession& session, const std::strin
     if (Status s = DeleteBundle(im.env, p); !s.ok()) {
       LOG(WARNING) << "Cannot delete old checkpoint " << p << ": " << s;
     }
+    // Its MetaGraphDef, where one was written beside it (TensorFlow deletes "PREFIX.meta" too).
+    if (im.env->FileExists(p + ".meta")) (void)im.env->DeleteFile(p + ".meta");
   }
   return path;
 }

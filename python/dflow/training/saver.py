@@ -7,34 +7,23 @@ directory's `checkpoint` state file), readable by TensorFlow and reading what Te
     saver.restore(sess, tf.train.latest_checkpoint("/tmp/run"))
 
 The save and restore ops are TensorFlow's ("save/Const", "save/SaveV2", "save/RestoreV2",
-"save/restore_all"). dflow writes no MetaGraphDef (".meta" file): write_meta_graph is accepted and
-ignored, and tf.train.import_meta_graph is not available.
+"save/restore_all"). Each save writes the graph's MetaGraphDef beside the checkpoint
+("PREFIX.meta", as TensorFlow does; write_meta_graph=False leaves it out), so that
+tf.train.import_meta_graph("PREFIX.meta") rebuilds the graph and returns a Saver built from its
+SaverDef (Saver(saver_def=...): it runs the restore and save ops the SaverDef names).
 """
 import os
 
 from dflow import _dflow
 from dflow.framework import dtypes
 from dflow.framework import errors
+from dflow.framework import meta_graph
 from dflow.framework import ops
 from dflow.framework.ops import GraphKeys
 from dflow.ops import variables
 
 
-class SaverDef:
-    """The names of a Saver's ops (TensorFlow's SaverDef)."""
-
-    V1 = 1
-    V2 = 2
-
-    def __init__(self, filename_tensor_name, save_tensor_name, restore_op_name, max_to_keep, sharded,
-                 keep_checkpoint_every_n_hours):
-        self.filename_tensor_name = filename_tensor_name
-        self.save_tensor_name = save_tensor_name
-        self.restore_op_name = restore_op_name
-        self.max_to_keep = max_to_keep
-        self.sharded = sharded
-        self.keep_checkpoint_every_n_hours = keep_checkpoint_every_n_hours
-        self.version = SaverDef.V2
+SaverDef = meta_graph.SaverDef  # TensorFlow's SaverDef message (SaverDef.V2 == 2)
 
 
 def _session_handle(sess):
@@ -130,8 +119,7 @@ class Saver:
         if defer_build and var_list:
             raise ValueError("If `var_list` is provided then build cannot be deferred. Either set "
                              "defer_build=False or var_list=None.")
-        if saver_def is not None:
-            raise NotImplementedError("Saver(saver_def=...) is not supported by dflow")
+        self._from_saver_def = saver_def is not None
         if write_version not in (SaverDef.V2, None):
             raise NotImplementedError("dflow writes V2 checkpoints only (write_version=tf.train.SaverDef.V2)")
         self._var_list = var_list
@@ -146,6 +134,23 @@ class Saver:
         self._is_empty = False
         self._cpp = None
         self.saver_def = None
+        self._last_checkpoints = []
+        if saver_def is not None:
+            self.saver_def = SaverDef()
+            self.saver_def.MergeFromString(saver_def.SerializeToString())
+            if name:
+                # An imported SaverDef names the ops under the import scope.
+                pre = name.rstrip("/") + "/"
+                d = self.saver_def
+                for f in ("filename_tensor_name", "save_tensor_name", "restore_op_name"):
+                    v = getattr(d, f)
+                    if v and not v.startswith(pre):
+                        setattr(d, f, pre + v)
+            self._max_to_keep = self.saver_def.max_to_keep
+            self._sharded = self.saver_def.sharded
+            self._graph = ops.get_default_graph()
+            self._is_built = True
+            return
         if not defer_build:
             self.build()
 
@@ -185,8 +190,10 @@ class Saver:
         fname = g._tensor_of(self._cpp.filename)
         spath = g._tensor_of(self._cpp.save_path)
         restore = g._wrap(self._cpp.restore_op)
-        self.saver_def = SaverDef(fname.name, spath.name, restore.name, max_to_keep, self._sharded,
-                                  self._keep_checkpoint_every_n_hours)
+        self.saver_def = SaverDef(filename_tensor_name=fname.name, save_tensor_name=spath.name,
+                                  restore_op_name=restore.name, max_to_keep=max_to_keep, sharded=self._sharded,
+                                  keep_checkpoint_every_n_hours=self._keep_checkpoint_every_n_hours,
+                                  version=SaverDef.V2)
         self._graph = g
         self._is_built = True
 
@@ -196,7 +203,7 @@ class Saver:
     @property
     def last_checkpoints(self):
         if self._cpp is None:
-            return []
+            return list(self._last_checkpoints)
         return list(self._cpp.last_checkpoints())
 
     def set_last_checkpoints(self, last_checkpoints):
@@ -246,14 +253,40 @@ class Saver:
                              % (latest_filename, save_path))
         if self._is_empty:
             return None
-        handle = _session_handle(sess)
         parent = os.path.dirname(save_path)
         try:
-            return self._cpp.save(handle, save_path, step, bool(write_state))
+            if self._cpp is None:
+                path = self._save_by_saver_def(sess, save_path, step, bool(write_state))
+            else:
+                path = self._cpp.save(_session_handle(sess), save_path, step, bool(write_state))
         except (errors.FailedPreconditionError, errors.NotFoundError) as exc:
             if parent and not os.path.isdir(parent):
                 raise ValueError("Parent directory of {} doesn't exist, can't save.".format(save_path)) from None
             raise exc
+        if write_meta_graph:
+            self.export_meta_graph(path + "." + meta_graph_suffix, strip_default_attrs=strip_default_attrs)
+        return path
+
+    def _save_by_saver_def(self, sess, save_path, step, write_state):
+        """A save through the ops of an imported SaverDef; keeps the state file and max_to_keep."""
+        import time
+        path = save_path if step < 0 else "%s-%d" % (save_path, step)
+        d = self.saver_def
+        sess.run(d.save_tensor_name, {d.filename_tensor_name: path})
+        if path in self._last_checkpoints:
+            self._last_checkpoints.remove(path)
+        self._last_checkpoints.append(path)
+        while self._max_to_keep and len(self._last_checkpoints) > self._max_to_keep:
+            old = self._last_checkpoints.pop(0)
+            remove_checkpoint(old)
+        if write_state:
+            from google.protobuf import text_format
+            st = meta_graph.graph_pb.CheckpointState()
+            st.model_checkpoint_path = path
+            st.all_model_checkpoint_paths.extend(self._last_checkpoints)
+            st.all_model_checkpoint_timestamps.extend([time.time()] * len(self._last_checkpoints))
+            meta_graph._write(st, os.path.join(os.path.dirname(path) or ".", "checkpoint"), as_text=True)
+        return path
 
     def restore(self, sess, save_path):
         """Assigns every saved variable its value from the checkpoint `save_path`."""
@@ -264,9 +297,12 @@ class Saver:
         save_path = save_path.decode() if isinstance(save_path, bytes) else str(save_path)
         if not checkpoint_exists(save_path):
             raise ValueError("The passed save_path is not a valid checkpoint: " + save_path)
-        handle = _session_handle(sess)
         try:
-            self._cpp.restore(handle, save_path)
+            if self._cpp is None:
+                d = self.saver_def
+                sess.run(d.restore_op_name, {d.filename_tensor_name: save_path})
+            else:
+                self._cpp.restore(_session_handle(sess), save_path)
         except errors.NotFoundError as err:
             raise _wrap_restore_error(err, "a Variable name or other graph key that is missing") from None
         except errors.InvalidArgumentError as err:
@@ -275,16 +311,16 @@ class Saver:
     def export_meta_graph(self, filename=None, collection_list=None, as_text=False, export_scope=None,
                           clear_devices=False, clear_extraneous_savers=False, strip_default_attrs=False,
                           save_debug_info=False):
-        raise NotImplementedError("dflow does not write MetaGraphDefs (Saver.export_meta_graph)")
+        """The graph's MetaGraphDef with this saver's SaverDef (written to `filename` when given)."""
+        return meta_graph.export_meta_graph(filename=filename, graph=getattr(self, "_graph", None),
+                                            saver_def=self.saver_def, collection_list=collection_list,
+                                            as_text=as_text, export_scope=export_scope, clear_devices=clear_devices,
+                                            clear_extraneous_savers=clear_extraneous_savers,
+                                            strip_default_attrs=strip_default_attrs)
 
 
-def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None, **kwargs):
-    raise NotImplementedError("dflow does not read MetaGraphDefs (tf.train.import_meta_graph); rebuild the graph "
-                              "in Python and restore the checkpoint with a Saver")
-
-
-def export_meta_graph(filename=None, **kwargs):
-    raise NotImplementedError("dflow does not write MetaGraphDefs (tf.train.export_meta_graph)")
+import_meta_graph = meta_graph.import_meta_graph
+export_meta_graph = meta_graph.export_meta_graph
 
 
 # ---- checkpoint files ----

@@ -2,6 +2,8 @@
 
 #include <mutex>
 
+#include "ops/image/image_ops.h"
+
 namespace dflow {
 
 void RegisterAllOps() {
@@ -16,11 +18,13 @@ void RegisterAllOps() {
     RegisterStateOps();
     RegisterControlFlowOps();
     RegisterNNOps();
+    RegisterImageOps();
     RegisterTrainingOps();
     RegisterQueueOps();
     RegisterDataOps();
     RegisterSummaryOps();
     RegisterFeatureOps();
+    RegisterParsingOps();
     RegisterLoggingOps();
     RegisterAccumulatorOps();
     RegisterCheckpointOps();

@@ -20,6 +20,7 @@ void RegisterTrainingOps();  // optimizer update kernels (ApplyGradientDescent, 
 void RegisterQueueOps();     // FIFOQueueV2, RandomShuffleQueueV2 and their enqueue/dequeue ops
 void RegisterDataOps();      // datasets, iterators and DecodeCSV (input pipelines)
 void RegisterSummaryOps();   // ScalarSummary, HistogramSummary, TensorSummaryV2, MergeSummary
+void RegisterParsingOps();   // ParseExample, ParseExampleV2, ParseSingleExample (tf.train.Example)
 void RegisterFeatureOps();   // Bucketize, StringToHashBucketFast, VocabularyLookup (feature columns)
 void RegisterLoggingOps();   // Assert
 void RegisterAccumulatorOps();  // ResourceConditionalAccumulator and its apply/take ops (sync replicas)

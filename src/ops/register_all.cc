@@ -2,7 +2,6 @@
 
 #include <mutex>
 
-#include "ops/image/image_ops.h"
 
 namespace dflow {
 
@@ -18,7 +17,6 @@ void RegisterAllOps() {
     RegisterStateOps();
     RegisterControlFlowOps();
     RegisterNNOps();
-    RegisterImageOps();
     RegisterTrainingOps();
     RegisterQueueOps();
     RegisterDataOps();

@@ -10,6 +10,9 @@
 #include "ops/register_all.h"
 
 namespace dflow {
+
+void RegisterTensorArrayOps();  // ops/tensor_array/tensor_array_ops.cc
+
 namespace {
 
 class NoOp : public OpKernel {
@@ -125,6 +128,7 @@ void RegisterControlFlowOps() {
   RegisterNoGradient("LoopCond");
   RegisterNoGradient("ControlTrigger");
   RegisterStackOps();
+  RegisterTensorArrayOps();
 }
 
 }  // namespace dflow

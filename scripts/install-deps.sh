@@ -40,7 +40,7 @@ fi
 # (the reference the tests compare with), GraphDefs from Python protobuf (the version TensorFlow
 # pulls in), `pip install .` scikit-build-core.
 python=${PYTHON:-python3}
-pins=(numpy==2.4.6 pybind11==3.1.0 pytest==9.0.3 protobuf==7.36.2 tensorflow-cpu==2.21.0
+pins=(numpy==2.4.6 pybind11==3.1.0 pytest==9.0.3 protobuf==7.36.2 tensorflow-cpu==2.21.0 tensorboard==2.21.0
       scikit-build-core==1.1.2)   # pyproject.toml's build backend (test_package reads its metadata)
 mapfile -t pip_missing < <("$python" - "${pins[@]}" <<'PY'
 import importlib.metadata as md

@@ -1,20 +1,26 @@
 #include "tools/commands.h"
 
+#include <climits>
 #include <ostream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "base/env.h"
 #include "dflow/core.h"
 #include "framework/op_kernel.h"
 #include "framework/session.h"
 #include "graph/graph_def.h"
 #include "graph/subgraph.h"
 #include "proto/graph.pb.h"
+#include "google/protobuf/text_format.h"
+#include "tools/checkpoint_v1.h"
 #include "tools/events_cmd.h"
 #include "tools/feed_value.h"
+#include "tools/file_kind.h"
 #include "tools/inspect_checkpoint.h"
 #include "tools/launch.h"
 #include "tools/server_cmd.h"
+#include "tools/tensor_output.h"
 
 namespace dflow::tools {
 namespace {
@@ -23,13 +29,18 @@ constexpr char kUsage[] =
     "usage: dflow <command> [args]\n"
     "commands:\n"
     "  ops                          list the registered ops with their signatures\n"
-    "  inspect GRAPH.pb             list the nodes of a GraphDef: op, inputs, device\n"
+    "  inspect GRAPH.pb             list the nodes of a GraphDef (binary or text): op, inputs, device\n"
     "  events FILE                  print \"tag step value\" for every scalar of an event file\n"
     "  inspect CHECKPOINT           list the tensors of a checkpoint (a prefix, or a directory\n"
     "                               with a `checkpoint` file): dtype, shape, small values\n"
-    "  run GRAPH.pb [--feed NAME=VALUE]... --fetch NAME [--fetch NAME]... [--target NODE]...\n"
+    "  inspect FILE                 say what any other file is (SavedModel, MetaGraph, V1\n"
+    "                               checkpoint, event file, TFRecord file, .npy)\n"
+    "  run GRAPH.pb [--feed NAME=VALUE]... [--target NODE]... --fetch NAME [--fetch NAME]...\n"
+    "      [--out FILE.npy|FILE.npz]\n"
     "                               run a GraphDef; VALUE is a number, a nested list\n"
-    "                               ([[1,2],[3,4]]) or @file.npy\n"
+    "                               ([[1,2],[3,4]]) or @file.npy; each --target is a step of its\n"
+    "                               own, in order, the fetches come from the last one; --out\n"
+    "                               writes the fetches in full (one: .npy; several: .npz)\n"
     "  server --ps_hosts=H:P,... --worker_hosts=H:P,... --job_name=ps|worker --task_index=N\n"
     "                               run one task of a cluster until SIGTERM or SIGINT\n"
     "                               (the task may also come from TF_CONFIG); --credentials DIR\n"
@@ -50,14 +61,55 @@ int Ops(std::ostream& out) {
   return 0;
 }
 
+constexpr char kNotRecognized[] =
+    "is not a file dflow recognizes: not a GraphDef (binary or text), checkpoint, SavedModel, MetaGraph, "
+    "event file, TFRecord file or .npy file";
+
+// A GraphDef file, binary or text. Other files TensorFlow writes are named in the error.
+Status ReadGraph(const std::string& path, proto::GraphDef* def) {
+  const FileIdentity id = IdentifyFile(path);
+  if (id.kind == FileKind::kTextGraphDef) {
+    ASSIGN_OR_RETURN(std::string text, Env::Default()->ReadFile(path, INT_MAX));
+    if (!google::protobuf::TextFormat::ParseFromString(text, def)) {
+      return errors::InvalidArgument(path, " looks like a text GraphDef but does not parse as one");
+    }
+    return absl::OkStatus();
+  }
+  if (id.kind != FileKind::kGraphDef) {
+    return errors::InvalidArgument(path, " is ", id.what, ", not a GraphDef");
+  }
+  Status s = ReadGraphDefFile(path, def);
+  if (absl::IsInvalidArgument(s)) return errors::InvalidArgument(path, " ", kNotRecognized);
+  return s;
+}
+
+// Each file kind's way to read it, after the one-line identification.
+std::string Hint(FileKind kind) {
+  switch (kind) {
+    case FileKind::kSavedModel: return " (tf.saved_model.loader.load reads it)";
+    case FileKind::kMetaGraph: return " (tf.train.import_meta_graph reads it)";
+    default: return "";
+  }
+}
+
 int Inspect(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   if (args.size() != 1) {
-    err << "usage: dflow inspect GRAPH.pb | CHECKPOINT\n";
+    err << "usage: dflow inspect GRAPH.pb | CHECKPOINT | FILE\n";
     return 2;
   }
-  if (LooksLikeCheckpoint(args[0])) return InspectCheckpoint(args[0], out, err);
+  const FileIdentity id = IdentifyFile(args[0]);
+  switch (id.kind) {
+    case FileKind::kCheckpoint: return InspectCheckpoint(args[0], out, err);
+    case FileKind::kCheckpointState: return InspectCheckpoint(args[0], out, err, /*state_file=*/true);
+    case FileKind::kCheckpointV1: return InspectCheckpointV1(args[0], out, err);
+    case FileKind::kGraphDef:
+    case FileKind::kTextGraphDef: break;
+    case FileKind::kCompressed:
+    case FileKind::kDirectory: err << "error: " << args[0] << " is " << id.what << "\n"; return 1;
+    default: out << args[0] << ": " << id.what << Hint(id.kind) << "\n"; return 0;
+  }
   proto::GraphDef def;
-  if (Status s = ReadGraphDefFile(args[0], &def); !s.ok()) {
+  if (Status s = ReadGraph(args[0], &def); !s.ok()) {
     err << "error: " << s << "\n";
     return 1;
   }
@@ -83,7 +135,7 @@ int Inspect(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 }
 
 int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  std::string path;
+  std::string path, out_path;
   std::vector<std::pair<std::string, std::string>> feeds;
   std::vector<std::string> fetches, targets;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -112,6 +164,8 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
       fetches.push_back(v);
     } else if (value_of("--target", &v)) {
       targets.push_back(v);
+    } else if (value_of("--out", &v)) {
+      out_path = v;
     } else if (!a.empty() && a[0] == '-') {
       err << "error: unknown flag '" << a << "'\n" << kUsage;
       return 2;
@@ -123,15 +177,27 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     }
   }
   if (path.empty() || (fetches.empty() && targets.empty())) {
-    err << "usage: dflow run GRAPH.pb [--feed NAME=VALUE]... --fetch NAME... [--target NODE]...\n";
+    err << "usage: dflow run GRAPH.pb [--feed NAME=VALUE]... [--target NODE]... --fetch NAME... [--out FILE]\n";
     return 2;
+  }
+  const bool npz = absl::EndsWith(out_path, ".npz");
+  if (!out_path.empty()) {
+    if (!npz && !absl::EndsWith(out_path, ".npy")) {
+      err << "error: --out takes FILE.npy (one fetch) or FILE.npz (any number), got '" << out_path << "'\n";
+      return 2;
+    }
+    if (!npz && fetches.size() != 1) {
+      err << "error: --out " << out_path << " holds one array but there are " << fetches.size()
+          << " fetches; name an .npz file to write them all\n";
+      return 2;
+    }
   }
   auto fail = [&](const Status& s) {
     err << "error: " << s << "\n";
     return 1;
   };
   proto::GraphDef def;
-  if (Status s = ReadGraphDefFile(path, &def); !s.ok()) return fail(s);
+  if (Status s = ReadGraph(path, &def); !s.ok()) return fail(s);
   Graph g;
   if (Status s = ImportGraphDef(def, &g); !s.ok()) return fail(errors::Annotate(s, path + ": "));
   std::vector<std::pair<std::string, Tensor>> inputs;
@@ -145,9 +211,31 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   auto session = NewSession(SessionOptions());
   if (!session.ok()) return fail(session.status());
   if (Status s = (*session)->Create(def); !s.ok()) return fail(s);
+  // Every target but the last is a step of its own (init, then train); the fetches come from
+  // the last step, with the last target.
+  for (size_t i = 0; i + 1 < targets.size(); ++i) {
+    std::vector<Tensor> none;
+    if (Status s = (*session)->Run(inputs, {}, {targets[i]}, &none); !s.ok()) {
+      return fail(errors::Annotate(s, absl::StrCat("--target ", targets[i], ": ")));
+    }
+  }
+  std::vector<std::string> last;
+  if (!targets.empty()) last.push_back(targets.back());
   std::vector<Tensor> outputs;
-  if (Status s = (*session)->Run(inputs, fetches, targets, &outputs); !s.ok()) return fail(s);
-  for (size_t i = 0; i < fetches.size(); ++i) out << fetches[i] << " = " << outputs[i] << "\n";
+  if (Status s = (*session)->Run(inputs, fetches, last, &outputs); !s.ok()) return fail(s);
+  for (size_t i = 0; i < fetches.size(); ++i) out << fetches[i] << " = " << PrintableTensor(outputs[i]) << "\n";
+  if (!out_path.empty()) {
+    StatusOr<std::string> bytes;
+    if (npz) {
+      std::vector<std::pair<std::string, Tensor>> arrays;
+      for (size_t i = 0; i < fetches.size(); ++i) arrays.emplace_back(fetches[i], outputs[i]);
+      bytes = NpzBytes(arrays);
+    } else {
+      bytes = NpyBytes(outputs[0]);
+    }
+    if (!bytes.ok()) return fail(errors::Annotate(bytes.status(), absl::StrCat("--out ", out_path, ": ")));
+    if (Status s = Env::Default()->WriteFileAtomic(out_path, *bytes); !s.ok()) return fail(s);
+  }
   return 0;
 }
 

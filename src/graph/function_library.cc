@@ -44,6 +44,18 @@ StatusOr<std::vector<std::pair<std::string, int>>> OutputArgs(const OpDef& op, c
   return out;
 }
 
+// TensorFlow's function names: non-empty, of [A-Za-z0-9_.\-/<>] (tf.function writes names such as
+// "__inference_f_50", which node names could not start with).
+bool IsValidFunctionName(absl::string_view name) {
+  if (name.empty()) return false;
+  for (char c : name) {
+    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+                    c == '.' || c == '-' || c == '/' || c == '<' || c == '>';
+    if (!ok) return false;
+  }
+  return true;
+}
+
 std::string ArgName(int i) { return absl::StrCat("arg", i); }
 std::string RetName(int i) { return absl::StrCat("output", i); }
 
@@ -51,7 +63,7 @@ std::string RetName(int i) { return absl::StrCat("output", i); }
 
 Status FunctionLibraryDefinition::Add(const proto::FunctionDef& fdef) {
   const proto::OpDef& sig = fdef.signature();
-  if (!IsValidNodeName(sig.name())) {
+  if (!IsValidFunctionName(sig.name())) {
     return errors::InvalidArgument("Function name '", absl::CEscape(sig.name()), "' is invalid");
   }
   for (const auto* args : {&sig.input_arg(), &sig.output_arg()}) {

@@ -14,5 +14,6 @@ void RegisterTileOps();          // Tile, BroadcastTo
 void RegisterGatherOps();        // GatherV2, UnsortedSegmentSum, DynamicStitch
 void RegisterPartitionOps();     // DynamicPartition
 void RegisterValueOps();         // ZerosLike, OnesLike, StopGradient, Range, OneHot
+void RegisterShapeNOp();         // ShapeN
 
 }  // namespace dflow

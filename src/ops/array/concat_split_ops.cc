@@ -243,8 +243,14 @@ class ConcatOffsetOp : public OpKernel {
       }
       Tensor* out = nullptr;
       OP_REQUIRES_OK(ctx, ctx->allocate_output(i, TensorShape{static_cast<int64_t>(s.size())}, &out));
-      int32_t* o = out->data<int32_t>();
-      for (size_t d = 0; d < s.size(); ++d) o[d] = static_cast<int>(d) == a ? static_cast<int32_t>(offset) : 0;
+      for (size_t d = 0; d < s.size(); ++d) {
+        const int64_t v = static_cast<int>(d) == a ? offset : 0;
+        if (out->dtype() == DT_INT64) {
+          out->data<int64_t>()[d] = v;
+        } else {
+          out->data<int32_t>()[d] = static_cast<int32_t>(v);
+        }
+      }
       offset += s[a];
     }
   }
@@ -410,8 +416,9 @@ void RegisterConcatSplitOps() {
   RegisterOp(OpDefBuilder("ConcatV2").Input("values: N * T").Input("axis: Tidx").Output("output: T")
                  .Attr("N: int >= 2").Attr("T: type").Attr("Tidx: {int32, int64} = int32")
                  .SetShapeFn(ConcatV2Shape).Doc("Concatenates tensors along one dimension."));
-  RegisterOp(OpDefBuilder("ConcatOffset").Input("concat_dim: int32").Input("shape: N * int32")
-                 .Output("offset: N * int32").Attr("N: int >= 2").SetShapeFn(ConcatOffsetShape)
+  RegisterOp(OpDefBuilder("ConcatOffset").Input("concat_dim: int32").Input("shape: N * shape_type")
+                 .Output("offset: N * shape_type").Attr("N: int >= 2")
+                 .Attr("shape_type: {int32, int64} = int32").SetShapeFn(ConcatOffsetShape)
                  .Doc("The offset of each input of a concatenation within its output (for gradients)."));
   RegisterOp(OpDefBuilder("Split").Input("split_dim: int32").Input("value: T").Output("output: num_split * T")
                  .Attr("num_split: int >= 1").Attr("T: type").SetShapeFn(SplitShape)

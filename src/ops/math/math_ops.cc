@@ -15,6 +15,8 @@ void RegisterMathOps() {
   RegisterReductionOps();
   RegisterArgMinMaxOps();
   RegisterBroadcastGradientArgsOp();
+  RegisterCompatMathOps();
+  RegisterUnaryGradOps();
   RegisterElementwiseGradients();
   RegisterReductionGradients();
 }

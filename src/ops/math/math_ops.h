@@ -15,6 +15,9 @@ void RegisterAddNOp();                   // AddN
 void RegisterReductionOps();             // Sum, Mean, Max, Min, Prod
 void RegisterArgMinMaxOps();             // ArgMax, ArgMin
 void RegisterBroadcastGradientArgsOp();  // BroadcastGradientArgs
+void RegisterCompatMathOps();            // DivNoNan, MulNoNan, Xdivy, Xlogy (with their gradients)
+// TanhGrad, SigmoidGrad, SqrtGrad, RsqrtGrad, ReciprocalGrad (with their gradients)
+void RegisterUnaryGradOps();
 
 // Gradient functions (and RegisterNoGradient declarations) of the ops above.
 void RegisterElementwiseGradients();  // element-wise ops, Cast, Select, AddN, comparisons

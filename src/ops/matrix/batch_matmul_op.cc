@@ -151,6 +151,8 @@ void RegisterBatchMatMulOp() {
                  .Attr("T: {float, double, int32, int64}")
                  .Attr("adj_x: bool = false")
                  .Attr("adj_y: bool = false")
+                 .Attr("grad_x: bool = false")  // TensorFlow's hints for its gradient graphs; no effect
+                 .Attr("grad_y: bool = false")
                  .SetShapeFn(BatchMatMulShape)
                  .Doc("Batched matrix products x[..., :, :] * y[..., :, :] with broadcast batch dimensions."));
   RegisterKernel<BatchMatMulOp<float>>(KernelBuilder("BatchMatMulV2").TypeConstraint<float>("T"));

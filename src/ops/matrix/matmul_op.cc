@@ -86,6 +86,8 @@ void RegisterMatMulOp() {
                  .Attr("transpose_a: bool = false")
                  .Attr("transpose_b: bool = false")
                  .Attr("T: {float, double, int32, int64}")
+                 .Attr("grad_a: bool = false")  // TensorFlow's hints for its gradient graphs; no effect
+                 .Attr("grad_b: bool = false")
                  .SetShapeFn(MatMulShape)
                  .Doc("The matrix product a * b, with a and/or b optionally transposed first."));
   RegisterKernel<MatMulOp<float>>(KernelBuilder("MatMul").TypeConstraint<float>("T"));

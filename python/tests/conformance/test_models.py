@@ -1,0 +1,278 @@
+"""Whole models: graphs built by TensorFlow (tf.compat.v1 graph mode) — forward pass, gradients and
+the optimizer's Apply* update ops — trained in TensorFlow and, from the same GraphDef bytes, in
+dflow, with the same feed batches. Every variable starts from a constant written into the graph, so
+both sides start from identical values; the loss of every step and every variable at the end
+(weights and optimizer slots) are compared.
+
+Tolerances (float32). One step of these models is a few hundred float32 operations whose results
+may differ in the last bits between the two (summation order of MatMul/Conv2D/reductions, and
+TensorFlow's vectorized tanh/sigmoid/exp approximations against the C library's): a relative
+difference of about 1e-6 after the first step. Training feeds that difference back through the
+weights: over these short, well-conditioned runs (small models, moderate learning rates) it grows
+to about 1e-5 by step STEPS (measured: see each model's `rtol`). So the first step is compared at
+rtol 1e-5 (this checks every op and every Apply* update of the graph once, before any
+accumulation), and the loss curve and the final variables at rtol 1e-4 (atol 1e-5 for values near
+zero): ten times the measured drift, while a wrong gradient, a wrong optimizer formula or a
+missing update changes losses in the second or third digit within a few steps.
+"""
+import numpy as np
+import pytest
+
+import dflow
+from tfref import real_tf, tf_graph_def
+
+STEPS = 200
+FIRST_RTOL = 1e-5
+RTOL = 1e-4
+ATOL = 1e-5
+
+
+# ---- layers written with variables and tf.nn ops (tf.compat.v1.layers needs Keras 2) ----
+
+def _var(tf, name, value, trainable=True):
+    return tf.compat.v1.get_variable(name, initializer=tf.constant(np.asarray(value, np.float32)),
+                                     trainable=trainable)
+
+
+def _dense(tf, rng, name, x, n_in, n_out):
+    w = _var(tf, name + "/kernel", rng.uniform(-1, 1, (n_in, n_out)) / np.sqrt(n_in))
+    b = _var(tf, name + "/bias", rng.uniform(-0.1, 0.1, (n_out,)))
+    return tf.matmul(x, w) + b
+
+
+def _lstm_step(tf, x, h, c, w, b):
+    """One step of an LSTM (TensorFlow's BasicLSTMCell: gates i, j, f, o; forget bias 1)."""
+    i, j, f, o = tf.split(tf.matmul(tf.concat([x, h], 1), w) + b, 4, axis=1)
+    c = tf.sigmoid(f + 1.0) * c + tf.sigmoid(i) * tf.tanh(j)
+    return tf.sigmoid(o) * tf.tanh(c), c
+
+
+def _result(tf, loss, train):
+    return dict(init=tf.compat.v1.global_variables_initializer(), train=train, loss=loss,
+                variables=[v.op.name for v in tf.compat.v1.global_variables()])
+
+
+# ---- the models: build(tf) -> names; batches(rng, step) -> feed dict ----
+
+def mlp(tf):
+    """Two dense layers, tf.compat.v1.losses.sparse_softmax_cross_entropy (DivNoNan), Adam."""
+    rng = np.random.RandomState(10)
+    x = tf.compat.v1.placeholder(tf.float32, [None, 10], name="x")
+    y = tf.compat.v1.placeholder(tf.int32, [None], name="y")
+    h = tf.nn.relu(_dense(tf, rng, "d1", x, 10, 16))
+    logits = _dense(tf, rng, "d2", h, 16, 3)
+    loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(y, logits)
+    train = tf.compat.v1.train.AdamOptimizer(0.01).minimize(loss)
+    return _result(tf, loss, train)
+
+
+_TEACHER = np.random.RandomState(1).normal(size=(10, 3))
+
+
+def mlp_batch(rng, step):
+    x = rng.normal(size=(32, 10)).astype(np.float32)
+    return {"x:0": x, "y:0": np.argmax(x @ _TEACHER, axis=1).astype(np.int32)}
+
+
+def cnn(tf):
+    """conv2d, fused batch norm in training mode with moving-average updates, max_pool, dense,
+    sparse softmax cross entropy, Momentum."""
+    rng = np.random.RandomState(11)
+    x = tf.compat.v1.placeholder(tf.float32, [None, 8, 8, 1], name="x")
+    y = tf.compat.v1.placeholder(tf.int32, [None], name="y")
+    k = _var(tf, "conv/kernel", rng.uniform(-0.3, 0.3, (3, 3, 1, 4)))
+    c = tf.nn.conv2d(x, k, strides=[1, 1, 1, 1], padding="SAME")
+    gamma = _var(tf, "bn/gamma", np.ones(4))
+    beta = _var(tf, "bn/beta", np.zeros(4))
+    moving_mean = _var(tf, "bn/moving_mean", np.zeros(4), trainable=False)
+    moving_var = _var(tf, "bn/moving_variance", np.ones(4), trainable=False)
+    bn, mean, var = tf.compat.v1.nn.fused_batch_norm(c, gamma, beta, epsilon=1e-3, is_training=True)
+    updates = [tf.compat.v1.assign_sub(moving_mean, (moving_mean - mean) * 0.1),
+               tf.compat.v1.assign_sub(moving_var, (moving_var - var) * 0.1)]
+    h = tf.nn.max_pool2d(tf.nn.relu(bn), ksize=2, strides=2, padding="VALID")
+    logits = _dense(tf, rng, "fc", tf.reshape(h, [-1, 64]), 64, 3)
+    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+    with tf.control_dependencies(updates):
+        train = tf.compat.v1.train.MomentumOptimizer(0.05, 0.9).minimize(loss)
+    return _result(tf, loss, train)
+
+
+def cnn_batch(rng, step):
+    x = rng.normal(size=(16, 8, 8, 1)).astype(np.float32)
+    # class: which third of the image (left, middle, right columns) has the largest sum
+    thirds = [x[:, :, :3].sum(axis=(1, 2, 3)), x[:, :, 3:5].sum(axis=(1, 2, 3)), x[:, :, 5:].sum(axis=(1, 2, 3))]
+    return {"x:0": x, "y:0": np.argmax(np.stack(thirds, 1), axis=1).astype(np.int32)}
+
+
+def lstm(tf):
+    """An LSTM unrolled over 5 steps (one op per gate and step), mean_squared_error, RMSProp."""
+    rng = np.random.RandomState(12)
+    T, D, H = 5, 3, 8
+    x = tf.compat.v1.placeholder(tf.float32, [None, T, D], name="x")
+    y = tf.compat.v1.placeholder(tf.float32, [None, 1], name="y")
+    w = _var(tf, "lstm/kernel", rng.uniform(-1, 1, (D + H, 4 * H)) / np.sqrt(D + H))
+    b = _var(tf, "lstm/bias", np.zeros(4 * H))
+    h = tf.zeros(tf.stack([tf.shape(x)[0], H]))
+    c = h
+    for t in range(T):
+        h, c = _lstm_step(tf, x[:, t, :], h, c, w, b)
+    pred = _dense(tf, rng, "out", h, H, 1)
+    loss = tf.compat.v1.losses.mean_squared_error(y, pred)
+    train = tf.compat.v1.train.RMSPropOptimizer(0.005).minimize(loss)
+    return _result(tf, loss, train)
+
+
+def seq_batch(rng, step, T=5):
+    x = rng.uniform(-1, 1, size=(16, T, 3)).astype(np.float32)
+    y = (x[:, :, 0].mean(axis=1, keepdims=True) - 0.5 * x[:, -1:, 1]).astype(np.float32)
+    return {"x:0": x, "y:0": y}
+
+
+class _Cell:
+    """An LSTM cell for tf.compat.v1.nn.dynamic_rnn written with raw ops (TensorFlow's own
+    rnn_cell classes need Keras 2)."""
+
+    def __init__(self, tf, rng, D, H):
+        self._tf, self._h = tf, H
+        self.w = _var(tf, "rnn/kernel", rng.uniform(-1, 1, (D + H, 4 * H)) / np.sqrt(D + H))
+        self.b = _var(tf, "rnn/bias", np.zeros(4 * H))
+
+    state_size = property(lambda self: (self._h, self._h))
+    output_size = property(lambda self: self._h)
+
+    def zero_state(self, batch_size, dtype):
+        z = self._tf.zeros(self._tf.stack([batch_size, self._h]), dtype)
+        return (z, z)
+
+    def get_initial_state(self, inputs=None, batch_size=None, dtype=None):
+        return self.zero_state(batch_size, dtype)
+
+    def __call__(self, x, state, scope=None):
+        h, c = _lstm_step(self._tf, x, state[0], state[1], self.w, self.b)
+        return h, (h, c)
+
+
+def dyn_rnn(tf):
+    """tf.compat.v1.nn.dynamic_rnn over 6 steps (while_loop, TensorArrayV3 ops, and their
+    gradients), GradientDescent."""
+    rng = np.random.RandomState(13)
+    x = tf.compat.v1.placeholder(tf.float32, [None, 6, 3], name="x")
+    y = tf.compat.v1.placeholder(tf.float32, [None, 1], name="y")
+    out, (h, _) = tf.compat.v1.nn.dynamic_rnn(_Cell(tf, rng, 3, 8), x, dtype=tf.float32)
+    pred = _dense(tf, rng, "out", tf.reduce_mean(out, axis=1) + h, 8, 1)
+    loss = tf.reduce_mean(tf.square(pred - y))
+    train = tf.compat.v1.train.GradientDescentOptimizer(0.2).minimize(loss)
+    return _result(tf, loss, train)
+
+
+def while_model(tf):
+    """A tf.compat.v1.while_loop in the forward pass (4 iterations of h = tanh(h W + b)), the
+    gradient through it (stacks of the loop's values), Adagrad."""
+    rng = np.random.RandomState(14)
+    x = tf.compat.v1.placeholder(tf.float32, [None, 6], name="x")
+    y = tf.compat.v1.placeholder(tf.float32, [None, 6], name="y")
+    w = _var(tf, "w", rng.uniform(-1, 1, (6, 6)) / np.sqrt(6))
+    b = _var(tf, "b", rng.uniform(-0.1, 0.1, (6,)))
+    _, h = tf.compat.v1.while_loop(lambda i, h: i < 4, lambda i, h: (i + 1, tf.tanh(tf.matmul(h, w) + b)),
+                                   [tf.constant(0), x])
+    loss = tf.reduce_mean(tf.square(h - y))
+    train = tf.compat.v1.train.AdagradOptimizer(0.1).minimize(loss)
+    return _result(tf, loss, train)
+
+
+_ROT = np.linalg.qr(np.random.RandomState(2).normal(size=(6, 6)))[0]
+
+
+def while_batch(rng, step):
+    x = rng.uniform(-1, 1, size=(16, 6)).astype(np.float32)
+    return {"x:0": x, "y:0": (0.8 * np.tanh(x @ _ROT)).astype(np.float32)}
+
+
+def cond_model(tf):
+    """tf.compat.v1.cond choosing between two branches by a fed bool, absolute_difference loss
+    (DivNoNan), Ftrl; the branch not taken gets no gradient that step."""
+    rng = np.random.RandomState(15)
+    x = tf.compat.v1.placeholder(tf.float32, [None, 5], name="x")
+    y = tf.compat.v1.placeholder(tf.float32, [None, 1], name="y")
+    p = tf.compat.v1.placeholder(tf.bool, [], name="p")
+    w1 = _var(tf, "w1", rng.uniform(-1, 1, (5, 1)))
+    w2 = _var(tf, "w2", rng.uniform(-1, 1, (5, 1)))
+    pred = tf.compat.v1.cond(p, lambda: tf.nn.relu(tf.matmul(x, w1)), lambda: tf.tanh(tf.matmul(x, w2)) * 2.0)
+    loss = tf.compat.v1.losses.absolute_difference(y, pred)
+    train = tf.compat.v1.train.FtrlOptimizer(0.1).minimize(loss)
+    return _result(tf, loss, train)
+
+
+_V = np.random.RandomState(3).normal(size=(2, 5, 1))
+
+
+def cond_batch(rng, step):
+    x = rng.normal(size=(16, 5)).astype(np.float32)
+    p = step % 3 != 0
+    y = np.maximum(x @ _V[0], 0) if p else 2 * np.tanh(x @ _V[1])
+    return {"x:0": x, "y:0": y.astype(np.float32), "p:0": np.bool_(p)}
+
+
+MODELS = {
+    "mlp": (mlp, mlp_batch),
+    "cnn": (cnn, cnn_batch),
+    "lstm": (lstm, seq_batch),
+    "dyn_rnn": (dyn_rnn, lambda rng, step: seq_batch(rng, step, T=6)),
+    "while_loop": (while_model, while_batch),
+    "cond": (cond_model, cond_batch),
+}
+
+
+# ---- training in both ----
+
+def _train(module, graph_def, names, feeds):
+    """Imports the GraphDef into a fresh graph of `module` (TensorFlow or dflow), runs the
+    initializer, then one (loss, train) step per feed; returns (losses, {variable: value})."""
+    g = module.Graph()
+    with g.as_default():
+        module.import_graph_def(module.GraphDef.FromString(graph_def), name="")
+        with module.Session() as s:
+            s.run(names["init"])
+            losses = [s.run([names["loss"], names["train"]], feed)[0] for feed in feeds]
+            values = s.run([v + ":0" for v in names["variables"]])
+    return np.array(losses), dict(zip(names["variables"], values))
+
+
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_model_trains_the_same(model):
+    build, batch = MODELS[model]
+    graph_def, names = tf_graph_def(build)
+    rng = np.random.RandomState(100)
+    feeds = [batch(rng, step) for step in range(STEPS)]
+
+    tf_losses, tf_vars = _train(real_tf(), graph_def, names, feeds)
+    df_losses, df_vars = _train(dflow, graph_def, names, feeds)
+
+    assert np.all(np.isfinite(tf_losses))
+    # The model learns (else agreement would say little): the last 20 steps' mean loss is below
+    # 80% of the first 20 steps'.
+    assert tf_losses[-20:].mean() < 0.8 * tf_losses[:20].mean(), tf_losses[::20]
+    # Step 0's loss comes from the initial values alone; step 1's from one update of every variable.
+    np.testing.assert_allclose(df_losses[:2], tf_losses[:2], rtol=FIRST_RTOL, atol=ATOL,
+                               err_msg="%s: first steps" % model)
+    np.testing.assert_allclose(df_losses, tf_losses, rtol=RTOL, atol=ATOL, err_msg="%s: loss curve" % model)
+    assert sorted(df_vars) == sorted(tf_vars)
+    for name in tf_vars:
+        assert df_vars[name].dtype == tf_vars[name].dtype, name
+        np.testing.assert_allclose(df_vars[name], tf_vars[name], rtol=RTOL, atol=ATOL,
+                                   err_msg="%s: variable %s after %d steps" % (model, name, STEPS))
+
+
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_one_step_updates_every_variable_the_same(model):
+    """One training step from the initial values: every variable (weights, optimizer slots,
+    batch-norm moving averages) compared tightly, before any drift can accumulate. Checks each
+    Apply* op and gradient of TensorFlow's graph as dflow runs it."""
+    build, batch = MODELS[model]
+    graph_def, names = tf_graph_def(build)
+    feeds = [batch(np.random.RandomState(7), 0)]
+    _, tf_vars = _train(real_tf(), graph_def, names, feeds)
+    _, df_vars = _train(dflow, graph_def, names, feeds)
+    for name in tf_vars:
+        np.testing.assert_allclose(df_vars[name], tf_vars[name], rtol=FIRST_RTOL, atol=1e-6,
+                                   err_msg="%s: variable %s after one step" % (model, name))

@@ -14,7 +14,8 @@ Specs live in modules named `specs_<area>.py` beside this file; every such modul
 
     SPECS = [Spec(...), ...]           # the ops it compares
     EXCLUDED = {"OpName": "reason"}    # optional: ops it leaves out, each with its reason
-    KNOWN = {("OpName", r"label regex"): "reason"}  # optional: intended differences
+    KNOWN = {("OpName", r"regex"): "reason"}  # optional: intended differences; the regex is
+                                               # searched in "<dtype> <case label>: <problem text>"
 
 `Spec(op, cases, dtypes=None, type_attr="T", grad=None, tol=None, grad_tol=None, note="")`:
 - `op`: the OpDef name compared (an op may have several specs; the table merges them).
@@ -192,7 +193,8 @@ def op_dtypes(op, attr="T"):
     tf_types = list(tf_attr[0].allowed_values.list.type) or list(DTYPES) + list(TF_ONLY)
     d_types = d_attr[0]["allowed_types"] or list(DTYPES)
     both = [DTYPES[t] for t in sorted(DTYPES) if t in tf_types and t in d_types]
-    only = [DTYPES.get(t) or TF_ONLY.get(t) or "type %d" % t for t in tf_types if t not in d_types]
+    only = [DTYPES.get(t) or TF_ONLY[t] for t in tf_types if t not in d_types and
+            (t in DTYPES or t in TF_ONLY and not TF_ONLY[t].startswith("q"))]
     return both, sorted(set(only))
 
 
@@ -272,7 +274,7 @@ def _run_side(m, gd_bytes, built, graph=None):
                     grads[b["i"]] = m.gradients(g.get_tensor_by_name(b["loss"]), xs)
                 except Exception as e:  # noqa: BLE001
                     grads[b["i"]] = _err(e, "gradients")
-            with m.Session() as s:
+            with m.Session(config=_config(m)) as s:
                 fetch, feeds = {}, {}
                 for b in cases:
                     feeds.update({b["inputs"][j]: v for j, v in b["feeds"].items()})
@@ -305,11 +307,23 @@ def _run_side(m, gd_bytes, built, graph=None):
     return out
 
 
+def _config(m):
+    """TensorFlow runs its kernels as they are: Grappler's rewrites (constant folding, arithmetic
+    simplification) are off, since they change what a run rejects depending on the rest of the
+    graph (a duplicate reduction axis fails the Sum kernel in a small graph, and is folded away in
+    a large one)."""
+    if m is dflow:
+        return None
+    cfg = m.ConfigProto()
+    cfg.graph_options.rewrite_options.disable_meta_optimizer = True
+    return cfg
+
+
 def _loss(tf, outs):
     """A weighted sum of the float outputs (weights 1, 1.25, ... 2.5 by element index)."""
     total = None
     for t in outs:
-        if not t.dtype.is_floating:
+        if not hasattr(t, "dtype") or not t.dtype.is_floating:
             continue
         if t.shape.is_fully_defined():
             n = int(np.prod(t.shape.as_list()))
@@ -350,7 +364,8 @@ def _build_tf(spec, dtype, cases, want_grad):
                     continue
                 single = not isinstance(res, (list, tuple))
                 outs = [res] if single else list(res)
-                outs = [o.outputs[0] if hasattr(o, "outputs") and not hasattr(o, "dtype") else o for o in outs]
+                outs = [o.outputs[0] if hasattr(o, "outputs") and not hasattr(o, "dtype") and o.outputs else o
+                        for o in outs]
                 gidx = c.grad if c.grad is not None else [
                     j for j in feeds if np.asarray(c.inputs[j]).dtype.kind == "f"]
                 loss = None
@@ -387,7 +402,18 @@ def _dflow_build_error(c):
 REJECT_CLASSES = {"ValueError", "TypeError", "InvalidArgumentError"}
 
 
+def _dense(v):
+    """An IndexedSlicesValue (TensorFlow's or dflow's) as the dense array it stands for."""
+    if hasattr(v, "indices") and hasattr(v, "values") and hasattr(v, "dense_shape"):
+        values = np.asarray(v.values)
+        out = np.zeros(tuple(np.asarray(v.dense_shape)), values.dtype)
+        np.add.at(out, np.asarray(v.indices), values)
+        return out
+    return v
+
+
 def _compare_values(label, a, b, tol):
+    a, b = _dense(a), _dense(b)
     if isinstance(b, (list, tuple)):
         if not isinstance(a, (list, tuple)) or len(a) != len(b):
             return ["%s: structure %r vs TensorFlow's %r" % (label, type(a).__name__, type(b).__name__)]
@@ -401,6 +427,8 @@ def _compare_values(label, a, b, tol):
     if a is None:
         return []
     x, y = np.asarray(a), np.asarray(b)
+    # A string scalar comes back as bytes (or, fetched where it was fed, as a 0-d object array).
+    x, y = (x.astype(object) if x.dtype.kind == "S" else x), (y.astype(object) if y.dtype.kind == "S" else y)
     if x.dtype != y.dtype or x.shape != y.shape:
         return ["%s: %s%s vs TensorFlow's %s%s" % (label, x.dtype, x.shape, y.dtype, y.shape)]
     if x.dtype.kind in "fc":
@@ -482,12 +510,16 @@ def run_spec(spec, known=None, result=None):
             if fb[0] == "value" and b["single"]:
                 fb = ("value", fb[1][0])
             problems += [(b["label"], p) for p in _compare(label, fa, fb, tol)]
-            if gb is not None:
+            # Gradients are compared where TensorFlow's forward run succeeds and TensorFlow's own
+            # gradient function builds (a gradient of a failing run says nothing about either).
+            if gb is not None and fb[0] == "value" and not (gb[0] == "error" and gb[3] == "gradients"):
                 r.grad_cases += 1
+                if ga is None:  # dflow did not import the case
+                    ga = fa
                 problems += [(b["label"], p) for p in _compare(label + " gradient", ga, gb, gtol)]
         r.cases += len(cases)
         for case_label, p in problems:
-            key = _known_key(known, spec.op, "%s %s" % (dtype, case_label))
+            key = _known_key(known, spec.op, "%s %s: %s" % (dtype, case_label, p))
             if key:
                 r.known.append(p)
                 r.known_keys.add(key)
@@ -497,7 +529,7 @@ def run_spec(spec, known=None, result=None):
 
 
 def _known_key(known, op, label):
-    """The KNOWN entry (op, regex) matching "<dtype> <case label>", if any."""
+    """The KNOWN entry (op, regex) matching "<dtype> <case label>: <problem>", if any."""
     for (kop, pat) in known:
         if kop == op and re.search(pat, label):
             return (kop, pat)

@@ -39,7 +39,7 @@ constexpr char kUsage[] =
     "      [--out FILE.npy|FILE.npz]\n"
     "                               run a GraphDef; VALUE is a number, a nested list\n"
     "                               ([[1,2],[3,4]]) or @file.npy; each --target is a step of its\n"
-    "                               own, in order, the fetches come from the last one; --out\n"
+    "                               own, in order, then the fetches are one more step; --out\n"
     "                               writes the fetches in full (one: .npy; several: .npz)\n"
     "  server --ps_hosts=H:P,... --worker_hosts=H:P,... --job_name=ps|worker --task_index=N\n"
     "                               run one task of a cluster until SIGTERM or SIGINT\n"
@@ -114,13 +114,17 @@ int Inspect(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     return 1;
   }
   Graph g;
-  if (Status s = ImportGraphDef(def, &g); !s.ok()) {
-    err << "error: " << args[0] << ": " << s << "\n";
-    return 1;
+  const Status imported = ImportGraphDef(def, &g);
+  if (Status s = imported; !s.ok()) {
+    // Still list the nodes (without their output types): a graph with ops dflow lacks is worth
+    // reading.
+    err << "note: " << args[0] << " cannot run in dflow: " << s << "\n";
+    out << def.node_size() << " nodes\n";
+  } else {
+    out << g.num_nodes() << " nodes\n";
   }
-  out << g.num_nodes() << " nodes\n";
   for (const auto& n : def.node()) {
-    Node* node = g.FindNode(n.name());
+    Node* node = imported.ok() ? g.FindNode(n.name()) : nullptr;
     out << n.name() << "  " << n.op();
     std::vector<std::string> types;
     for (int i = 0; node != nullptr && i < node->num_outputs(); ++i) {
@@ -211,18 +215,17 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   auto session = NewSession(SessionOptions());
   if (!session.ok()) return fail(session.status());
   if (Status s = (*session)->Create(def); !s.ok()) return fail(s);
-  // Every target but the last is a step of its own (init, then train); the fetches come from
-  // the last step, with the last target.
-  for (size_t i = 0; i + 1 < targets.size(); ++i) {
+  // Each target is a step of its own, in order (init, then train); the fetches are a last step.
+  for (const std::string& target : targets) {
     std::vector<Tensor> none;
-    if (Status s = (*session)->Run(inputs, {}, {targets[i]}, &none); !s.ok()) {
-      return fail(errors::Annotate(s, absl::StrCat("--target ", targets[i], ": ")));
+    if (Status s = (*session)->Run(inputs, {}, {target}, &none); !s.ok()) {
+      return fail(errors::Annotate(s, absl::StrCat("--target ", target, ": ")));
     }
   }
-  std::vector<std::string> last;
-  if (!targets.empty()) last.push_back(targets.back());
   std::vector<Tensor> outputs;
-  if (Status s = (*session)->Run(inputs, fetches, last, &outputs); !s.ok()) return fail(s);
+  if (!fetches.empty()) {
+    if (Status s = (*session)->Run(inputs, fetches, {}, &outputs); !s.ok()) return fail(s);
+  }
   for (size_t i = 0; i < fetches.size(); ++i) out << fetches[i] << " = " << PrintableTensor(outputs[i]) << "\n";
   if (!out_path.empty()) {
     StatusOr<std::string> bytes;

@@ -46,8 +46,9 @@ std::string IntConst(const std::string& name, int v) {
 }
 
 // r = range(2000); s = a string constant with bytes that need escaping; v a variable with
-// init (v = 0) and train (v += 1).
-std::string TextGraph() {
+// init (v = 0) and train (v += 1). Local sessions of a process share their variables, so each
+// test that runs init or train names its variable.
+std::string TextGraph(const std::string& var = "v") {
   return "# a GraphDef in text format\n" + IntConst("start", 0) + IntConst("limit", 2000) + IntConst("delta", 1) +
          IntConst("one", 1) + IntConst("zero", 0) +
          "node { name: 'r' op: 'Range' input: 'start' input: 'limit' input: 'delta' " + Attr("Tidx", "type: DT_INT32") +
@@ -57,13 +58,13 @@ std::string TextGraph() {
          Attr("value", "tensor { dtype: DT_STRING tensor_shape { dim { size: 2 } } "
                        "string_val: 'a\\000b\\n\\'' string_val: '\\377ok' }") +
          "}\n"
-         "node { name: 'v' op: 'VariableV2' " +
+         "node { name: '" + var + "' op: 'VariableV2' " +
          Attr("dtype", "type: DT_INT32") + Attr("shape", "shape {}") +
          "}\n"
-         "node { name: 'init' op: 'Assign' input: 'v' input: 'zero' " +
+         "node { name: 'init' op: 'Assign' input: '" + var + "' input: 'zero' " +
          Attr("T", "type: DT_INT32") +
          "}\n"
-         "node { name: 'train' op: 'AssignAdd' input: 'v' input: 'one' " +
+         "node { name: 'train' op: 'AssignAdd' input: '" + var + "' input: 'one' " +
          Attr("T", "type: DT_INT32") + "}\n";
 }
 
@@ -116,7 +117,8 @@ TEST(DflowRunOutTest, TargetsRunAsSuccessiveStepsInOrder) {
                   "--fetch", "v"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, "v = 2\n");
-  r = Cmd({"run", dir.File("g.pbtxt"), "--target", "train", "--target", "init", "--fetch", "v"});
+  Write(dir.File("fresh.pbtxt"), TextGraph("fresh"));
+  r = Cmd({"run", dir.File("fresh.pbtxt"), "--target", "train", "--target", "init", "--fetch", "fresh"});
   EXPECT_EQ(r.code, 1);  // train before init reads an uninitialized variable
   EXPECT_THAT(r.err, HasSubstr("--target train"));
 }
@@ -127,6 +129,13 @@ TEST(DflowInspectTest, ReadsATextGraphDef) {
   Result r = Cmd({"inspect", dir.File("g.pbtxt")});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("r  Range -> int32[2000]  inputs: start, limit, delta"));
+  // A graph with an op dflow lacks is still listed, with a note.
+  Write(dir.File("other.pbtxt"), "node { name: 'q' op: 'NoSuchOp' input: 'p' }\nnode { name: 'p' op: 'NoOp' }\n");
+  r = Cmd({"inspect", dir.File("other.pbtxt")});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "2 nodes\nq  NoSuchOp  inputs: p\np  NoOp\n");
+  EXPECT_THAT(r.err, HasSubstr("cannot run in dflow"));
+  EXPECT_THAT(r.err, HasSubstr("NoSuchOp"));
 }
 
 std::string Field(int number, const std::string& bytes) {
@@ -167,6 +176,7 @@ TEST(DflowInspectTest, NamesFilesThatAreNotGraphDefs) {
   }
   Write(dir.File("x.npy"), *SerializeNpy(Tensor::FromValues<float>({1, 2}, TensorShape{2}).value()));
   Write(dir.File("junk"), "\x93 this is not anything");
+  ASSERT_TRUE(Env::Default()->CreateDirs(dir.File("empty")).ok());
   struct Case {
     std::string path, says;
     int code;
@@ -180,7 +190,8 @@ TEST(DflowInspectTest, NamesFilesThatAreNotGraphDefs) {
       {dir.File("logs"), "a directory of 1 event file", 0},
       {dir.File("x.npy"), "a NumPy .npy file", 0},
       {dir.File("junk"), "is not a file dflow recognizes", 1},
-      {dir.path(), "a directory without a `checkpoint` state file", 1},
+      {dir.File("logs/.."), "a SavedModel directory", 0},
+      {dir.File("empty"), "a directory without a `checkpoint` state file", 1},
   };
   for (const Case& c : cases) {
     Result r = Cmd({"inspect", c.path});

@@ -113,9 +113,8 @@ bool LooksLikeMetaGraph(const std::vector<Field>& fields) {
     if (!ScanFields(f.bytes, &inner)) return false;
     for (const Field& g : inner) {
       if (g.number == 2) return g.wire != 2 || !IsOpName(g.bytes);
-      if (g.number == 4 || g.number == 5) return false;  // a NodeDef's device or attr: a GraphDef
     }
-    return true;  // a MetaInfoDef without stripped_op_list
+    return true;  // every NodeDef has an op: a MetaInfoDef without stripped_op_list
   }
   return false;
 }
@@ -155,7 +154,7 @@ bool IsDataFileName(const std::string& path) {
 std::string DescribeEvents(const std::string& path) {
   auto reader = summary::EventFileReader::Open(path);
   if (!reader.ok()) return "an event file that cannot be read: " + reader.status().ToString();
-  int64_t events = 0, graphs = 0, scalars = 0, histograms = 0, images = 0, audio = 0, tensors = 0, logs = 0;
+  int64_t events = 0, graphs = 0, meta_graphs = 0, scalars = 0, histograms = 0, images = 0, audio = 0, tensors = 0, logs = 0;
   int64_t first_step = 0, last_step = 0;
   bool stepped = false;
   std::string version, error;
@@ -169,7 +168,8 @@ std::string DescribeEvents(const std::string& path) {
     }
     ++events;
     if (e.has_file_version()) version = e.file_version();
-    if (e.has_graph_def() || e.has_meta_graph_def()) ++graphs;
+    if (e.has_graph_def()) ++graphs;
+    if (e.has_meta_graph_def()) ++meta_graphs;
     if (e.has_session_log()) ++logs;
     if (e.has_summary()) {
       if (!stepped) first_step = e.step();
@@ -187,15 +187,16 @@ std::string DescribeEvents(const std::string& path) {
   }
   std::vector<std::string> parts;
   auto count = [&](int64_t n, const char* what) {
-    if (n > 0) parts.push_back(absl::StrCat(n, " ", what));
+    if (n > 0) parts.push_back(absl::StrCat(n, " ", what, n == 1 ? "" : "s"));
   };
-  count(scalars, "scalar values");
-  count(histograms, "histograms");
-  count(images, "images");
-  count(audio, "audio clips");
-  count(tensors, "tensor values");
-  count(graphs, "graphs");
-  count(logs, "session logs");
+  count(scalars, "scalar value");
+  count(histograms, "histogram");
+  count(images, "image");
+  count(audio, "audio clip");
+  count(tensors, "tensor value");
+  count(graphs, "graph");
+  count(meta_graphs, "meta graph");
+  count(logs, "session log");
   std::string steps = stepped ? absl::StrCat(", steps ", first_step, " to ", last_step) : "";
   return absl::StrCat("an event file (", version.empty() ? "TFRecord of Event protos" : version, "): ", events,
                       " events", steps, parts.empty() ? "" : ": ", absl::StrJoin(parts, ", "), error,

@@ -1,5 +1,6 @@
 #include "tools/commands.h"
 
+#include <algorithm>
 #include <climits>
 #include <ostream>
 
@@ -189,6 +190,12 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     if (!npz && !absl::EndsWith(out_path, ".npy")) {
       err << "error: --out takes FILE.npy (one fetch) or FILE.npz (any number), got '" << out_path << "'\n";
       return 2;
+    }
+    for (size_t i = 0; npz && i < fetches.size(); ++i) {
+      if (std::find(fetches.begin(), fetches.begin() + i, fetches[i]) != fetches.begin() + i) {
+        err << "error: --fetch " << fetches[i] << " is given twice; an .npz file holds each name once\n";
+        return 2;
+      }
     }
     if (!npz && fetches.size() != 1) {
       err << "error: --out " << out_path << " holds one array but there are " << fetches.size()

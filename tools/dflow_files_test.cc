@@ -106,6 +106,9 @@ TEST(DflowRunOutTest, SeveralFetchesGoToAnNpzArchive) {
   EXPECT_THAT(zip, HasSubstr("r.npy"));
   EXPECT_THAT(zip, HasSubstr("s:0.npy"));
   EXPECT_EQ(zip.substr(zip.size() - 22, 4), "PK\x05\x06");
+  r = Cmd({"run", dir.File("g.pbtxt"), "--fetch", "r", "--fetch", "r", "--out", dir.File("twice.npz")});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("given twice"));
   r = Cmd({"run", dir.File("g.pbtxt"), "--fetch", "r", "--out", dir.File("r.txt")});
   EXPECT_EQ(r.code, 2);
 }

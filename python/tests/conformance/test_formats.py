@@ -7,9 +7,10 @@ import subprocess
 import numpy as np
 import pytest
 
-import dflow
-from conftest import BUILD, assert_same
-from tfref import real_tf, run_tf
+from tfref import real_tf, run_tf  # first: it puts python/tests on the path
+
+import dflow  # noqa: E402
+from conftest import BUILD, assert_same  # noqa: E402
 
 DFLOW = os.path.join(BUILD, "bin", "dflow")
 

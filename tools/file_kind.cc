@@ -229,17 +229,24 @@ FileIdentity IdentifyDirectory(const std::string& path) {
     return {FileKind::kSavedModel, "a SavedModel directory (saved_model.pb and variables/)"};
   }
   if (env->FileExists(path + "/checkpoint")) return {FileKind::kCheckpoint, "a directory of checkpoints"};
-  std::vector<std::string> events;
+  std::vector<std::string> events, prefixes;
   if (auto children = env->GetChildren(path); children.ok()) {
     for (const std::string& c : *children) {
       if (absl::StrContains(c, "tfevents")) events.push_back(c);
+      if (absl::EndsWith(c, ".index")) prefixes.push_back(JoinPath(path, c.substr(0, c.size() - 6)));
     }
   }
   std::sort(events.begin(), events.end());
+  std::sort(prefixes.begin(), prefixes.end());
   if (!events.empty()) {
     return {FileKind::kEventDirectory,
             absl::StrCat("a directory of ", events.size(), " event file", events.size() == 1 ? "" : "s", " (",
                          absl::StrJoin(events, ", "), "); `dflow inspect` or `dflow events` one of them")};
+  }
+  if (!prefixes.empty()) {
+    return {FileKind::kDirectory, absl::StrCat("a directory without a `checkpoint` state file; `dflow inspect` one of "
+                                               "its checkpoints: ",
+                                               absl::StrJoin(prefixes, ", "))};
   }
   return {FileKind::kDirectory,
           "a directory without a `checkpoint` state file, a SavedModel (saved_model.pb) or event files"};

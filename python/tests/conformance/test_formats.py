@@ -152,6 +152,11 @@ def test_inspect_names_what_tensorflow_wrote(tmp_path):
         p = dflow_cli("inspect", path, check=False)
         assert says in p.stdout + p.stderr, (path, p.stdout, p.stderr)
         assert "Could not parse" not in p.stdout + p.stderr
+    # The SavedModel's variables: a directory without a state file, and the checkpoint in it.
+    p = dflow_cli("inspect", tmp_path / "sm" / "variables", check=False)
+    assert p.returncode == 1 and str(tmp_path / "sm" / "variables" / "variables") in p.stderr, p.stderr
+    out = dflow_cli("inspect", tmp_path / "sm" / "variables" / "variables").stdout
+    assert "w  float32 [2,1]  = [[1] [-2]]" in out, out
     p = dflow_cli("run", tmp_path / "ck" / "model.ckpt-3.meta", "--fetch", "y", check=False)
     assert p.returncode == 1 and "is a MetaGraphDef" in p.stderr, p.stderr
     # The V1 checkpoint: listed with its values.

@@ -7,7 +7,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from tfref import real_tf, run_tf  # first: it puts python/tests on the path
+from tfref import real_tf, run_dflow, run_tf  # first: it puts python/tests on the path
 
 import dflow  # noqa: E402
 from conftest import BUILD, assert_same  # noqa: E402
@@ -304,6 +304,7 @@ def test_graphdefs_both_ways(tmp_path):
         tf.io.write_graph(g, str(tmp_path), "g.pbtxt", as_text=True)
         gd = g.as_graph_def().SerializeToString()
     ref = run_tf(gd, ["h:0", "y:0", "s:0"], {"x:0": X})
+    assert_same(run_dflow(gd, ["h:0", "y:0", "s:0"], {"x:0": X}), ref)  # imported by dflow.import_graph_def
     # TensorFlow's binary and text GraphDefs, run by `dflow run` and written in full by --out.
     np.save(tmp_path / "x.npy", X)
     for name in ("g.pb", "g.pbtxt"):

@@ -20,6 +20,7 @@
 #include "tools/file_kind.h"
 #include "tools/inspect_checkpoint.h"
 #include "tools/launch.h"
+#include "tools/saved_model_cmd.h"
 #include "tools/server_cmd.h"
 #include "tools/tensor_output.h"
 
@@ -42,6 +43,8 @@ constexpr char kUsage[] =
     "                               ([[1,2],[3,4]]) or @file.npy; each --target is a step of its\n"
     "                               own, in order, then the fetches are one more step; --out\n"
     "                               writes the fetches in full (one: .npy; several: .npz)\n"
+    "  run SAVED_MODEL_DIR [--tag serve] [--signature serving_default] [--input KEY=VALUE]...\n"
+    "      [--output KEY]...        run a SavedModel's signature by its input and output keys\n"
     "  server --ps_hosts=H:P,... --worker_hosts=H:P,... --job_name=ps|worker --task_index=N\n"
     "                               run one task of a cluster until SIGTERM or SIGINT\n"
     "                               (the task may also come from TF_CONFIG); --credentials DIR\n"
@@ -105,6 +108,9 @@ int Inspect(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     case FileKind::kCheckpointV1: return InspectCheckpointV1(args[0], out, err);
     case FileKind::kGraphDef:
     case FileKind::kTextGraphDef: break;
+    case FileKind::kSavedModel:
+      out << args[0] << ": " << id.what << Hint(id.kind) << "\n";
+      return InspectSavedModel(args[0], out, err);
     case FileKind::kCompressed:
     case FileKind::kDirectory: err << "error: " << args[0] << " is " << id.what << "\n"; return 1;
     default: out << args[0] << ": " << id.what << Hint(id.kind) << "\n"; return 0;
@@ -140,6 +146,7 @@ int Inspect(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 }
 
 int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (IsSavedModelRun(args)) return RunSavedModel(args, out, err);
   std::string path, out_path;
   std::vector<std::pair<std::string, std::string>> feeds;
   std::vector<std::string> fetches, targets;

@@ -59,6 +59,7 @@ from dflow._top_cluster import *  # noqa: F401,F403,E402  clusters, monitored se
 from dflow import train  # noqa: F401,E402
 from dflow import io  # noqa: F401,E402
 from dflow import app  # noqa: F401,E402
+from dflow import saved_model  # noqa: F401,E402
 flags = app.flags
 
 # Generated op functions TensorFlow also exposes at the top level (tf.no_op, tf.sigmoid, ...),

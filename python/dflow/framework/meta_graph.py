@@ -27,6 +27,7 @@ SignatureDef = graph_pb.message_class("SignatureDef")
 TensorInfo = graph_pb.message_class("TensorInfo")
 AssetFileDef = graph_pb.message_class("AssetFileDef")
 SavedModel = graph_pb.message_class("SavedModel")
+_Any = graph_pb.message_class("Any")
 
 # Collections whose items are variables, written as VariableDefs (TensorFlow's register_proto_function).
 VARIABLE_COLLECTIONS = (GraphKeys.GLOBAL_VARIABLES, GraphKeys.TRAINABLE_VARIABLES, GraphKeys.LOCAL_VARIABLES,
@@ -140,6 +141,9 @@ def add_collection_def(meta_graph_def, key, graph=None, export_scope=None):
                     x = x._ref()
                 names.append(_strip_scope(x.name, export_scope))
             cd.node_list.value.extend(names)
+        elif isinstance(first, _Any):
+            for x in items:
+                cd.any_list.value.add().CopyFrom(x)
         elif isinstance(first, bool) or not isinstance(first, (int, float, str, bytes)):
             if hasattr(first, "to_proto"):
                 cd.bytes_list.value.extend(x.to_proto(export_scope=export_scope).SerializeToString() for x in items)

@@ -230,7 +230,10 @@ Status RestoreV2Shape(InferenceContext* c) {
 
 }  // namespace
 
+void RegisterRegexOps();  // regex_ops.cc
+
 void RegisterCheckpointOps() {
+  RegisterRegexOps();
   RegisterOp(OpDefBuilder("SaveV2").Input("prefix: string").Input("tensor_names: string")
                  .Input("shape_and_slices: string").Input("tensors: dtypes").Attr("dtypes: list(type) >= 1")
                  .SetIsStateful().SetShapeFn(NoOutputs)

@@ -1,0 +1,18 @@
+"""tf.saved_model.signature_constants: signature keys and method names (TensorFlow Serving's)."""
+DEFAULT_SERVING_SIGNATURE_DEF_KEY = "serving_default"
+
+CLASSIFY_INPUTS = "inputs"
+CLASSIFY_METHOD_NAME = "tensorflow/serving/classify"
+CLASSIFY_OUTPUT_CLASSES = "classes"
+CLASSIFY_OUTPUT_SCORES = "scores"
+
+PREDICT_INPUTS = "inputs"
+PREDICT_METHOD_NAME = "tensorflow/serving/predict"
+PREDICT_OUTPUTS = "outputs"
+
+REGRESS_INPUTS = "inputs"
+REGRESS_METHOD_NAME = "tensorflow/serving/regress"
+REGRESS_OUTPUTS = "outputs"
+
+SUPERVISED_TRAIN_METHOD_NAME = "tensorflow/supervised/training"
+SUPERVISED_EVAL_METHOD_NAME = "tensorflow/supervised/eval"

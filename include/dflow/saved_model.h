@@ -51,7 +51,8 @@ StatusOr<proto::SavedModel> ReadSavedModel(const std::string& dir);
 // variables from export_dir/variables/variables through its SaverDef, then runs its main op
 // (collection saved_model_main_op, else legacy_init_op, else signature __saved_model_init_op)
 // with each asset tensor fed its file's path in export_dir/assets. NotFound naming the tag sets
-// present when none matches.
+// present when none matches. Without a session_options.default_container, the bundle's variables
+// live in a container of their own.
 StatusOr<SavedModelBundle> LoadSavedModel(const SessionOptions& session_options, const RunOptions& run_options,
                                           const std::string& export_dir, const std::set<std::string>& tags);
 

@@ -1,5 +1,7 @@
 #include "dflow/saved_model.h"
 
+#include <atomic>
+
 #include <google/protobuf/text_format.h>
 
 #include "absl/strings/str_cat.h"
@@ -112,7 +114,14 @@ StatusOr<SavedModelBundle> LoadSavedModel(const SessionOptions& session_options,
   SavedModelBundle bundle;
   bundle.meta_graph = *found;
   for (const auto& [k, v] : found->signature_def()) bundle.signatures[k] = v;
-  ASSIGN_OR_RETURN(bundle.session, NewSession(session_options));
+  // The bundle's variables in a container of their own (unless the options name one), so that
+  // two bundles, or a bundle and another graph, never share variables by name.
+  SessionOptions options = session_options;
+  if (options.default_container.empty()) {
+    static std::atomic<int64_t> next{0};
+    options.default_container = absl::StrCat("saved_model_", next.fetch_add(1));
+  }
+  ASSIGN_OR_RETURN(bundle.session, NewSession(options));
   Session* session = bundle.session.get();
   RETURN_IF_ERROR(errors::Annotate(session->Create(found->graph_def()), export_dir + ": "));
   std::vector<Tensor> unused;

@@ -322,6 +322,12 @@ Status WhileGradient::Build(const std::vector<char>& from_x, GradMap* grads) {
     if (!from_x[inv->id()]) continue;
     DType t = BaseType(inv->output_type(0));
     if (t == DT_RESOURCE) {
+      // A TensorArray's handle: its gradients go through the flow, never through the handle.
+      const Node* src = inv;
+      while ((src->op() == "Enter" || src->op() == "Identity") && !src->data_inputs().empty()) {
+        src = src->data_inputs()[0]->src;
+      }
+      if (src->op().rfind("TensorArray", 0) == 0) continue;
       return errors::Unimplemented("Gradient of while loop '", loop_.frame_name, "': the resource '",
                                    inv->data_inputs()[0]->src->name(),
                                    "' enters the loop; read resource variables outside the loop to differentiate");

@@ -74,5 +74,27 @@ TEST_F(FunctionLibraryTest, BadReferencesAndDuplicates) {
   EXPECT_EQ(lib.UniqueName("g"), "g_1");
 }
 
+// Names as TensorFlow writes them (tf.function: "__inference_f_50"), of [A-Za-z0-9_.-/<>].
+TEST_F(FunctionLibraryTest, TensorFlowFunctionNames) {
+  proto::FunctionDef fdef;
+  for (auto* args : {fdef.mutable_signature()->mutable_input_arg(), fdef.mutable_signature()->mutable_output_arg()}) {
+    auto* a = args->Add();
+    a->set_name(args == fdef.mutable_signature()->mutable_input_arg() ? "arg0" : "output0");
+    a->set_type(proto::DT_FLOAT);
+  }
+  (*fdef.mutable_ret())["output0"] = "arg0";
+  for (const char* name : {"__inference_f_50", "a.b-c/d<e>", "_f"}) {
+    fdef.mutable_signature()->set_name(name);
+    FunctionLibraryDefinition lib;
+    Status s = lib.Add(fdef);
+    EXPECT_TRUE(s.ok()) << name << ": " << s;
+  }
+  for (const char* name : {"", "a b", "f!", "f:0"}) {
+    fdef.mutable_signature()->set_name(name);
+    FunctionLibraryDefinition lib;
+    EXPECT_THAT(std::string(lib.Add(fdef).message()), HasSubstr("invalid")) << name;
+  }
+}
+
 }  // namespace
 }  // namespace dflow

@@ -58,6 +58,11 @@ from dflow._top_data import *  # noqa: F401,F403,E402  data, feature columns, es
 from dflow._top_cluster import *  # noqa: F401,F403,E402  clusters, monitored sessions
 from dflow import train  # noqa: F401,E402
 from dflow import io  # noqa: F401,E402
+from dflow import sparse  # noqa: F401,E402
+from dflow.framework.sparse_tensor import SparseTensor, SparseTensorValue  # noqa: F401,E402
+from dflow.framework.sparse_tensor import to_dense as sparse_tensor_to_dense  # noqa: F401,E402
+from dflow.io.parsing import (FixedLenFeature, FixedLenSequenceFeature, SparseFeature,  # noqa: F401,E402
+                              VarLenFeature, parse_example, parse_single_example)
 from dflow import app  # noqa: F401,E402
 from dflow import saved_model  # noqa: F401,E402
 flags = app.flags

@@ -7,6 +7,7 @@ import numpy as np
 from dflow import _dflow
 from dflow.framework import dtypes
 from dflow.framework import ops
+from dflow.framework import sparse_tensor
 
 
 class ConfigProto:
@@ -155,6 +156,9 @@ class _FetchPlan:
         return lambda values: None
 
     def _plan(self, f):
+        if isinstance(f, sparse_tensor.SparseTensor):  # fetched as a SparseTensorValue, as in TensorFlow
+            parts = [self._plan(x) for x in (f.indices, f.values, f.dense_shape)]
+            return lambda v: sparse_tensor.SparseTensorValue(*[p(v) for p in parts])
         if isinstance(f, (list,)):
             parts = [self._plan(x) for x in f]
             return lambda v: [p(v) for p in parts]

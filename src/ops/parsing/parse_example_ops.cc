@@ -226,7 +226,10 @@ constexpr char kSingle[] = "ParseSingleExample";
 
 }  // namespace
 
+void RegisterSparseToDenseOp();  // sparse_to_dense_op.cc
+
 void RegisterParsingOps() {
+  RegisterSparseToDenseOp();
   RegisterOp(OpDefBuilder("ParseExample")
                  .Input("serialized: string")
                  .Input("names: string")

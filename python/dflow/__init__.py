@@ -64,6 +64,7 @@ from dflow.framework.sparse_tensor import to_dense as sparse_tensor_to_dense  # 
 from dflow.io.parsing import (FixedLenFeature, FixedLenSequenceFeature, SparseFeature,  # noqa: F401,E402
                               VarLenFeature, parse_example, parse_single_example)
 from dflow import app  # noqa: F401,E402
+from dflow import image  # noqa: F401,E402
 from dflow import saved_model  # noqa: F401,E402
 flags = app.flags
 

@@ -2,6 +2,7 @@
 
 #include <mutex>
 
+#include "ops/image/image_ops.h"
 
 namespace dflow {
 
@@ -17,6 +18,7 @@ void RegisterAllOps() {
     RegisterStateOps();
     RegisterControlFlowOps();
     RegisterNNOps();
+    RegisterImageOps();
     RegisterTrainingOps();
     RegisterQueueOps();
     RegisterDataOps();

@@ -1,7 +1,7 @@
-"""tf.layers.BatchNormalization and batch_normalization (TensorFlow 1.x's, built from elementary
-ops: dflow has no fused batch norm kernel; the fused path's arithmetic is kept, so 4-D inputs
-normalized over their channel axis update the moving variance with the unbiased batch variance
-as TensorFlow's fused kernel does, other inputs with the biased one)."""
+"""tf.layers.BatchNormalization and batch_normalization (TensorFlow 1.x's): 4-D inputs normalized
+over their channel axis (axis 1 or 3) use a FusedBatchNormV3 op, as TensorFlow does, and update
+the moving variance with the unbiased batch variance; other inputs are normalized with elementary
+ops and the biased variance."""
 from dflow.framework import dtypes
 from dflow.framework import ops
 from dflow.framework import tensor_shape

@@ -10,5 +10,7 @@ from dflow.ops.nn_ops import (avg_pool, avg_pool2d, avg_pool_v2, batch_normaliza
 from dflow.ops.nn_ops import (avg_pool1d, compute_average_loss, conv1d, convolution, depth_to_space,  # noqa: F401
                               max_pool1d, scale_regularization_loss, softmax_cross_entropy_with_logits_v2,
                               space_to_depth)
+from dflow.ops.nn_ops import (depthwise_conv2d, depthwise_conv2d_native,  # noqa: F401
+                              depthwise_conv2d_native_backprop_filter, depthwise_conv2d_native_backprop_input)
 
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -55,6 +55,12 @@ def identity(input, name=None):  # noqa: A002
     return apply_op("Identity", name, [input])
 
 
+def identity_n(input, name=None):  # noqa: A002
+    """Its list of tensors, unchanged (an IdentityN op); a list."""
+    outs = apply_op("IdentityN", name or "IdentityN", [list(input)])
+    return list(outs) if isinstance(outs, (list, tuple)) else [outs]
+
+
 def stop_gradient(input, name=None):  # noqa: A002
     return apply_op("StopGradient", name, [input])
 

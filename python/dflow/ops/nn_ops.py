@@ -91,18 +91,18 @@ def softsign(features, name=None):
 
 
 def leaky_relu(features, alpha=0.2, name=None):
-    """max(alpha * features, features) (for alpha <= 1)."""
+    """features where features > 0, else alpha * features (TensorFlow's LeakyRelu op)."""
     with ops.name_scope(name, "LeakyRelu", [features, alpha]) as name:
         features = ops.convert_to_tensor(features, name="features")
         if features.dtype.is_integer:
             features = math_ops.cast(features, dtypes.float32)
         if isinstance(alpha, np.ndarray):
             alpha = alpha.item()
-        # TensorFlow's LeakyRelu holds alpha in a float attr: float32 precision for doubles too.
-        alpha = ops.convert_to_tensor(float(np.float32(alpha)), dtype=features.dtype, name="alpha")
-        # TensorFlow's LeakyRelu op: features where features > 0, else alpha * features.
-        return array_ops.where(math_ops.greater(features, 0), features, math_ops.multiply(alpha, features),
-                               name=name)
+        if isinstance(alpha, ops.Tensor):
+            # A tensor alpha cannot be the op's float attr: max(alpha * features, features).
+            alpha = math_ops.cast(alpha, features.dtype)
+            return math_ops.maximum(math_ops.multiply(alpha, features), features, name=name)
+        return apply_op("LeakyRelu", name, [features], {"alpha": float(alpha)})
 
 
 def crelu(features, name=None, axis=-1):
@@ -309,6 +309,56 @@ def conv2d(input, filter=None, strides=None, padding=None, use_cudnn_on_gpu=True
     return apply_op("Conv2D", name or "Conv2D", [input, filter],
                     {"strides": strides, "padding": padding, "use_cudnn_on_gpu": use_cudnn_on_gpu,
                      "explicit_paddings": explicit_paddings, "data_format": data_format, "dilations": dilations})
+
+
+def _depthwise_attrs(strides, padding, data_format, dilations):
+    padding, explicit_paddings = convert_padding(padding)
+    return {"strides": list(strides), "padding": padding, "explicit_paddings": explicit_paddings,
+            "data_format": data_format or "NHWC", "dilations": list(dilations or [1, 1, 1, 1])}
+
+
+def depthwise_conv2d_native(input, filter, strides, padding, data_format="NHWC",  # noqa: A002
+                            dilations=[1, 1, 1, 1], name=None):  # noqa: B006 - TensorFlow's default
+    """Depthwise 2-D convolution: input [b, h, w, c] with filter [fh, fw, c, m] gives c * m channels."""
+    return apply_op("DepthwiseConv2dNative", name or "DepthwiseConv2dNative", [input, filter],
+                    _depthwise_attrs(strides, padding, data_format, dilations))
+
+
+def depthwise_conv2d_native_backprop_input(input_sizes, filter, out_backprop, strides, padding,  # noqa: A002
+                                           data_format="NHWC", dilations=[1, 1, 1, 1], name=None):  # noqa: B006
+    """The gradient of depthwise_conv2d_native with respect to its input."""
+    return apply_op("DepthwiseConv2dNativeBackpropInput", name or "DepthwiseConv2dNativeBackpropInput",
+                    [input_sizes, filter, out_backprop], _depthwise_attrs(strides, padding, data_format, dilations))
+
+
+def depthwise_conv2d_native_backprop_filter(input, filter_sizes, out_backprop, strides, padding,  # noqa: A002
+                                            data_format="NHWC", dilations=[1, 1, 1, 1], name=None):  # noqa: B006
+    """The gradient of depthwise_conv2d_native with respect to its filter."""
+    return apply_op("DepthwiseConv2dNativeBackpropFilter", name or "DepthwiseConv2dNativeBackpropFilter",
+                    [input, filter_sizes, out_backprop], _depthwise_attrs(strides, padding, data_format, dilations))
+
+
+def depthwise_conv2d(input, filter, strides, padding, rate=None, name=None, data_format=None,  # noqa: A002
+                     dilations=None):
+    """TensorFlow 1.x's depthwise_conv2d: a DepthwiseConv2dNative op (a dilation `rate` goes into
+    the op's dilations, which gives TensorFlow's values; TensorFlow itself builds SpaceToBatchND
+    around the op there)."""
+    if rate is None:
+        rate = dilations
+    if rate is None:
+        rate = [1, 1]
+    rate = list(rate) if isinstance(rate, (list, tuple)) else [int(rate), int(rate)]
+    if len(rate) != 2:
+        raise ValueError("rate must be two-dimensional")
+    if any(r != 1 for r in rate) and any(s != 1 for s in strides):
+        raise ValueError("strides > 1 not supported in conjunction with dilation_rate > 1")
+    with ops.name_scope(name, "depthwise", [input, filter]) as name:
+        input = ops.convert_to_tensor(input, name="tensor_in")  # noqa: A001
+        filter = ops.convert_to_tensor(filter, name="filter_in")  # noqa: A001
+        fmt = data_format or "NHWC"
+        dil = [1, 1, rate[0], rate[1]] if fmt.startswith("NC") else [1, rate[0], rate[1], 1]
+        return apply_op("DepthwiseConv2dNative", name, [input, filter],
+                        _depthwise_attrs(strides, padding, fmt, dil))
 
 
 def conv2d_v2(input, filters, strides, padding, data_format="NHWC", dilations=None, name=None):  # noqa: A002
@@ -887,36 +937,26 @@ def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name
 
 def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001, data_format="NHWC",
                      is_training=True, name=None, exponential_avg_factor=1.0):
-    """TensorFlow's fused_batch_norm, computed with elementary ops (dflow has no fused kernel):
-    returns (y, batch_mean, batch_variance); in training the variance returned is the unbiased one,
-    as TensorFlow's."""
-    if data_format not in ("NHWC", "NCHW"):
-        raise ValueError("dflow's fused_batch_norm takes data_format NHWC or NCHW, got %s" % data_format)
-    with ops.name_scope(name, "FusedBatchNorm", [x, scale, offset]):
-        x = ops.convert_to_tensor(x, name="input")
-        axes = [0, 1, 2] if data_format == "NHWC" else [0, 2, 3]
-        if data_format == "NCHW":
-            shape = [1, -1, 1, 1]
-            scale_b = array_ops.reshape(scale, shape)
-            offset_b = array_ops.reshape(offset, shape)
-        else:
-            scale_b, offset_b = scale, offset
-        if is_training:
-            if mean is not None and exponential_avg_factor != 1.0:
-                raise ValueError("dflow's fused_batch_norm does not blend running averages (exponential_avg_factor)")
-            batch_mean, batch_var = moments(x, axes)
-            m = array_ops.reshape(batch_mean, shape) if data_format == "NCHW" else batch_mean
-            v = array_ops.reshape(batch_var, shape) if data_format == "NCHW" else batch_var
-            y = batch_normalization(x, m, v, offset_b, scale_b, epsilon)
-            n = math_ops.cast(math_ops.reduce_prod(array_ops.gather(array_ops.shape(x), axes)), x.dtype)
-            unbiased = batch_var * n / math_ops.maximum(n - 1, 1)
-            return y, batch_mean, unbiased
-        if mean is None or variance is None:
-            raise ValueError("fused_batch_norm needs mean and variance when is_training is False")
-        m = array_ops.reshape(mean, shape) if data_format == "NCHW" else mean
-        v = array_ops.reshape(variance, shape) if data_format == "NCHW" else variance
-        y = batch_normalization(x, m, v, offset_b, scale_b, epsilon)
-        return y, ops.convert_to_tensor(mean), ops.convert_to_tensor(variance)
+    """TensorFlow's fused_batch_norm (a FusedBatchNormV3 op): returns (y, batch_mean,
+    batch_variance); in training the variance returned is the Bessel-corrected one, blended with
+    `variance` by exponential_avg_factor when that is not 1."""
+    if (not is_training or exponential_avg_factor != 1.0) and (mean is None or variance is None):
+        raise ValueError("Both 'mean' and 'variance' must be a 1D tensor when is_training is False or "
+                         "exponential_avg_factor != 1.0.")
+    x = ops.convert_to_tensor(x, name="input")
+    scale = ops.convert_to_tensor(scale, name="scale")
+    offset = ops.convert_to_tensor(offset, name="offset")
+    if mean is None:
+        mean = ops.convert_to_tensor(np.zeros([0], np.float32))
+    if variance is None:
+        variance = ops.convert_to_tensor(np.zeros([0], np.float32))
+    # TensorFlow's minimum epsilon (cuDNN's requirement), kept for identical results.
+    min_epsilon = 1.001e-5
+    epsilon = epsilon if epsilon > min_epsilon else min_epsilon
+    outs = apply_op("FusedBatchNormV3", name or "FusedBatchNormV3", [x, scale, offset, mean, variance],
+                    {"epsilon": float(epsilon), "exponential_avg_factor": float(exponential_avg_factor),
+                     "data_format": data_format, "is_training": bool(is_training)})
+    return outs[0], outs[1], outs[2]
 
 
 def div_no_nan(x, y, name=None):

@@ -14,6 +14,7 @@ void RegisterTileOps();          // Tile, BroadcastTo
 void RegisterGatherOps();        // GatherV2, UnsortedSegmentSum, DynamicStitch
 void RegisterPartitionOps();     // DynamicPartition
 void RegisterValueOps();         // ZerosLike, OnesLike, StopGradient, Range, OneHot
+void RegisterIdentityNOp();      // IdentityN
 void RegisterShapeNOp();         // ShapeN
 
 }  // namespace dflow

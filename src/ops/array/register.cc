@@ -15,6 +15,7 @@ void RegisterArrayOps() {
   RegisterGatherOps();
   RegisterPartitionOps();
   RegisterValueOps();
+  RegisterIdentityNOp();
   RegisterShapeNOp();
 }
 

@@ -12,6 +12,9 @@ void RegisterNNOps() {
   RegisterBiasOps();
   RegisterConvOps();
   RegisterPoolingOps();
+  RegisterBatchNormOps();
+  RegisterDepthwiseConvOps();
+  RegisterLeakyReluOps();
 }
 
 }  // namespace dflow

@@ -10,5 +10,8 @@ void RegisterLossOps();        // SoftmaxCrossEntropyWithLogits, SparseSoftmaxCr
 void RegisterBiasOps();        // BiasAdd, BiasAddGrad
 void RegisterConvOps();        // Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter
 void RegisterPoolingOps();     // MaxPool, AvgPool, MaxPoolGrad, AvgPoolGrad
+void RegisterBatchNormOps();   // FusedBatchNorm{,V2,V3}, FusedBatchNormGrad{,V2,V3}
+void RegisterDepthwiseConvOps();  // DepthwiseConv2dNative and its BackpropInput / BackpropFilter
+void RegisterLeakyReluOps();   // LeakyRelu, LeakyReluGrad
 
 }  // namespace dflow

@@ -1,0 +1,7 @@
+#include "ops/image/image_ops.h"
+
+namespace dflow {
+
+void RegisterImageOps() { RegisterResizeOps(); }
+
+}  // namespace dflow

@@ -52,7 +52,10 @@ def _pack(structure, flat):
             return type(s)(*[build(e) for e in s])
         if isinstance(s, (list, builtin_tuple)):
             return type(s)(build(e) for e in s)
-        return next(it)
+        v = next(it)
+        if getattr(s, "_is_tensor_array", False):  # a tf.TensorArray travels as its flow
+            return s._with_flow(v)
+        return v
     return build(structure)
 
 
@@ -69,6 +72,8 @@ def _same_structure(a, b):
 def _to_tensor(x):
     if isinstance(x, ops.Tensor):
         return x
+    if getattr(x, "_is_tensor_array", False):
+        return x.flow
     return ops.convert_to_tensor(x)
 
 
@@ -398,6 +403,8 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                                      "%s\n\nSecond structure: %s" % (args, r))
                 outs = []
                 for x, want in zip(_flatten(r), flat):
+                    if getattr(x, "_is_tensor_array", False):
+                        x = x.flow
                     if isinstance(x, ops.Operation):
                         raise TypeError("A loop body must return tensors, got the operation %s" % x.name)
                     t = ops.convert_to_tensor(x, dtype=want.dtype.base_dtype) if not isinstance(x, ops.Tensor) else x
@@ -419,7 +426,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                                  % (v.name, v.shape, t.shape))
         exit_ts = [g._tensor_of(o) for o in exits]
         if len(exit_ts) == 1 and not return_same_structure:
-            result = exit_ts[0]
+            result = _pack(_flatten(body_results["structure"])[:1], exit_ts)[0]
         else:
             result = _pack(body_results["structure"], exit_ts)
         if maximum_iterations is not None:

@@ -58,6 +58,10 @@ struct SaverOptions {
   double keep_checkpoint_every_n_hours = 10000.0;
   // The name scope of the save/restore ops ("save/", "save_1/" when taken).
   std::string name = "save";
+  // Each Save also writes the graph's MetaGraphDef (dflow/meta_graph.h: the graph, this saver's
+  // SaverDef, the variable collections) to "PATH.meta", as TensorFlow's Saver does, so that a
+  // run can resume from the .meta file alone; deleting an old checkpoint deletes its .meta.
+  bool write_meta_graph = true;
   // The files and clock of the state file, of deleting old checkpoints and of removing what a
   // failed save wrote (tests inject faults or a clock here; the save ops themselves write through
   // Env::Default()). Not owned; nullptr is Env::Default() when the Saver is built.

@@ -492,6 +492,7 @@ void BindTrain(py::module_& m) {
                        const std::vector<OutputRef>& var_list, int max_to_keep, double keep_checkpoint_every_n_hours,
                        bool sharded, const std::string& name) {
              train::SaverOptions o;
+             o.write_meta_graph = false;  // the Python Saver writes the .meta (with the Python collections)
              for (const OutputRef& v : var_list) o.var_list.push_back(v.out);
              for (const auto& [n, v] : named_vars) {
                if (!o.named_vars.emplace(n, v.out).second) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -11,6 +12,7 @@
 #include "api/scope_internal.h"
 #include "base/logging.h"
 #include "dflow/array_ops.h"
+#include "dflow/meta_graph.h"
 #include "tensor/tensor_bundle.h"
 #include "train/checkpoint_state.h"
 
@@ -25,6 +27,7 @@ struct Saveable {
 
 struct Saver::Impl {
   SaverOptions options;
+  std::optional<Scope> scope;  // for the MetaGraphDef written beside each checkpoint
   Env* env = nullptr;
   Output filename, save_path;
   Operation restore_op;
@@ -201,6 +204,10 @@ void Saver::Impl::RemoveFailedSave(const std::string& path, bool existed) const 
   Status first;
   if (!temp_suffix.empty()) KeepFirstError(&first, RemoveDirAndFiles(env, path + temp_suffix));
   if (!existed) KeepFirstError(&first, DeleteBundle(env, path));
+  // Its MetaGraphDef (written through Env::Default(), as WriteMetaGraph writes it).
+  if (!existed && Env::Default()->FileExists(path + ".meta")) {
+    KeepFirstError(&first, Env::Default()->DeleteFile(path + ".meta"));
+  }
   if (!first.ok()) LOG(WARNING) << "Cannot remove every file of the failed save of " << path << ": " << first;
 }
 
@@ -229,6 +236,7 @@ Saver::Saver(const Scope& scope, const SaverOptions& options) {
   }
   auto impl = std::make_shared<Impl>();
   impl->options = options;
+  if (options.write_meta_graph) impl->scope = scope;
   impl->env = options.env != nullptr ? options.env : Env::Default();
   impl->next_keep_time = impl->Now() + options.keep_checkpoint_every_n_hours * 3600;
   Scope s = scope.NewSubScope(options.name.empty() ? "save" : options.name);
@@ -314,6 +322,15 @@ StatusOr<std::string> Saver::Save(const ClientSession& session, const std::strin
     // The merge deletes its sources' files and directory but ignores failures: a leftover goes now.
     if (Status s = RemoveDirAndFiles(im.env, path + im.temp_suffix); !s.ok()) {
       LOG(WARNING) << "Cannot remove the temporary directory " << path << im.temp_suffix << ": " << s;
+    }
+  }
+  if (im.scope.has_value()) {
+    // The MetaGraphDef beside the checkpoint ("PATH.meta"), as TensorFlow's Saver writes it.
+    StatusOr<proto::MetaGraphDef> meta = ExportMetaGraph(*im.scope, this);
+    Status s = meta.ok() ? WriteMetaGraph(*meta, path + ".meta") : meta.status();
+    if (!s.ok()) {
+      im.RemoveFailedSave(path, existed);
+      return errors::Annotate(s, absl::StrCat("Writing ", path, ".meta: "));
     }
   }
   if (!write_state) return path;

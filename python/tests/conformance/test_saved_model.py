@@ -1,0 +1,207 @@
+"""SavedModels and MetaGraphDefs both ways with TensorFlow 2.21 (tf.compat.v1): a SavedModel written
+by TensorFlow's builder runs in dflow (Python loader and `dflow run DIR --signature`), one written
+by dflow runs in TensorFlow's loader, with the same results; a run resumes from the other side's
+.meta file alone (import_meta_graph, restore, more training steps) on the same trajectory."""
+import os
+import subprocess
+
+import numpy as np
+
+from tfref import real_tf  # first: it puts python/tests on the path
+
+import dflow  # noqa: E402
+from conftest import BUILD, assert_same  # noqa: E402
+
+DFLOW = os.path.join(BUILD, "bin", "dflow")
+X = np.array([[1.0, 2.0], [-0.5, 3.0]], np.float32)
+
+
+def dflow_cli(*args, check=True):
+    p = subprocess.run([DFLOW] + [str(a) for a in args], capture_output=True, text=True, timeout=60)
+    if check:
+        assert p.returncode == 0, p.stderr
+    return p
+
+
+def _write_saved_model(m, export_dir, asset_src):
+    """A SavedModel written by module m's tf.compat.v1 builder: variables (one changed after its
+    initializer ran), a predict signature, an asset file and a legacy_init_op that reads the asset
+    tensor and sets a local variable. Returns the outputs m computes before the export."""
+    with m.Graph().as_default():
+        x = m.placeholder(m.float32, [None, 2], name="x")
+        w = m.Variable([[1.0], [2.0]], name="w")
+        b = m.Variable([0.5], name="b")
+        c = m.Variable(0.0, name="counter", trainable=False, collections=[m.GraphKeys.LOCAL_VARIABLES])
+        av = m.Variable("", name="asset_var", trainable=False, collections=[m.GraphKeys.LOCAL_VARIABLES])
+        y = m.add(m.matmul(x, w), b + c, name="y")
+        asset = m.constant(asset_src, name="asset_path")
+        m.add_to_collection(m.GraphKeys.ASSET_FILEPATHS, asset)
+        with m.control_dependencies([m.local_variables_initializer()]):
+            init = m.group(m.assign(c, 3.0), m.assign(av, asset), name="legacy_init")
+        tagged = m.string_join([av, "!"], name="tagged")
+        with m.Session() as sess:
+            sess.run(m.global_variables_initializer())
+            sess.run(m.assign(w, [[3.0], [-4.0]]))
+            builder = m.saved_model.builder.SavedModelBuilder(export_dir)
+            sig = m.saved_model.signature_def_utils.predict_signature_def({"x": x}, {"y": y, "tagged": tagged})
+            builder.add_meta_graph_and_variables(
+                sess, [m.saved_model.tag_constants.SERVING], signature_def_map={"serving_default": sig},
+                assets_collection=m.get_collection(m.GraphKeys.ASSET_FILEPATHS), legacy_init_op=init)
+            builder.save()
+            sess.run(init)
+            return sess.run({"y": y}, {x: X})
+
+
+def _load_and_run(m, export_dir):
+    with m.Graph().as_default():
+        with m.Session() as sess:
+            meta = m.saved_model.loader.load(sess, [m.saved_model.tag_constants.SERVING], export_dir)
+            sig = meta.signature_def["serving_default"]
+            assert sig.method_name == "tensorflow/serving/predict"
+            assert sig.inputs["x"].name == "x:0"
+            return sess.run({k: v.name for k, v in sig.outputs.items()}, {sig.inputs["x"].name: X})
+
+
+def _asset(tmp_path):
+    src = tmp_path / "src" / "vocab.txt"
+    os.makedirs(src.parent, exist_ok=True)
+    src.write_text("a\nb\nc\n")
+    return str(src)
+
+
+def test_tensorflow_saved_model_runs_in_dflow(tmp_path):
+    tf = real_tf()
+    export_dir = str(tmp_path / "tf_export")
+    expected = _write_saved_model(tf, export_dir, _asset(tmp_path))
+    got_tf = _load_and_run(tf, export_dir)
+    assert_same(got_tf["y"], expected["y"])
+    assert got_tf["tagged"] == (os.path.join(export_dir, "assets", "vocab.txt") + "!").encode()
+    # Python: tf.saved_model.loader.load.
+    got = _load_and_run(dflow, export_dir)
+    assert_same(got["y"], got_tf["y"])
+    assert got["tagged"] == got_tf["tagged"]
+    assert dflow.saved_model.loader.maybe_saved_model_directory(export_dir)
+    # C++: the CLI runs the signature by its keys; inspect lists tag sets and signatures.
+    out = dflow_cli("run", export_dir, "--signature", "serving_default", "--input", "x=[[1,2],[-0.5,3]]").stdout
+    assert "y = [[-1.5] [-10]]" in out, out
+    assert "tagged = " in out and "vocab.txt!" in out, out
+    assert_same(got_tf["y"], np.array([[-1.5], [-10.0]], np.float32))  # what the CLI printed
+    out = dflow_cli("inspect", export_dir).stdout
+    assert "tag set [serve]" in out and "signature 'serving_default' (tensorflow/serving/predict)" in out, out
+    assert "input  x: x:0 float32(?, 2)" in out, out
+    # Errors name what is there.
+    p = dflow_cli("run", export_dir, "--tag", "train", "--input", "x=[[1,2]]", check=False)
+    assert p.returncode == 1 and "the tag sets present: [serve]" in p.stderr, p.stderr
+    p = dflow_cli("run", export_dir, "--signature", "predict", check=False)
+    assert p.returncode == 1 and "its signatures: [serving_default]" in p.stderr, p.stderr
+    p = dflow_cli("run", export_dir, "--input", "z=1", check=False)
+    assert p.returncode == 1 and "its inputs: [x]" in p.stderr, p.stderr
+    with dflow.Graph().as_default(), dflow.Session() as sess:
+        try:
+            dflow.saved_model.loader.load(sess, ["train"], export_dir)
+            raise AssertionError("loaded a tag set the SavedModel does not have")
+        except RuntimeError as e:
+            assert "could not be found in SavedModel" in str(e) and "[['serve']]" in str(e), e
+
+
+def test_dflow_saved_model_runs_in_tensorflow(tmp_path):
+    tf = real_tf()
+    export_dir = str(tmp_path / "dflow_export")
+    expected = _write_saved_model(dflow, export_dir, _asset(tmp_path))
+    assert sorted(os.listdir(export_dir)) == ["assets", "saved_model.pb", "variables"]
+    assert sorted(os.listdir(os.path.join(export_dir, "variables"))) == [
+        "variables.data-00000-of-00001", "variables.index"]
+    got_tf = _load_and_run(tf, export_dir)
+    assert_same(got_tf["y"], expected["y"])
+    assert got_tf["tagged"] == (os.path.join(export_dir, "assets", "vocab.txt") + "!").encode()
+    got = _load_and_run(dflow, export_dir)
+    assert_same(got["y"], got_tf["y"])
+    assert got["tagged"] == got_tf["tagged"]
+    # simple_save, loaded by TensorFlow.
+    d2 = str(tmp_path / "simple")
+    with dflow.Graph().as_default():
+        x = dflow.placeholder(dflow.float32, [None, 2], name="x")
+        w = dflow.Variable([[2.0], [1.0]], name="w")
+        y = dflow.matmul(x, w, name="y")
+        with dflow.Session() as sess:
+            sess.run(dflow.global_variables_initializer())
+            dflow.saved_model.simple_save(sess, d2, {"x": x}, {"y": y})
+    assert_same(_load_and_run(tf, d2)["y"], X @ np.array([[2.0], [1.0]], np.float32))
+
+
+def _train_model(m):
+    """A linear model trained by gradient descent, with the collections TensorFlow's scripts use."""
+    x = m.placeholder(m.float32, [None, 2], name="x")
+    t = m.placeholder(m.float32, [None, 1], name="t")
+    w = m.Variable([[0.1], [-0.2]], name="w")
+    b = m.Variable([0.0], name="b")
+    y = m.add(m.matmul(x, w), b, name="y")
+    loss = m.reduce_mean(m.square(y - t), name="loss")
+    m.add_to_collection(m.GraphKeys.LOSSES, loss)
+    m.summary.scalar("loss", loss)
+    step = m.train.get_or_create_global_step()
+    m.train.GradientDescentOptimizer(0.05).minimize(loss, global_step=step)
+
+
+T = np.array([[1.0], [2.0]], np.float32)
+
+
+def _first_run(m, prefix):
+    """Trains 3 steps in module m and saves; returns the values after 2 more steps there."""
+    with m.Graph().as_default():
+        _train_model(m)
+        train_op = m.get_collection(m.GraphKeys.TRAIN_OP)[0]
+        saver = m.train.Saver()
+        with m.Session() as sess:
+            sess.run(m.global_variables_initializer())
+            for _ in range(3):
+                sess.run(train_op, {"x:0": X, "t:0": T})
+            path = saver.save(sess, prefix, global_step=3)
+            for _ in range(2):
+                sess.run(train_op, {"x:0": X, "t:0": T})
+            return path, sess.run({"w": "w:0", "b": "b:0", "step": "global_step:0"})
+
+
+def _resume(m, meta_path, save_prefix):
+    """Resumes from the .meta alone in module m: imports it, restores, trains 2 steps, saves."""
+    with m.Graph().as_default():
+        saver = m.train.import_meta_graph(meta_path)
+        g = m.get_default_graph()
+        assert [v.name for v in m.trainable_variables()] == ["w:0", "b:0"]
+        assert [v.name for v in m.global_variables()] == ["w:0", "b:0", "global_step:0"]
+        assert [v.name for v in m.get_collection(m.GraphKeys.GLOBAL_STEP)] == ["global_step:0"]
+        assert [x.name for x in m.get_collection(m.GraphKeys.LOSSES)] == ["loss:0"]
+        assert [x.name for x in m.get_collection(m.GraphKeys.SUMMARIES)] == ["loss_1:0"]
+        train_op = m.get_collection(m.GraphKeys.TRAIN_OP)[0]
+        assert g.get_operation_by_name(train_op.name) is not None
+        with m.Session() as sess:
+            saver.restore(sess, meta_path[:-len(".meta")])
+            assert int(sess.run(m.train.get_global_step())) == 3
+            for _ in range(2):
+                sess.run(train_op, {"x:0": X, "t:0": T})
+            out = sess.run({"w": "w:0", "b": "b:0", "step": "global_step:0"})
+            saver.save(sess, save_prefix, global_step=5)
+            return out
+
+
+def test_meta_graphs_both_ways(tmp_path):
+    tf = real_tf()
+    # TensorFlow's Saver .meta -> dflow resumes; dflow's .meta (written beside each checkpoint) -> TensorFlow.
+    for first, second, name in ((tf, dflow, "tf_first"), (dflow, tf, "dflow_first")):
+        d = tmp_path / name
+        path, expected = _first_run(first, str(d / "model.ckpt"))
+        assert os.path.exists(path + ".meta"), sorted(os.listdir(d))
+        got = _resume(second, path + ".meta", str(d / "resumed"))
+        assert_same(got, expected)
+        assert os.path.exists(str(d / "resumed-5.meta")) and os.path.exists(str(d / "resumed-5.index"))
+    # A dflow .meta written as text, and with an import scope and cleared devices.
+    with dflow.Graph().as_default():
+        _train_model(dflow)
+        dflow.train.Saver().export_meta_graph(str(tmp_path / "m.pbtxt"), as_text=True)
+    with dflow.Graph().as_default():
+        saver = dflow.train.import_meta_graph(str(tmp_path / "m.pbtxt"), clear_devices=True, import_scope="imp")
+        assert saver.saver_def.restore_op_name == "imp/save/restore_all"
+        assert [v.name for v in dflow.trainable_variables()] == ["imp/w:0", "imp/b:0"]
+    with tf.Graph().as_default():
+        tf.train.import_meta_graph(str(tmp_path / "m.pbtxt"))
+        assert [v.name for v in tf.trainable_variables()] == ["w:0", "b:0"]

@@ -34,7 +34,16 @@ Specs live in modules named `specs_<area>.py` beside this file; every such modul
 - `fn(tf, *tensors)`: builds the op with module `tf` (TensorFlow's tf.compat.v1; the same body
   is run with `dflow` when TensorFlow rejects the case while building, and dflow must reject it
   too); returns a tensor or a list/tuple of tensors to fetch.
-- `grad`: indices of the inputs to differentiate; default every fed float input.
+- `grad`: indices of the inputs to differentiate; default every fed float input ([] for none).
+
+What is compared, per case: the fetched values (dtype, shape, values); where TensorFlow's run
+fails, dflow's must fail with the same error class ("No OpKernel was registered" on TensorFlow's
+side — a dtype its OpDef allows and its kernels lack — accepts anything from dflow); where
+TensorFlow rejects the case while building, dflow must reject it too (ValueError, TypeError or
+InvalidArgumentError). Gradients are compared where TensorFlow's forward run succeeds and its own
+gradient function builds. TensorFlow runs with Grappler off (see _config). Run
+`python3 diffsuite.py Op ...` (from this directory, with dflow on the path) to see one op's
+problems.
 
 Helpers: `gen(dtype, shape, kind, seed)` makes inputs (kinds: normal, positive, special — NaN,
 +-inf, +-0, huge and tiny values —, extreme — the dtype's limits —, unit — within (-1, 1) —,

@@ -3,6 +3,7 @@
 // Shape functions use constant inputs where they are known, so Reshape(x, Const) and
 // Fill(Const, v) get exact static shapes. Kernels validate every size that comes from a tensor
 // (sign, a single -1, overflow of the element count) before allocating.
+#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -91,11 +92,15 @@ Status ShapeShape(InferenceContext* c) {
 
 // ---- Reshape ----
 
-// Resolves `requested` (at most one -1) against an input of `num_elements` elements. Errors
-// name the shapes as TensorFlow's do.
-StatusOr<TensorShape> ResolveReshape(const DimVector& requested, int64_t num_elements) {
+// Resolves `requested` (at most one -1) against `input`. Errors name the shapes as TensorFlow's
+// do. TensorFlow's rule for -1: the product of the input's dims over that of the requested sizes,
+// where, when a requested size is 0, zero dims are left out of both products (so an empty
+// [0, 4] reshaped to [0, -1] is [0, 4], and [0, 2] to [-1, 0] is [2, 0]).
+StatusOr<TensorShape> ResolveReshape(const DimVector& requested, const TensorShape& input) {
+  const int64_t num_elements = input.num_elements();
   int unknown = -1;
-  int64_t product = 1;
+  int64_t product = 1;  // of the nonzero sizes
+  bool sizes_have_zero = false;
   for (size_t i = 0; i < requested.size(); ++i) {
     const int64_t d = requested[i];
     if (d == -1) {
@@ -105,6 +110,8 @@ StatusOr<TensorShape> ResolveReshape(const DimVector& requested, int64_t num_ele
       unknown = static_cast<int>(i);
     } else if (d < 0) {
       return errors::InvalidArgument("Size ", i, " must be non-negative, not ", d);
+    } else if (d == 0) {
+      sizes_have_zero = true;
     } else {
       product = MultiplyWithoutOverflow(product, d);
       if (product < 0 || product > kMaxElements) {
@@ -114,21 +121,27 @@ StatusOr<TensorShape> ResolveReshape(const DimVector& requested, int64_t num_ele
   }
   DimVector dims = requested;
   if (unknown != -1) {
-    if (product == 0) {
-      return errors::InvalidArgument(
-          "Reshape cannot infer the missing input size for an empty tensor unless all specified input sizes "
-          "are non-zero");
+    int64_t input_elements = 1;
+    bool input_has_zero = false;
+    for (int i = 0; i < input.dims(); ++i) {
+      if (input.dim_size(i) > 0 || !sizes_have_zero) {
+        input_elements = MultiplyWithoutOverflow(input_elements, input.dim_size(i));
+        if (input_elements < 0) return errors::InvalidArgument("Reshape: input ", input.DebugString(), " too large");
+      } else {
+        input_has_zero = true;
+      }
     }
-    if (num_elements % product != 0) {
+    if (!input_has_zero && input_elements % product != 0) {
       return errors::InvalidArgument("Input to reshape is a tensor with ", num_elements,
                                      " values, but the requested shape requires a multiple of ", product);
     }
-    dims[unknown] = num_elements / product;
-    product = num_elements;
+    dims[unknown] = input_elements / product;
   }
-  if (product != num_elements) {
+  int64_t total = 1;
+  for (int64_t d : dims) total *= d;
+  if (total != num_elements) {
     return errors::InvalidArgument("Input to reshape is a tensor with ", num_elements,
-                                   " values, but the requested shape has ", product);
+                                   " values, but the requested shape has ", total);
   }
   return TensorShape::FromDims(dims);
 }
@@ -141,7 +154,7 @@ class ReshapeOp : public OpKernel {
     DimVector requested;
     Status s = ReadIndexVector(ctx->input(1), "shape", &requested);
     if (s.ok()) {
-      StatusOr<TensorShape> shape = ResolveReshape(requested, input.NumElements());
+      StatusOr<TensorShape> shape = ResolveReshape(requested, input.shape());
       if (shape.ok()) {
         OP_REQUIRES_ASSIGN(ctx, Tensor out, input.Reshaped(*shape));
         ctx->set_output(0, std::move(out));
@@ -166,8 +179,15 @@ Status ReshapeShape(InferenceContext* c) {
   DimVector requested;
   RETURN_IF_ERROR(ReadIndexVector(*shape_t, "shape", &requested));
   const PartialTensorShape& in = c->input(0);
+  if (std::count(requested.begin(), requested.end(), int64_t{-1}) > 1) {
+    // As TensorFlow's shape function: the kernel rejects a second -1; the dims stay unknown here.
+    ASSIGN_OR_RETURN(PartialTensorShape out, PartialTensorShape::FromDims(requested));
+    c->set_output(0, std::move(out));
+    return absl::OkStatus();
+  }
   if (in.IsFullyDefined()) {
-    ASSIGN_OR_RETURN(TensorShape out, ResolveReshape(requested, in.num_elements()));
+    ASSIGN_OR_RETURN(TensorShape full, in.ToTensorShape());
+    ASSIGN_OR_RETURN(TensorShape out, ResolveReshape(requested, full));
     c->set_output(0, PartialTensorShape(out));
     return absl::OkStatus();
   }

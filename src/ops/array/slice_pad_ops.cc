@@ -37,21 +37,20 @@ Status SliceShape(InferenceContext* c) {
                                      ", but got shapes ", bs.DebugString(), " and ", ss.DebugString());
     }
   }
+  // As TensorFlow's shape function: only a size below -1, and a size of -1 from a begin beyond
+  // the dimension, fail here; other out-of-range begins and sizes are the kernel's to reject.
   std::vector<int64_t> out(rank, -1);
   for (int d = 0; d < rank; ++d) {
     const int64_t dim = in.unknown_rank() ? -1 : in.dim_size(d);
     const bool b_known = known_begin;
-    if (b_known && (begin[d] < 0 || (dim >= 0 && begin[d] > dim))) {
-      return errors::InvalidArgument("Expected begin[", d, "] in [0, ", dim, "], but got ", begin[d]);
-    }
     if (!known_size) continue;
     if (size[d] < -1) return errors::InvalidArgument("Expected size[", d, "] >= -1, but got ", size[d]);
     if (size[d] == -1) {
-      if (b_known && dim >= 0) out[d] = dim - begin[d];
+      if (b_known && dim >= 0 && begin[d] > dim) {
+        return errors::InvalidArgument("Expected begin[", d, "] in [0, ", dim, "], but got ", begin[d]);
+      }
+      if (b_known && dim >= 0 && begin[d] >= 0) out[d] = dim - begin[d];
       continue;
-    }
-    if (b_known && dim >= 0 && size[d] > dim - begin[d]) {
-      return errors::InvalidArgument("Expected size[", d, "] in [0, ", dim - begin[d], "], but got ", size[d]);
     }
     out[d] = size[d];
   }

@@ -66,7 +66,13 @@ TEST(SliceTest, BadInputs) {
   ExpectKernelError("Slice", {x, I32({1, 0}), I32({-2, 1})}, {}, "Expected size[0] in [0, 2], but got -2");
   ExpectKernelError("Slice", {x, I64({0, 0}), I64({1, int64_t{1} << 62})}, {}, "Expected size[1]");
   ExpectKernelError("Slice", {x, MakeTensor<int32_t>({0, 0}, S({1, 2})), I32({1, 1})}, {}, "begin must be a 1-D vector");
-  ExpectInvalid(InferShapes("Slice", {x, I32({1, 0}), I32({3, 1})}), "Expected size[0] in [0, 2], but got 3");
+  // As TensorFlow's: the shape function leaves out-of-range begins and sizes to the kernel, except
+  // a size of -1 from beyond the dimension.
+  auto big = InferShapes("Slice", {x, I32({1, 0}), I32({3, 1})});
+  ASSERT_TRUE(big.ok()) << big.status();
+  EXPECT_EQ((*big)[0], PartialTensorShape({3, 1}));
+  EXPECT_TRUE(InferShapes("Slice", {x, I32({-1, 0}), I32({1, 1})}).ok());
+  ExpectInvalid(InferShapes("Slice", {x, I32({4, 0}), I32({-1, 1})}), "Expected begin[0] in [0, 3], but got 4");
   auto s = InferShapes("Slice", {x, I32({1, 1}), I32({-1, 2})});
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ((*s)[0], PartialTensorShape({2, 2}));

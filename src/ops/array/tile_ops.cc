@@ -62,7 +62,16 @@ Status TileShape(InferenceContext* c) {
     return absl::OkStatus();
   }
   const PartialTensorShape shape = in.unknown_rank() ? PartialTensorShape::UnknownOfRank(rank) : in;
+  // A negative multiple is the kernel's to reject (as in TensorFlow); its dimension stays unknown.
+  std::vector<bool> negative(multiples.size());
+  for (size_t d = 0; d < multiples.size(); ++d) {
+    negative[d] = multiples[d] < 0;
+    if (negative[d]) multiples[d] = 1;
+  }
   ASSIGN_OR_RETURN(std::vector<int64_t> out, TiledDims(shape.dim_sizes(), multiples));
+  for (size_t d = 0; d < out.size(); ++d) {
+    if (negative[d]) out[d] = -1;
+  }
   ASSIGN_OR_RETURN(PartialTensorShape s, PartialTensorShape::FromDims(out));
   c->set_output(0, std::move(s));
   return absl::OkStatus();

@@ -1,9 +1,11 @@
 // Transpose, InvertPermutation, ExpandDims, Squeeze and their gradients: ops that only
 // rearrange dimensions. ExpandDims and Squeeze never copy (the output shares the input's
 // buffer); nor does a Transpose by the identity permutation.
+#include <algorithm>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_join.h"
 #include "framework/op_kernel.h"
 #include "graph/gradients.h"
 #include "ops/array/array_ops.h"
@@ -15,17 +17,22 @@ namespace {
 
 using namespace ::dflow::array;  // NOLINT: the family's own helpers
 
-// Checks that `perm` is a permutation of [0, n).
-Status CheckPermutation(const DimVector& perm, int64_t n) {
+// Checks `perm` against a rank-n input, as TensorFlow's Transpose does: entries in [-n, 0) count
+// from the end (rewritten in place); any other entry outside [0, n) is out of range. With
+// `complete` (the kernel; TensorFlow's shape function leaves it out), every dim must be named.
+Status CheckPermutation(DimVector& perm, int64_t n, bool complete = true) {
   if (static_cast<int64_t>(perm.size()) != n) {
     return errors::InvalidArgument("transpose expects a vector of size ", n, ". But input(1) is a vector of size ",
                                    perm.size());
   }
   std::vector<char> seen(perm.size(), 0);
-  for (int64_t d : perm) {
+  for (int64_t& d : perm) {
+    if (d < 0) d += n;
     if (d < 0 || d >= n) return errors::InvalidArgument(d, " is out of range [0 .. ", n, ")");
-    if (seen[d]) return errors::InvalidArgument(d, " is duplicated in perm");
     seen[d] = 1;
+  }
+  for (int64_t i = 0; complete && i < n; ++i) {
+    if (!seen[i]) return errors::InvalidArgument(i, " is missing from {", absl::StrJoin(perm, ","), "}.");
   }
   return absl::OkStatus();
 }
@@ -52,7 +59,7 @@ Status TransposeShape(InferenceContext* c) {
     c->set_output(0, PartialTensorShape::UnknownOfRank(rank));
     return absl::OkStatus();
   }
-  RETURN_IF_ERROR(CheckPermutation(perm, rank));
+  RETURN_IF_ERROR(CheckPermutation(perm, rank, /*complete=*/false));
   std::vector<int64_t> dims(rank, -1);
   for (int d = 0; d < rank; ++d) {
     if (!in.unknown_rank()) dims[d] = in.dim_size(static_cast<int>(perm[d]));
@@ -246,8 +253,12 @@ Status TransposeGrad(GradContext* c) {
   const NodeOut perm = c->inputs[1];
   NodeOut inverse;
   DimVector p;
-  if (const Tensor* t = ConstValue(perm); t != nullptr && ReadIndexVector(*t, "perm", &p).ok() &&
-                                          CheckPermutation(p, static_cast<int64_t>(p.size())).ok()) {
+  // A constant permutation of non-negative entries is inverted here; anything else by
+  // InvertPermutation, which rejects negative entries when it runs (as TensorFlow's gradient does).
+  if (const Tensor* t = ConstValue(perm);
+      t != nullptr && ReadIndexVector(*t, "perm", &p).ok() && std::all_of(p.begin(), p.end(), [](int64_t d) {
+        return d >= 0;
+      }) && CheckPermutation(p, static_cast<int64_t>(p.size())).ok()) {
     std::vector<int64_t> inv(p.size());
     for (size_t i = 0; i < p.size(); ++i) inv[p[i]] = static_cast<int64_t>(i);
     inverse = IndexConst(b, ValueType(perm), inv, "inverse_perm");

@@ -48,9 +48,19 @@ TEST(TransposeTest, BadInputs) {
   Tensor m(DT_FLOAT, S({2, 3}));
   ExpectKernelError("Transpose", {m, I32({0})}, {}, "transpose expects a vector of size 2");
   ExpectKernelError("Transpose", {m, I32({0, 2})}, {}, "2 is out of range [0 .. 2)");
-  ExpectKernelError("Transpose", {m, I32({-1, 0})}, {}, "-1 is out of range");
-  ExpectKernelError("Transpose", {m, I32({1, 1})}, {}, "1 is duplicated in perm");
-  ExpectInvalid(InferShapes("Transpose", {m, I32({1, 1})}), "duplicated");
+  ExpectKernelError("Transpose", {m, I32({-3, 0})}, {}, "-1 is out of range [0 .. 2)");
+  // As TensorFlow's: the shape function lets a repeated dim through, the kernel names the missing one.
+  ExpectKernelError("Transpose", {m, I32({1, 1})}, {}, "0 is missing from {1,1}.");
+  auto dup = InferShapes("Transpose", {m, I32({1, 1})});
+  ASSERT_TRUE(dup.ok()) << dup.status();
+  EXPECT_EQ((*dup)[0], PartialTensorShape({3, 3}));
+  ExpectInvalid(InferShapes("Transpose", {m, I32({0, 2})}), "out of range");
+  // Entries in [-rank, 0) count from the end (TensorFlow's kernel takes them so).
+  ExpectValues<float>(Eval("Transpose", {MakeTensor<float>({0, 1, 2, 3, 4, 5}, S({2, 3})), I32({-1, 0})}),
+                      {0, 3, 1, 4, 2, 5}, S({3, 2}));
+  auto neg = InferShapes("Transpose", {m, I32({1, -2})});
+  ASSERT_TRUE(neg.ok()) << neg.status();
+  EXPECT_EQ((*neg)[0], PartialTensorShape({3, 2}));
   auto s = InferShapes("Transpose", {Tensor(DT_FLOAT, S({2, 3, 4})), I32({2, 0, 1})});
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ((*s)[0], PartialTensorShape({4, 2, 3}));

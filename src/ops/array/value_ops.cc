@@ -147,8 +147,9 @@ Status OneHotShape(InferenceContext* c) {
     c->set_output(0, PartialTensorShape());
     return absl::OkStatus();
   }
-  if (axis > in.dims()) {
-    return errors::InvalidArgument("Expected axis to be -1 or between [0, ", in.dims(), "], got ", axis);
+  if (axis > in.dims()) {  // the kernel's to reject, as in TensorFlow
+    c->set_output(0, PartialTensorShape());
+    return absl::OkStatus();
   }
   std::vector<int64_t> dims(in.dim_sizes().begin(), in.dim_sizes().end());
   dims.insert(axis == -1 ? dims.end() : dims.begin() + axis, known ? depth : -1);

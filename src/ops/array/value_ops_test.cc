@@ -82,6 +82,9 @@ TEST(OneHotTest, BadInputs) {
                     "on_value must be a scalar");
   ExpectInvalid(InferShapes("OneHot", {I64({0}), Tensor(int32_t{2}), Tensor(1.0f), Tensor(0.0f)}, {{"axis", int64_t{-2}}}),
                 "Expected axis");
+  // An axis beyond the output's rank fails the kernel only (TensorFlow's shape function lets it by).
+  EXPECT_TRUE(
+      InferShapes("OneHot", {I64({0}), Tensor(int32_t{2}), Tensor(1.0f), Tensor(0.0f)}, {{"axis", int64_t{2}}}).ok());
 }
 
 TEST(NoGradientOpsTest, StopBackpropagation) {

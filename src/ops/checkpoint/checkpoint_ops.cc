@@ -169,8 +169,7 @@ class ShardedFilenameOp : public OpKernel {
     OP_REQUIRES(ctx, ctx->input(1).dims() == 0 && ctx->input(2).dims() == 0,
                 errors::InvalidArgument("ShardedFilename ", name(), ": shard and num_shards must be scalars"));
     const int32_t shard = ctx->input(1).scalar<int32_t>(), num = ctx->input(2).scalar<int32_t>();
-    OP_REQUIRES(ctx, num > 0 && shard >= 0 && shard < num,
-                errors::InvalidArgument("ShardedFilename ", name(), ": shard ", shard, " is not in [0, ", num, ")"));
+    // Any numbers are formatted, as TensorFlow's kernel does (-1 of 2: "-0001-of-00002").
     ctx->set_output(0, Tensor(absl::StrFormat("%s-%05d-of-%05d", ctx->input(0).scalar<std::string>(), shard, num)));
   }
 };
@@ -207,6 +206,22 @@ class StringJoinOp : public OpKernel {
  private:
   std::string sep_;
 };
+
+// StringJoin, as TensorFlow's shape function: a scalar when every input is one, else the merge of
+// the non-scalar inputs of known rank (InvalidArgument when they disagree).
+Status StringJoinShape(InferenceContext* c) {
+  bool all_scalar = true;
+  PartialTensorShape out;
+  for (int i = 0; i < c->num_inputs(); ++i) {
+    const PartialTensorShape& in = c->input(i);
+    if (in.unknown_rank() || in.dims() != 0) all_scalar = false;
+    if (!in.unknown_rank() && in.dims() != 0) {
+      ASSIGN_OR_RETURN(out, out.MergeWith(in));
+    }
+  }
+  c->set_output(0, all_scalar ? PartialTensorShape(TensorShape()) : out);
+  return absl::OkStatus();
+}
 
 // RestoreV2's outputs take the shapes that constant shape_and_slices give them.
 Status RestoreV2Shape(InferenceContext* c) {
@@ -248,9 +263,9 @@ void RegisterCheckpointOps() {
                  .Doc("Merges V2 checkpoints written by several SaveV2 ops into one."));
   RegisterOp(OpDefBuilder("ShardedFilename").Input("basename: string").Input("shard: int32")
                  .Input("num_shards: int32").Output("filename: string").SetShapeFn(ScalarShape)
-                 .Doc("BASENAME-SHARD-of-NUM_SHARDS, each number as five digits."));
+                 .Doc("BASENAME-SHARD-of-NUM_SHARDS, each number as printf's %05d."));
   RegisterOp(OpDefBuilder("StringJoin").Input("inputs: N * string").Output("output: string")
-                 .Attr("N: int >= 1").Attr("separator: string = ''").SetShapeFn(UnknownShape)
+                 .Attr("N: int >= 1").Attr("separator: string = ''").SetShapeFn(StringJoinShape)
                  .Doc("Joins strings element-wise (scalars broadcast)."));
   RegisterKernel<SaveV2Op>(KernelBuilder("SaveV2"));
   RegisterKernel<RestoreV2Op>(KernelBuilder("RestoreV2"));

@@ -117,13 +117,21 @@ TEST(CheckpointOpsTest, ShardedFilenameAndStringJoin) {
   auto f = RunOpKernel("ShardedFilename", {Tensor("/d/m"), Tensor(int32_t{3}), Tensor(int32_t{12})});
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_EQ((*f)[0].scalar<std::string>(), "/d/m-00003-of-00012");
-  EXPECT_FALSE(RunOpKernel("ShardedFilename", {Tensor("/d/m"), Tensor(int32_t{2}), Tensor(int32_t{2})}).ok());
+  // Any numbers, formatted as TensorFlow's kernel does.
+  auto odd = RunOpKernel("ShardedFilename", {Tensor("a"), Tensor(int32_t{-1}), Tensor(int32_t{2})});
+  ASSERT_TRUE(odd.ok()) << odd.status();
+  EXPECT_EQ((*odd)[0].scalar<std::string>(), "a--0001-of-00002");
   auto j = RunOpKernel("StringJoin", {Tensor("p"), Strings({"a", "b"})},
                        {{"N", int64_t{2}}, {"separator", std::string("_")}});
   ASSERT_TRUE(j.ok()) << j.status();
   EXPECT_EQ((*j)[0].data<std::string>()[0], "p_a");
   EXPECT_EQ((*j)[0].data<std::string>()[1], "p_b");
   EXPECT_FALSE(RunOpKernel("StringJoin", {Strings({"a"}), Strings({"a", "b"})}, {{"N", int64_t{2}}}).ok());
+  // The shape function merges the non-scalar inputs, as TensorFlow's does.
+  EXPECT_FALSE(testing::InferShapes("StringJoin", {Strings({"a"}), Strings({"a", "b"})}, {{"N", int64_t{2}}}).ok());
+  auto joined = testing::InferShapes("StringJoin", {Tensor("p"), Strings({"a", "b"})}, {{"N", int64_t{2}}});
+  ASSERT_TRUE(joined.ok()) << joined.status();
+  EXPECT_EQ((*joined)[0], PartialTensorShape({2}));
 }
 
 }  // namespace

@@ -38,10 +38,10 @@ Status CheckBoundaries(const std::vector<float>& b) {
   return absl::OkStatus();
 }
 
+// The boundaries are checked by the kernel (when the graph runs), as TensorFlow's are.
 Status BucketizeShape(InferenceContext* c) {
   std::vector<float> boundaries;
   RETURN_IF_ERROR(c->GetAttr("boundaries", &boundaries));
-  RETURN_IF_ERROR(CheckBoundaries(boundaries));
   return UnchangedShape(c);
 }
 
@@ -105,21 +105,26 @@ Status CheckAsStringAttrs(int64_t width, const std::string& fill) {
   return absl::OkStatus();
 }
 
-Status AsStringShape(InferenceContext* c) {
-  int64_t width = -1;
-  std::string fill;
-  RETURN_IF_ERROR(c->GetAttr("width", &width));
-  RETURN_IF_ERROR(c->GetAttr("fill", &fill));
-  RETURN_IF_ERROR(CheckAsStringAttrs(width, fill));
-  return UnchangedShape(c);
-}
+// The attrs are checked by the kernel (when the graph runs), as TensorFlow's are.
+Status AsStringShape(InferenceContext* c) { return UnchangedShape(c); }
 
 template <typename T>
 class AsStringOp : public OpKernel {
  public:
   explicit AsStringOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
+    int64_t precision = -1;
+    bool scientific = false, shortest = false;
     Status s = ctx->GetAttr("width", &width_);
     if (s.ok()) s = ctx->GetAttr("fill", &fill_);
+    if (s.ok()) s = ctx->GetAttr("precision", &precision);
+    if (s.ok()) s = ctx->GetAttr("scientific", &scientific);
+    if (s.ok()) s = ctx->GetAttr("shortest", &shortest);
+    // TensorFlow's checks, in its order: integers and bools take neither notation nor precision.
+    const std::string type = DTypeString(DTypeOf<T>::value);
+    if (s.ok() && !std::is_same_v<T, bool> && (scientific || shortest)) {
+      s = errors::InvalidArgument("scientific and shortest format not supported for datatype ", type);
+    }
+    if (s.ok() && precision >= 0) s = errors::InvalidArgument("precision not supported for datatype ", type);
     if (s.ok()) s = CheckAsStringAttrs(width_, fill_);
     ctx->SetStatus(s);
   }
@@ -133,7 +138,7 @@ class AsStringOp : public OpKernel {
       std::string s;
       if constexpr (std::is_same_v<T, bool>) s = in[i] ? "true" : "false";
       else s = absl::StrCat(in[i]);
-      if (width_ > static_cast<int64_t>(s.size())) {
+      if (!std::is_same_v<T, bool> && width_ > static_cast<int64_t>(s.size())) {  // bools: no padding
         const size_t pad = static_cast<size_t>(width_) - s.size();
         if (fill_ == "0" && !s.empty() && s[0] == '-') s.insert(1, pad, '0');  // printf's %0*d
         else s.insert(0, pad, fill_ == "0" ? '0' : ' ');

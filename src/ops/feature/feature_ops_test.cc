@@ -68,6 +68,11 @@ TEST(BucketizeTest, RejectsUnsortedBoundariesAndStrings) {
   auto nan = RunOpKernel("Bucketize", {MakeTensor<float>({1}, TensorShape({1}))},
                          {{"boundaries", std::vector<float>{1, NAN, 0}}});
   EXPECT_FALSE(nan.ok());
+  // As in TensorFlow, the shape function leaves the boundaries to the kernel: a graph holding
+  // unsorted boundaries builds (and imports), and fails when it runs.
+  auto shapes = testing::InferShapes("Bucketize", {MakeTensor<float>({1}, TensorShape({1}))},
+                                     {{"boundaries", std::vector<float>{1, 3, 2}}});
+  EXPECT_TRUE(shapes.ok()) << shapes.status();
   auto str = RunOpKernel("Bucketize", {Strings({"a"})}, {{"boundaries", std::vector<float>{1}}});
   EXPECT_FALSE(str.ok());
   auto missing = RunOpKernel("Bucketize", {MakeTensor<float>({1}, TensorShape({1}))});
@@ -174,6 +179,24 @@ TEST(AsStringTest, RejectsBadFillAndFloats) {
   EXPECT_FALSE(RunOpKernel("AsString", {MakeTensor<int32_t>({7}, TensorShape({1}))}, {{"fill", "x"}}).ok());
   EXPECT_FALSE(RunOpKernel("AsString", {MakeTensor<int32_t>({7}, TensorShape({1}))}, {{"width", 1 << 30}}).ok());
   EXPECT_FALSE(RunOpKernel("AsString", {MakeTensor<float>({7}, TensorShape({1}))}).ok());
+  // TensorFlow's kernel checks: no precision, scientific or shortest for integers (nor precision
+  // for bools); the shape function checks nothing.
+  auto precision = RunOpKernel("AsString", {MakeTensor<int32_t>({7}, TensorShape({1}))}, {{"precision", 2}});
+  ASSERT_FALSE(precision.ok());
+  EXPECT_NE(precision.status().message().find("precision not supported for datatype int32"), std::string::npos)
+      << precision.status();
+  EXPECT_FALSE(RunOpKernel("AsString", {MakeTensor<int64_t>({7}, TensorShape({1}))}, {{"scientific", true}}).ok());
+  EXPECT_FALSE(RunOpKernel("AsString", {Tensor(true)}, {{"precision", 1}}).ok());
+  EXPECT_TRUE(testing::InferShapes("AsString", {MakeTensor<int32_t>({7}, TensorShape({1}))}, {{"fill", "ab"}}).ok());
+}
+
+TEST(AsStringTest, BoolsAreNotPadded) {
+  Tensor tf(DT_BOOL, TensorShape({2}));
+  tf.data<bool>()[0] = true;
+  tf.data<bool>()[1] = false;
+  auto out = RunOpKernel("AsString", {tf}, {{"width", 7}, {"fill", "0"}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Values<std::string>((*out)[0]), (std::vector<std::string>{"true", "false"}));
 }
 
 // ---- Assert ----
@@ -196,6 +219,11 @@ TEST(AssertTest, ConditionMustBeABoolScalar) {
   two.data<bool>()[0] = two.data<bool>()[1] = true;
   EXPECT_FALSE(RunOpKernel("Assert", {two, Tensor("m")}).ok());
   EXPECT_FALSE(RunOpKernel("Assert", {Tensor(1), Tensor("m")}).ok());
+  // TensorFlow's kernel takes only a scalar (not a [1] vector); its shape function checks nothing.
+  Tensor one(DT_BOOL, TensorShape({1}));
+  one.data<bool>()[0] = true;
+  EXPECT_FALSE(RunOpKernel("Assert", {one, Tensor("m")}).ok());
+  EXPECT_TRUE(testing::InferShapes("Assert", {two, Tensor("m")}).ok());
 }
 
 }  // namespace

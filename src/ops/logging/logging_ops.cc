@@ -12,13 +12,8 @@
 namespace dflow {
 namespace {
 
-Status AssertShape(InferenceContext* c) {
-  const PartialTensorShape& cond = c->input(0);
-  if (!cond.unknown_rank() && cond.dims() != 0 && !(cond.dims() == 1 && cond.dim_size(0) == 1)) {
-    return errors::InvalidArgument("Assert: condition must be a scalar, got shape ", cond.DebugString());
-  }
-  return NoOutputs(c);
-}
+// As TensorFlow's: the condition's shape is the kernel's to check.
+Status AssertShape(InferenceContext* c) { return NoOutputs(c); }
 
 // The first `summarize` values of t, flattened, as TensorFlow prints them ("7 8 9..."); a string
 // scalar as it is (a message).
@@ -43,8 +38,8 @@ class AssertOp : public OpKernel {
   }
   void Compute(OpKernelContext* ctx) override {
     const Tensor& cond = ctx->input(0);
-    OP_REQUIRES(ctx, cond.NumElements() == 1,
-                errors::InvalidArgument("Assert '", name(), "': In[0] expects a scalar, got shape ",
+    OP_REQUIRES(ctx, cond.dims() == 0,
+                errors::InvalidArgument("Assert '", name(), "': In[0] should be a scalar: ",
                                         cond.shape().DebugString()));
     if (cond.data<bool>()[0]) return;
     std::string msg = "assertion failed: ";

@@ -1,6 +1,7 @@
 // ArgMax, ArgMin: the index of the largest / smallest element along one axis. Ties give the
-// first index; a NaN counts as larger (ArgMax) or smaller (ArgMin) than any number, so the first
-// NaN wins, as with NumPy.
+// first index. NaN is passed over, as by TensorFlow's kernels: the scan starts from index 0 with
+// the type's lowest (ArgMax) or highest (ArgMin) value and moves to an element only when it
+// compares strictly better (so [NaN, 1, 2] gives 2, and all-NaN gives 0).
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -43,9 +44,7 @@ Status ArgMinMaxShape(InferenceContext* c) {
   }
   int axis = 0;
   RETURN_IF_ERROR(ReadAxis(*dim, in.dims(), &axis));
-  if (in.dim_size(axis) == 0) {
-    return errors::InvalidArgument("Reduction axis ", axis, " is empty in shape ", in.DebugString());
-  }
+  // An empty reduced dimension is the kernel's to reject (as in TensorFlow).
   std::vector<int64_t> dims;
   for (int i = 0; i < in.dims(); ++i)
     if (i != axis) dims.push_back(in.dim_size(i));
@@ -54,13 +53,9 @@ Status ArgMinMaxShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
-// True when v should replace `best` (strictly better; the first of equals stays).
+// True when v should replace `best` (strictly better; the first of equals stays; NaN never is).
 template <typename T, bool kMax>
 inline bool Better(T v, T best) {
-  if constexpr (std::is_floating_point_v<T>) {
-    if (std::isnan(best)) return false;
-    if (std::isnan(v)) return true;
-  }
   return kMax ? v > best : v < best;
 }
 
@@ -99,10 +94,10 @@ class ArgOp : public OpKernel {
       const T* base = xd + r * n * inner;
       Index* orow = o + r * inner;
       for (int64_t j = 0; j < inner; ++j) {
-        best[j] = base[j];
+        best[j] = kMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
         orow[j] = 0;
       }
-      for (int64_t k = 1; k < n; ++k) {
+      for (int64_t k = 0; k < n; ++k) {
         const T* row = base + k * inner;
         for (int64_t j = 0; j < inner; ++j) {
           if (Better<T, kMax>(row[j], best[j])) {

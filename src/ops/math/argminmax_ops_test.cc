@@ -79,9 +79,16 @@ TEST(ArgMinMaxTest, HandComputedTiesAndNaN) {
   ExpectValues<int64_t>(Eval("ArgMax", x, Tensor(0)), {0, 0, 0}, S({3}));
   ExpectValues<int64_t>(Eval("ArgMax", MakeTensor<float>({7}, S({1})), Tensor(0)), {0}, S({}));
   const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  // NaN is passed over, as by TensorFlow's kernels (values checked against TensorFlow 2.21).
   Tensor n = MakeTensor<double>({1, nan, 3, nan}, S({4}));
-  ExpectValues<int64_t>(Eval("ArgMax", n, Tensor(0)), {1}, S({}));
-  ExpectValues<int64_t>(Eval("ArgMin", n, Tensor(0)), {1}, S({}));
+  ExpectValues<int64_t>(Eval("ArgMax", n, Tensor(0)), {2}, S({}));
+  ExpectValues<int64_t>(Eval("ArgMin", n, Tensor(0)), {0}, S({}));
+  ExpectValues<int64_t>(Eval("ArgMax", MakeTensor<double>({nan, 1, 2}, S({3})), Tensor(0)), {2}, S({}));
+  ExpectValues<int64_t>(Eval("ArgMin", MakeTensor<double>({nan, 1, 2}, S({3})), Tensor(0)), {1}, S({}));
+  ExpectValues<int64_t>(Eval("ArgMax", MakeTensor<double>({nan, nan}, S({2})), Tensor(0)), {0}, S({}));
+  ExpectValues<int64_t>(Eval("ArgMax", MakeTensor<double>({nan, -inf}, S({2})), Tensor(0)), {0}, S({}));
+  ExpectValues<int64_t>(Eval("ArgMin", MakeTensor<double>({nan, -inf}, S({2})), Tensor(0)), {1}, S({}));
   // One-element vector dimensions are accepted too; empty outer dims give empty outputs.
   ExpectValues<int64_t>(Eval("ArgMin", x, MakeTensor<int32_t>({-1}, S({1}))), {0, 1}, S({2}));
   ExpectValues<int64_t>(Eval("ArgMax", Tensor(DT_FLOAT, S({0, 3})), Tensor(1)), {}, S({0}));
@@ -95,7 +102,8 @@ TEST(ArgMinMaxTest, StaticShapesAndBadInputs) {
   EXPECT_FALSE(InferShapes("ArgMax", {x, Tensor(3)}).ok());
   EXPECT_FALSE(InferShapes("ArgMin", {x, Tensor(-4)}).ok());
   EXPECT_FALSE(InferShapes("ArgMin", {Tensor(1.0f), Tensor(0)}).ok());
-  EXPECT_FALSE(InferShapes("ArgMin", {Tensor(DT_FLOAT, S({2, 0})), Tensor(1)}).ok());
+  // An empty reduced dimension fails the kernel (below), not the shape function: TensorFlow's way.
+  EXPECT_TRUE(InferShapes("ArgMin", {Tensor(DT_FLOAT, S({2, 0})), Tensor(1)}).ok());
   EXPECT_FALSE(InferShapes("ArgMax", {x, Tensor(0)}, {{"output_type", DT_FLOAT}}).ok());
   EXPECT_FALSE(InferShapes("ArgMax", {Tensor(true), Tensor(0)}).ok());
   for (const char* op : {"ArgMax", "ArgMin"}) {

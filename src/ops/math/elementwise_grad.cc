@@ -1,6 +1,6 @@
 // Gradient functions of the element-wise math ops, Cast, Select/SelectV2 and AddN, and the
 // RegisterNoGradient declarations of the ops that are piecewise constant or not real-valued
-// (comparisons, logical ops, Sign, Floor, Ceil, Round, FloorDiv, BroadcastGradientArgs).
+// (comparisons, logical ops, Floor, Ceil, Round, FloorDiv, BroadcastGradientArgs); Sign's is zeros.
 //
 // Binary ops sum their gradients back to the shapes of broadcast operands (grad_util.h).
 #include "ops/math/grad_util.h"
@@ -172,6 +172,11 @@ void RegisterOtherGradients() {
     c->grad_inputs[2] = SumToShapeOf(b, ge, c->inputs[2], full);
     return absl::OkStatus();
   });
+  // As TensorFlow's: zeros of x's shape (a gradient, not an absent one).
+  RegisterGradient("Sign", [](GradContext* c) {
+    c->grad_inputs[0] = c->b->Op("ZerosLike", {c->inputs[0]});
+    return absl::OkStatus();
+  });
   RegisterGradient("AddN", [](GradContext* c) {
     if (NodeOut g = Grad(c); g.node != nullptr) {
       for (NodeOut& gi : c->grad_inputs) gi = g;
@@ -187,7 +192,7 @@ void RegisterElementwiseGradients() {
   RegisterUnaryGradients();
   RegisterOtherGradients();
   for (const char* op : {"FloorDiv", "Greater", "Less", "GreaterEqual", "LessEqual", "Equal", "NotEqual",
-                         "LogicalAnd", "LogicalOr", "LogicalNot", "Sign", "Floor", "Ceil", "Round",
+                         "LogicalAnd", "LogicalOr", "LogicalNot", "Floor", "Ceil", "Round",
                          "BroadcastGradientArgs"}) {
     RegisterNoGradient(op);
   }

@@ -179,6 +179,13 @@ TEST(ElementwiseGradTest, PiecewiseConstantOpsPassNoGradient) {
   }
 }
 
+TEST(ElementwiseGradTest, SignGradientIsZerosAsInTensorFlow) {
+  bool none = true;
+  EXPECT_NE(LookupGradient("Sign", &none), nullptr);
+  EXPECT_FALSE(none);
+  ExpectGradientMatches({Uniform(S({2, 3}), -3, 3, 4)}, OneOp("Sign"));
+}
+
 TEST(ElementwiseGradTest, SecondOrderThroughTheGradientGraph) {
   // d/dx of d(tanh(x) * y)/dx: the gradient graph is itself differentiable.
   ExpectGradientMatches({Uniform(S({3}), -1, 1, 1), Uniform(S({3}), -1, 1, 2)},

@@ -24,6 +24,20 @@ Status ReducedAxes(int rank, const Tensor& axes, absl::InlinedVector<bool, 8>* r
 StatusOr<ReductionPlan> MakeReductionPlan(const TensorShape& input, const Tensor& axes, bool keep_dims) {
   absl::InlinedVector<bool, 8> reduced;
   RETURN_IF_ERROR(ReducedAxes(input.dims(), axes, &reduced));
+  // The kernels reject an axis named twice (TensorFlow's do; its shape functions allow it).
+  int64_t named = 0;
+  for (bool r : reduced) named += r ? 1 : 0;
+  if (named != axes.NumElements()) {
+    absl::InlinedVector<bool, 8> seen(input.dims(), false);
+    for (int64_t i = 0; i < axes.NumElements(); ++i) {
+      int64_t a = axes.dtype() == DT_INT32 ? axes.data<int32_t>()[i] : axes.data<int64_t>()[i];
+      if (a < 0) a += input.dims();
+      if (seen[a]) {
+        return errors::InvalidArgument("Invalid reduction arguments: Axes contains duplicate dimension: ", a);
+      }
+      seen[a] = true;
+    }
+  }
   ReductionPlan p;
   for (int i = 0; i < input.dims(); ++i) {
     const int64_t d = input.dim_size(i);

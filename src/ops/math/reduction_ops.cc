@@ -1,5 +1,6 @@
 // Sum, Mean, Max, Min, Prod over the axes given by `reduction_indices` (a scalar or a vector;
-// negative axes count from the end; duplicates allowed; empty: nothing is reduced).
+// negative axes count from the end; empty: nothing is reduced). As in TensorFlow, an axis named
+// twice passes the shape function and fails the kernel (InvalidArgument).
 //
 // Reducing over no elements gives the reduction's identity: Sum 0, Prod 1, Max -inf (the lowest
 // integer), Min +inf (the highest integer); Mean of nothing is NaN for floating point and 0 for

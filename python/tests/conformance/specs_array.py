@@ -523,3 +523,21 @@ KNOWN = {
         "dflow differentiates PadV2 with respect to constant_values (the sum of the gradient over the padded "
         "elements); TensorFlow's gradient function returns None for it",
 }
+
+
+def _unique(dtype):
+    out = []
+    f = lambda tf, x, it="int32": tf.raw_ops.Unique(x=x, out_idx=tf.as_dtype(it))  # noqa: E731
+    for shape in ((7,), (0,), (1,), (12,)):
+        for kind in (("normal", "special") if dtype in FLOATS else ("normal",)):
+            x = gen(dtype, shape, kind, len(out))
+            if x.size > 3 and dtype not in ("bool",):
+                x.reshape(-1)[-2:] = x.reshape(-1)[:2]  # repeats
+            for it in ("int32", "int64"):
+                out.append(Case("%s %s %s" % (shape, kind, it), lambda tf, x, it=it: f(tf, x, it), [x]))
+    out.append(Case("not a vector", f, [_x(dtype, (2, 2))]))
+    out.append(Case("scalar", f, [_x(dtype, ())]))
+    return out
+
+
+SPECS.append(Spec("Unique", _unique))

@@ -27,10 +27,13 @@ Specs live in modules named `specs_<area>.py` beside this file; every such modul
 - `grad`: None — compare gradients where TensorFlow registers a gradient for the op; False —
   never (say why in `note`); True — always.
 - `tol` / `grad_tol`: {dtype name: (rtol, atol)} overriding TOLERANCE / GRAD_TOLERANCE.
+- `dynamic`: also run this many of the cases (spread over them) again with every fed input of
+  unknown shape (Dyn), so that shape functions that see nothing are exercised too.
 
 `Case(label, fn, inputs, grad=None)`:
 - `inputs`: numpy arrays, each fed through a Placeholder of its full static shape, or `Const(x)`
-  to embed it as a Const node (axes, shapes, sizes that shape functions must see).
+  to embed it as a Const node (axes, shapes, sizes that shape functions must see), or `Dyn(x)`
+  to feed it through a Placeholder of unknown shape (shape functions see nothing).
 - `fn(tf, *tensors)`: builds the op with module `tf` (TensorFlow's tf.compat.v1; the same body
   is run with `dflow` when TensorFlow rejects the case while building, and dflow must reject it
   too); returns a tensor or a list/tuple of tensors to fetch.
@@ -89,14 +92,23 @@ class Const:
         self.value = np.asarray(value, dtype=dtype)
 
 
+class Dyn:
+    """An input fed through a Placeholder of unknown shape (shape functions see nothing)."""
+
+    def __init__(self, value, dtype=None):
+        self.value = np.asarray(value, dtype=dtype)
+
+
 class Case:
     def __init__(self, label, fn, inputs=(), grad=None):
         self.label, self.fn, self.inputs, self.grad = label, fn, list(inputs), grad
 
 
 class Spec:
-    def __init__(self, op, cases, dtypes=None, type_attr="T", grad=None, tol=None, grad_tol=None, note=""):
+    def __init__(self, op, cases, dtypes=None, type_attr="T", grad=None, tol=None, grad_tol=None, note="",
+                 dynamic=0):
         self.op, self.cases, self.dtypes, self.type_attr = op, cases, dtypes, type_attr
+        self.dynamic = dynamic
         self.grad, self.tol, self.grad_tol, self.note = grad, tol or {}, grad_tol or {}, note
         self.module = None
 
@@ -385,6 +397,11 @@ def _build_tf(spec, dtype, cases, want_grad):
                 for j, x in enumerate(c.inputs):
                     if isinstance(x, Const):
                         t = tf.constant(x.value, name="in%d" % j)
+                    elif isinstance(x, Dyn):
+                        x = x.value
+                        t = tf.placeholder(tf.as_dtype(x.dtype if x.dtype != object else tf.string), None,
+                                           name="in%d" % j)
+                        feeds[j] = x
                     else:
                         x = np.asarray(x)
                         t = tf.placeholder(tf.as_dtype(x.dtype if x.dtype != object else tf.string),
@@ -401,8 +418,7 @@ def _build_tf(spec, dtype, cases, want_grad):
                 outs = [res] if single else list(res)
                 outs = [o.outputs[0] if hasattr(o, "outputs") and not hasattr(o, "dtype") and o.outputs else o
                         for o in outs]
-                gidx = c.grad if c.grad is not None else [
-                    j for j in feeds if np.asarray(c.inputs[j]).dtype.kind == "f"]
+                gidx = c.grad if c.grad is not None else [j for j, v in feeds.items() if v.dtype.kind == "f"]
                 loss = None
                 if want_grad and gidx and _grad_case(dtype, i, len(cases)):
                     lt = _loss(tf, outs)
@@ -421,6 +437,9 @@ def _dflow_build_error(c):
         for x in c.inputs:
             if isinstance(x, Const):
                 tensors.append(dflow.constant(x.value))
+            elif isinstance(x, Dyn):
+                tensors.append(dflow.placeholder(dflow.string if x.value.dtype == object else
+                                                 dflow.as_dtype(x.value.dtype), None))
             else:
                 x = np.asarray(x)
                 tensors.append(dflow.placeholder(dflow.string if x.dtype == object else dflow.as_dtype(x.dtype),
@@ -529,6 +548,7 @@ def run_spec(spec, known=None, result=None):
         cases = list(spec.cases(dtype))
         if not cases:
             continue
+        cases += _dynamic_variants(cases, spec.dynamic)
         r.dtypes.add(dtype or "-")
         data, built, errors, tf_graph = _build_tf(spec, dtype, cases, want_grad)
         # TensorFlow runs the graph the bytes were serialized from; dflow imports the bytes.
@@ -565,6 +585,17 @@ def run_spec(spec, known=None, result=None):
     return r
 
 
+def _dynamic_variants(cases, n):
+    """Copies of n of the cases (spread over them) with their fed inputs of unknown shape."""
+    out = []
+    picked = cases[::max(1, len(cases) // n)][:n] if n else []
+    for c in picked:
+        if any(not isinstance(x, (Const, Dyn)) for x in c.inputs):
+            out.append(Case(c.label + " (shapes unknown)", c.fn,
+                            [x if isinstance(x, (Const, Dyn)) else Dyn(x) for x in c.inputs], c.grad))
+    return out
+
+
 def _known_key(known, op, label):
     """The KNOWN entry (op, regex) matching "<dtype> <case label>: <problem>", if any."""
     for (kop, pat) in known:
@@ -586,13 +617,15 @@ def run_all(only_module=None):
     return results
 
 
-def table(results, excluded):
+def table(results, excluded, known=None):
     rows = ["| op | dtypes | cases | gradient | status | reason |", "|---|---|---|---|---|---|"]
     for op in sorted(set(results) | set(excluded)):
         if op in results:
             r = results[op]
             status = "MISMATCH (%d)" % len(r.mismatches) if r.mismatches else "ok"
-            reason = "; ".join(r.notes + (["known: %d case(s) differ on purpose" % len(r.known)] if r.known else []) +
+            why = sorted(set((known or {}).get(k, "") for k in r.known_keys) - {""})
+            reason = "; ".join(r.notes + (["differs on purpose in %d case(s): %s" % (len(r.known), " / ".join(why))]
+                                          if r.known else []) +
                                (["TensorFlow only: %s" % ", ".join(sorted(r.tf_only))] if r.tf_only else []))
             rows.append("| %s | %s | %d | %s | %s | %s |" % (op, ", ".join(sorted(r.dtypes)), r.cases,
                                                             "yes" if r.grad_cases else "no", status, reason))
@@ -609,13 +642,13 @@ def summary(results):
     return "conformance: %d ops compared, %d gradients compared, %d mismatches" % (n, m, k)
 
 
-def write_table(results, excluded):
+def write_table(results, excluded, known=None):
     path = os.path.join(BUILD, "conformance_ops.md")
     os.makedirs(BUILD, exist_ok=True)
     with open(path, "w") as f:
         f.write("# Differential op suite: dflow vs TensorFlow\n\n%s\n\n" % summary(results))
         f.write("Tolerances (rtol, atol): values %s; gradients %s.\n\n" % (TOLERANCE, GRAD_TOLERANCE))
-        f.write(table(results, excluded))
+        f.write(table(results, excluded, known))
     return path
 
 

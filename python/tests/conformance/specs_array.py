@@ -541,3 +541,7 @@ def _unique(dtype):
 
 
 SPECS.append(Spec("Unique", _unique))
+
+# Every spec here also runs 6 of its cases with inputs of unknown shape.
+for _s in SPECS:
+    _s.dynamic = 6

@@ -44,7 +44,11 @@ def _binary(op):
     def cases(dtype):
         fn = lambda tf, x, y: getattr(tf.raw_ops, op)(x=x, y=y)  # noqa: E731
         if dtype == "string":
-            return binary_cases(fn, dtype, kinds=["normal"])
+            out = binary_cases(fn, dtype, kinds=["normal"])
+            if op in ("Equal", "NotEqual"):
+                out += binary_cases(lambda tf, x, y: getattr(tf.raw_ops, op)(x=x, y=y, incompatible_shape_error=False),
+                                    dtype, kinds=["normal"], label="lenient ", pairs=[((3, 4), (3,)), ((3,), (3,))])
+            return out
         if dtype in FLOATS:
             out = binary_cases(fn, dtype)
             if op == "Pow":
@@ -64,7 +68,12 @@ def _binary(op):
             if dtype != "uint8":
                 out.append(Case("negative exponent", fn, [np.array([2, 3], dtype), np.array([1, -1], dtype)]))
             return out
-        return binary_cases(fn, dtype)
+        out = binary_cases(fn, dtype)
+        if op in ("Equal", "NotEqual"):  # the attr variant: shapes that do not broadcast give a scalar
+            lenient = lambda tf, x, y: getattr(tf.raw_ops, op)(x=x, y=y, incompatible_shape_error=False)  # noqa: E731
+            out += binary_cases(lenient, dtype, kinds=["normal"], label="lenient ",
+                                pairs=[((3, 4), (3,)), ((2, 3), (0, 3)), ((3, 4), (4,)), ((), (2,))])
+        return out
     return cases
 
 
@@ -410,6 +419,10 @@ def _range(dtype):
 
 SPECS.append(Spec("Range", _range, type_attr="Tidx", grad=False,
                   note="no gradient in TensorFlow (its start/limit/delta are not differentiated)"))
+
+# Every spec here also runs 6 of its cases with inputs of unknown shape.
+for _s in SPECS:
+    _s.dynamic = 6
 
 EXCLUDED = {}
 

@@ -22,7 +22,7 @@ def results():
     if not _RESULTS:
         for s in _SPECS:
             _RESULTS[s.op] = diffsuite.run_spec(s, _KNOWN, _RESULTS.get(s.op))
-        diffsuite.write_table(_RESULTS, _EXCLUDED)
+        diffsuite.write_table(_RESULTS, _EXCLUDED, _KNOWN)
     return _RESULTS
 
 

@@ -167,6 +167,20 @@ struct PredictOptions {
 // One example's predictions: key -> that example's row of the prediction tensor.
 using Prediction = std::map<std::string, Tensor>;
 
+// What a serving input function builds (TensorFlow's ServingInputReceiver): the features the
+// model_fn receives and the tensors a client feeds (the signatures' inputs: "examples", the
+// serialized tf.Examples a parsing receiver parses into the features).
+struct ServingInputReceiver {
+  feature_column::Features features;
+  std::map<std::string, Output> receiver_tensors;
+};
+using ServingInputReceiverFn = std::function<StatusOr<ServingInputReceiver>(const Scope& scope)>;
+
+struct ExportOptions {
+  std::string checkpoint_path;  // empty: the latest in model_dir
+  bool as_text = false;         // saved_model.pbtxt instead of saved_model.pb
+};
+
 class Estimator {
  public:
   // `model_fn` builds each mode's graph (see dflow/model_fn.h); `params` is handed to it.
@@ -178,6 +192,15 @@ class Estimator {
   Status Train(const InputFn& input_fn, const TrainOptions& options = TrainOptions());
   StatusOr<EvalResult> Evaluate(const InputFn& input_fn, const EvalOptions& options = EvalOptions());
   StatusOr<std::vector<Prediction>> Predict(const InputFn& input_fn, const PredictOptions& options = PredictOptions());
+  // TensorFlow's export_saved_model: builds the PREDICT graph on the receiver's features,
+  // restores the checkpoint and writes a SavedModel (tag "serve") to export_dir_base/<seconds
+  // since the epoch>, whose path it returns. Signatures as TensorFlow's canned heads make them:
+  // a classifier's "serving_default" and "classification" (classify: serialized examples
+  // "inputs" -> "classes", "scores"; only when the receiver has one string tensor), a binary
+  // classifier's "regression", a regressor's regress signatures, and "predict" (the receiver
+  // tensors -> every prediction). FailedPrecondition without a checkpoint.
+  StatusOr<std::string> ExportSavedModel(const std::string& export_dir_base, const ServingInputReceiverFn& input_fn,
+                                         const ExportOptions& options = ExportOptions());
 
   // The latest checkpoint in model_dir ("" when there is none).
   StatusOr<std::string> LatestCheckpoint() const;

@@ -685,6 +685,29 @@ void BindEstimators(py::module_& m) {
         }
         return out;
       })
+      .def("export_saved_model", [](EstimatorHandle& h, const std::string& export_dir_base, py::object receiver_fn,
+                                    const std::string& checkpoint_path, bool as_text) {
+        // receiver_fn(scope) returns (features {name: Output}, receiver_tensors {name: Output}).
+        est::Estimator& e = h.get();
+        PyFn f = Keep(std::move(receiver_fn));
+        est::ServingInputReceiverFn fn = [f](const Scope& s) -> StatusOr<est::ServingInputReceiver> {
+          std::optional<est::ServingInputReceiver> r = CallPython<std::optional<est::ServingInputReceiver>>(
+              [&]() -> std::optional<est::ServingInputReceiver> {
+                py::tuple t = (*f)(s).cast<py::tuple>();
+                est::ServingInputReceiver out;
+                out.features = FeaturesOf(t[0].cast<py::dict>());
+                out.receiver_tensors = FeaturesOf(t[1].cast<py::dict>());
+                return out;
+              },
+              std::nullopt);
+          if (!r.has_value()) return PythonRaised("serving_input_receiver_fn");
+          return *std::move(r);
+        };
+        est::ExportOptions o;
+        o.checkpoint_path = checkpoint_path;
+        o.as_text = as_text;
+        return ValueOrThrow(RunReleased<StatusOr<std::string>>([&] { return e.ExportSavedModel(export_dir_base, fn, o); }));
+      })
       .def("notify_job_complete", [](EstimatorHandle& h) {
         est::Estimator& e = h.get();
         Status s;

@@ -30,7 +30,9 @@ proto::VariableDef VariableDefOf(const Graph& g, const Node* var, bool trainable
       if (e->dst_input == 1) d.set_initial_value_name(absl::StrCat(e->src->name(), ":", e->src_output));
     }
   }
-  if (g.FindNode(var->name() + "/read") != nullptr) d.set_snapshot_name(var->name() + "/read:0");
+  // TensorFlow's from_proto needs a snapshot; a variable read by no Identity (a global step)
+  // names its own reference output.
+  d.set_snapshot_name(g.FindNode(var->name() + "/read") != nullptr ? var->name() + "/read:0" : var->name() + ":0");
   return d;
 }
 

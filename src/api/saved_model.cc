@@ -258,6 +258,10 @@ Status SavedModelWriter::Save(const std::string& export_dir, bool as_text) {
   RETURN_IF_ERROR(saver_.Save(*session_, JoinPath(JoinPath(export_dir, "variables"), "variables"), -1,
                               /*write_state=*/false)
                       .status());
+  // A SavedModel's variables directory holds the checkpoint only (a Saver that writes .meta files
+  // wrote one beside it).
+  const std::string stray_meta = JoinPath(JoinPath(export_dir, "variables"), "variables.meta");
+  if (env->FileExists(stray_meta)) RETURN_IF_ERROR(env->DeleteFile(stray_meta));
   for (const auto& [src, name] : assets_) {
     RETURN_IF_ERROR(env->CreateDirs(JoinPath(export_dir, "assets")));
     ASSIGN_OR_RETURN(std::string bytes, env->ReadFile(src));

@@ -122,6 +122,7 @@ TEST(SavedModelTest, WritesLoadsAndRunsASignature) {
   EXPECT_TRUE(Env::Default()->FileExists(JoinPath(export_dir, "variables/variables.index")));
   EXPECT_TRUE(Env::Default()->FileExists(JoinPath(export_dir, "variables/variables.data-00000-of-00001")));
   EXPECT_TRUE(Env::Default()->FileExists(JoinPath(export_dir, "assets/vocab.txt")));
+  EXPECT_FALSE(Env::Default()->FileExists(JoinPath(export_dir, "variables/variables.meta")));
   auto bundle = LoadSavedModel(SessionOptions(), RunOptions(), export_dir, {kSavedModelTagServe});
   ASSERT_TRUE(bundle.ok()) << bundle.status();
   std::vector<std::string> keys;

@@ -466,8 +466,43 @@ class Estimator:
     def _extend_prediction(self, row, keys):
         return row
 
-    def export_saved_model(self, *args, **kwargs):
-        raise NotImplementedError("export_saved_model: dflow does not write SavedModels")
+    def export_saved_model(self, export_dir_base, serving_input_receiver_fn, assets_extra=None, as_text=False,
+                           checkpoint_path=None, experimental_mode=ModeKeys.PREDICT):
+        """Writes the PREDICT graph on the receiver's features, with the variables of the latest
+        checkpoint (or checkpoint_path), as a SavedModel in export_dir_base/<timestamp>; returns
+        its path (bytes). Signatures as TensorFlow's canned heads: classify / regress on the
+        serialized examples of a parsing receiver ("serving_default"), "predict" on the receiver
+        tensors."""
+        if experimental_mode != ModeKeys.PREDICT:
+            raise NotImplementedError("export_saved_model(experimental_mode=%r): dflow exports the PREDICT graph"
+                                      % (experimental_mode,))
+        if assets_extra:
+            raise NotImplementedError("export_saved_model(assets_extra=...) is not supported by dflow")
+        if not serving_input_receiver_fn:
+            raise ValueError("An input_receiver_fn must be defined.")
+        me = weakref.ref(self)
+
+        def call(scope):
+            self = me()
+            with building_in(scope) as g:
+                self._live_graphs.append(g)
+                adopt_cc_variables(g)
+                r = serving_input_receiver_fn()
+                feats = r.features if isinstance(r.features, dict) else {_FEATURES_KEY: r.features}
+                for k, v in feats.items():
+                    if hasattr(v, "indices") and hasattr(v, "dense_shape"):
+                        raise NotImplementedError("Feature '%s' is a SparseTensor: dflow's estimators take dense "
+                                                  "features" % k)
+                return ({str(k): ops.convert_to_tensor(v)._out for k, v in feats.items()},
+                        {str(k): ops.convert_to_tensor(v)._out for k, v in r.receiver_tensors.items()})
+        if isinstance(export_dir_base, bytes):
+            export_dir_base = export_dir_base.decode()
+        try:
+            path = self._checked(self._cc.export_saved_model, str(export_dir_base), call, checkpoint_path or "",
+                                 bool(as_text))
+        except errors.FailedPreconditionError as e:
+            raise ValueError(e.message) from None
+        return path.encode()
 
     export_savedmodel = export_saved_model
 

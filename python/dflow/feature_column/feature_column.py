@@ -317,7 +317,36 @@ def shared_embedding_columns(*args, **kwargs):
 
 
 def make_parse_example_spec(feature_columns):
-    raise NotImplementedError("make_parse_example_spec: dflow has no tf.Example parsing")
+    """{feature key: FixedLenFeature / VarLenFeature} for parsing tf.Examples into the features
+    the columns read (TensorFlow's rules: a numeric column a FixedLenFeature of its shape, dtype
+    and default; a categorical column a VarLenFeature of its dtype)."""
+    from dflow.io import parsing
+    spec = {}
+
+    def add(key, value):
+        if key in spec and spec[key] != value:
+            raise ValueError("feature_columns contain different parse_spec for key %s. Given %s and %s"
+                             % (key, value, spec[key]))
+        spec[key] = value
+
+    def visit(c):
+        if isinstance(c, NumericColumn):
+            add(c.key, parsing.FixedLenFeature(tuple(c.shape), c.dtype, c.default_value))
+        elif isinstance(c, BucketizedColumn):
+            visit(c.source_column)
+        elif isinstance(c, (IndicatorColumn, EmbeddingColumn)):
+            visit(c.categorical_column)
+        elif isinstance(c, IdentityCategoricalColumn):
+            add(c.key, parsing.VarLenFeature(dtypes.int64))
+        elif isinstance(c, (VocabularyListCategoricalColumn, VocabularyFileCategoricalColumn,
+                            HashedCategoricalColumn)):
+            add(c.key, parsing.VarLenFeature(dtypes.as_dtype(c.dtype)))
+        else:
+            raise ValueError("All feature_columns must be FeatureColumn instances. Given: %s" % (c,))
+
+    for c in feature_columns:
+        visit(c)
+    return spec
 
 
 # ---- consumers ----

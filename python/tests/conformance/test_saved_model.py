@@ -205,3 +205,48 @@ def test_meta_graphs_both_ways(tmp_path):
     with tf.Graph().as_default():
         tf.train.import_meta_graph(str(tmp_path / "m.pbtxt"))
         assert [v.name for v in tf.trainable_variables()] == ["w:0", "b:0"]
+
+
+def _example(tf, row):
+    return tf.train.Example(features=tf.train.Features(feature={
+        "x": tf.train.Feature(float_list=tf.train.FloatList(value=[float(v) for v in row]))})).SerializeToString()
+
+
+def test_estimator_export_classifies_serialized_examples_in_tensorflow(tmp_path):
+    tf = real_tf()
+    rng = np.random.RandomState(0)
+    x = rng.randn(90, 3).astype(np.float32)
+    y = ((x[:, 0] + x[:, 1] > 0).astype(np.int64) + (x[:, 2] > 0.5)).astype(np.int64)
+    cols = [dflow.feature_column.numeric_column("x", shape=[3])]
+    est = dflow.estimator.DNNClassifier([6], cols, n_classes=3, model_dir=str(tmp_path / "model"),
+                                        config=dflow.estimator.RunConfig(tf_random_seed=3))
+    est.train(lambda: dflow.data.Dataset.from_tensor_slices(({"x": x}, y)).repeat().batch(30), steps=30)
+    spec = dflow.feature_column.make_parse_example_spec(cols)
+    path = est.export_saved_model(str(tmp_path / "export"),
+                                  dflow.estimator.export.build_parsing_serving_input_receiver_fn(spec))
+    assert isinstance(path, bytes) and os.path.basename(path).isdigit(), path
+    path = path.decode()
+    preds = list(est.predict(lambda: dflow.data.Dataset.from_tensor_slices({"x": x[:6]}).batch(6)))
+    probs = np.stack([p["probabilities"] for p in preds])
+    serialized = [_example(tf, row) for row in x[:6]]
+    results = {}
+    for m in (tf, dflow):
+        with m.Graph().as_default(), m.Session() as sess:
+            meta = m.saved_model.loader.load(sess, ["serve"], path)
+            assert sorted(meta.signature_def) == ["classification", "predict", "serving_default"]
+            sig = meta.signature_def["serving_default"]
+            assert sig.method_name == "tensorflow/serving/classify" and list(sig.inputs) == ["inputs"]
+            scores, classes = sess.run([sig.outputs["scores"].name, sig.outputs["classes"].name],
+                                       {sig.inputs["inputs"].name: serialized})
+            p = meta.signature_def["predict"]
+            assert list(p.inputs) == ["examples"]
+            ids = sess.run(p.outputs["class_ids"].name, {p.inputs["examples"].name: serialized})
+            results[m.__name__] = (scores, classes, ids)
+    for scores, classes, ids in results.values():
+        assert_same(scores, probs)
+        assert classes.tolist() == [[b"0", b"1", b"2"]] * 6
+        assert ids.ravel().tolist() == [int(p["class_ids"][0]) for p in preds]
+    # The CLI lists the signatures of the export.
+    out = dflow_cli("inspect", path).stdout
+    assert "signature 'serving_default' (tensorflow/serving/classify)" in out, out
+    assert "input  inputs: input_example_tensor:0 string(?)" in out, out

@@ -9,6 +9,7 @@ packages=(
   cmake ninja-build g++ make pkg-config
   libabsl-dev libprotobuf-dev protobuf-compiler
   libgrpc++-dev protobuf-compiler-grpc
+  zlib1g-dev   # compressed TFRecord files
   libdnnl-dev ocl-icd-opencl-dev   # dnnl's CMake config looks for OpenCL (its GPU runtime)
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-dev python3-pip   # the Python package: headers for the extension, pip below

@@ -127,8 +127,8 @@ class Dataset {
   // The lines of the files (a string scalar or vector), without their line ends.
   static Dataset TextLine(const Scope& scope, Input filenames);
   // The records of TFRecord files; a truncated or corrupted record is DataLoss naming the file
-  // and the record's offset.
-  static Dataset TFRecord(const Scope& scope, Input filenames);
+  // and the record's offset. compression_type: "" (none), "ZLIB" or "GZIP".
+  static Dataset TFRecord(const Scope& scope, Input filenames, const std::string& compression_type = "");
   // Parsed CSV lines: one component per (selected) column, of the dtype of its record default
   // (float, double, int32, int64 or string; a default of shape [0] makes the field required).
   // Errors name the file and line: "iris.csv:7: Field 2 ...".

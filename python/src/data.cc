@@ -12,6 +12,7 @@
 #include "base/record_io.h"
 #include "binding.h"
 #include "dflow/dataset.h"
+#include "ops/data/compressed_file.h"
 
 namespace dflow::python {
 namespace {
@@ -100,8 +101,8 @@ data::CsvOptions CsvOptionsOf(bool header, const std::string& field_delim, bool 
 // TensorFlow's TFRecordWriter: records appended to a new file.
 class RecordFileWriter {
  public:
-  explicit RecordFileWriter(const std::string& path) : path_(path) {
-    file_ = ValueOrThrow(Env::Default()->NewWritableFile(path));
+  RecordFileWriter(const std::string& path, const std::string& compression_type) : path_(path) {
+    file_ = ValueOrThrow(data::NewDeflatingFile(ValueOrThrow(Env::Default()->NewWritableFile(path)), compression_type));
     writer_ = std::make_unique<RecordWriter>(file_.get());
   }
   void Write(py::bytes record) {
@@ -126,8 +127,9 @@ class RecordFileWriter {
   std::unique_ptr<RecordWriter> writer_;
 };
 
-py::list ReadRecords(const std::string& path) {
-  std::unique_ptr<RandomAccessFile> file = ValueOrThrow(Env::Default()->NewRandomAccessFile(path));
+py::list ReadRecords(const std::string& path, const std::string& compression_type) {
+  std::unique_ptr<RandomAccessFile> file =
+      ValueOrThrow(data::NewInflatingFile(ValueOrThrow(Env::Default()->NewRandomAccessFile(path)), compression_type));
   RecordReader reader(file.get());
   py::list out;
   uint64_t offset = 0;
@@ -179,11 +181,11 @@ void BindData(py::module_& m) {
         Check(s);
         return d;
       })
-      .def_static("tf_record", [](const Scope& s, py::object filenames) {
-        Dataset d = Dataset::TFRecord(s, InputOf(filenames, DT_STRING));
+      .def_static("tf_record", [](const Scope& s, py::object filenames, const std::string& compression_type) {
+        Dataset d = Dataset::TFRecord(s, InputOf(filenames, DT_STRING), compression_type);
         Check(s);
         return d;
-      })
+      }, py::arg("scope"), py::arg("filenames"), py::arg("compression_type") = "")
       .def_static("csv", [](const Scope& s, py::object filenames, py::list record_defaults, bool header,
                             const std::string& field_delim, bool use_quote_delim, const std::string& na_value,
                             const std::vector<int64_t>& select_cols, int64_t buffer_size) {
@@ -300,11 +302,12 @@ void BindData(py::module_& m) {
   });
 
   py::class_<RecordFileWriter>(m, "RecordFileWriter")
-      .def(py::init<const std::string&>())
+      .def(py::init<const std::string&, const std::string&>(), py::arg("path"), py::arg("compression_type") = "")
       .def("write", &RecordFileWriter::Write)
       .def("flush", &RecordFileWriter::Flush)
       .def("close", &RecordFileWriter::Close);
-  m.def("read_records", &ReadRecords, "Every record of a TFRecord file, in order (DataLoss for a damaged one).");
+  m.def("read_records", &ReadRecords, py::arg("path"), py::arg("compression_type") = "",
+        "Every record of a TFRecord file, in order (DataLoss for a damaged one).");
 }
 
 }  // namespace dflow::python

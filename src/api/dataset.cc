@@ -230,8 +230,8 @@ Dataset Dataset::TextLine(const Scope& scope, Input filenames) {
   return DatasetAccess::Make(scope, v, {DT_STRING}, {PartialTensorShape::Scalar()}, {});
 }
 
-Dataset Dataset::TFRecord(const Scope& scope, Input filenames) {
-  Output v = Out(ops::BuildOp(scope, "TFRecordDataset", {std::move(filenames), std::string(), int64_t{0}}));
+Dataset Dataset::TFRecord(const Scope& scope, Input filenames, const std::string& compression_type) {
+  Output v = Out(ops::BuildOp(scope, "TFRecordDataset", {std::move(filenames), compression_type, int64_t{0}}));
   return DatasetAccess::Make(scope, v, {DT_STRING}, {PartialTensorShape::Scalar()}, {});
 }
 

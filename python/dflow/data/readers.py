@@ -1,8 +1,8 @@
 """File datasets (TextLineDataset, TFRecordDataset, CsvDataset, make_csv_dataset), decode_csv and
 TFRecord files (TFRecordWriter, tf_record_iterator), over the C++ readers.
 
-Compression is not supported (compression_type must be None or ""): dflow's readers read plain
-files. Errors while reading name the file (and the line for CSV).
+TFRecord files may be compressed as TensorFlow's are (compression_type "ZLIB" or "GZIP"); the text
+and CSV datasets read plain files. Errors while reading name the file (and the line for CSV).
 """
 import collections
 import csv
@@ -22,6 +22,15 @@ def _no_compression(compression_type):
     if compression_type not in (None, "", b""):
         raise NotImplementedError("compression_type=%r: dflow's file datasets read uncompressed files only"
                                   % (compression_type,))
+
+
+def _compression(compression_type):
+    """TFRecord compression_type as a string: "", "ZLIB" or "GZIP" (others are InvalidArgument)."""
+    if compression_type is None:
+        return ""
+    if isinstance(compression_type, bytes):
+        return compression_type.decode()
+    return str(compression_type)
 
 
 def _filenames(filenames):
@@ -45,9 +54,8 @@ class TFRecordDataset(DatasetV1):
     """The records of TFRecord files (a damaged record is DataLossError naming file and offset)."""
 
     def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None, name=None):
-        _no_compression(compression_type)
         f = _filenames(filenames)
-        cc = _cc_call(_dflow.Dataset.tf_record, ops.get_default_graph()._scope, f._out)
+        cc = _cc_call(_dflow.Dataset.tf_record, ops.get_default_graph()._scope, f._out, _compression(compression_type))
         DatasetV1.__init__(self, cc, None, ops.get_default_graph())
 
 
@@ -236,8 +244,8 @@ class TFRecordWriter:
     """Writes records to a TFRecord file (tf.io.TFRecordWriter / tf.python_io.TFRecordWriter)."""
 
     def __init__(self, path, options=None):
-        _no_compression(TFRecordOptions.get_compression_type_string(options))
-        self._w = _dflow.RecordFileWriter(os.fspath(path))
+        self._w = _dflow.RecordFileWriter(os.fspath(path),
+                                          _compression(TFRecordOptions.get_compression_type_string(options)))
 
     def write(self, record):
         if isinstance(record, str):
@@ -260,5 +268,5 @@ class TFRecordWriter:
 
 def tf_record_iterator(path, options=None):
     """The records of a TFRecord file, read now (tf.python_io.tf_record_iterator)."""
-    _no_compression(TFRecordOptions.get_compression_type_string(options))
-    return iter(_dflow.read_records(os.fspath(path)))
+    return iter(_dflow.read_records(os.fspath(path),
+                                    _compression(TFRecordOptions.get_compression_type_string(options))))

@@ -270,19 +270,37 @@ def test_tfrecord_files_both_ways(tmp_path):
     assert "a TFRecord file: 4 records" in dflow_cli("inspect", theirs).stdout
 
 
-def test_tfrecord_compression_is_named_missing(tmp_path):
-    """TensorFlow's GZIP and ZLIB TFRecord files: dflow has no compression and says so."""
+def test_compressed_tfrecord_files_both_ways(tmp_path):
+    """GZIP and ZLIB TFRecord files: TensorFlow's read by dflow (iterator and dataset), dflow's
+    read by TensorFlow; an unknown compression type is InvalidArgument in both."""
     tf = real_tf()
     for kind in ("GZIP", "ZLIB"):
-        path = str(tmp_path / ("c." + kind))
-        with tf.io.TFRecordWriter(path, tf.io.TFRecordOptions(compression_type=kind)) as w:
-            w.write(b"x")
-        with pytest.raises((NotImplementedError, dflow.errors.UnimplementedError)):
-            list(dflow.io.tf_record_iterator(path, options=kind))
-        with pytest.raises((NotImplementedError, dflow.errors.UnimplementedError)):
-            dflow.io.TFRecordWriter(str(tmp_path / "out"), options=kind)
-        p = dflow_cli("inspect", path, check=False)
+        theirs, mine = str(tmp_path / ("tf." + kind)), str(tmp_path / ("dflow." + kind))
+        with tf.io.TFRecordWriter(theirs, tf.io.TFRecordOptions(compression_type=kind)) as w:
+            for r in RECORDS:
+                w.write(r)
+        with dflow.io.TFRecordWriter(mine, dflow.io.TFRecordOptions(compression_type=kind)) as w:
+            for r in RECORDS:
+                w.write(r)
+        assert list(dflow.io.tf_record_iterator(theirs, options=kind)) == RECORDS
+        assert list(tf.io.tf_record_iterator(mine, options=kind)) == RECORDS
+        with dflow.Graph().as_default():
+            nxt = dflow.data.TFRecordDataset([theirs, mine], compression_type=kind).make_one_shot_iterator().get_next()
+            with dflow.Session() as s:
+                assert [s.run(nxt) for _ in range(2 * len(RECORDS))] == RECORDS * 2
+                with pytest.raises(dflow.errors.OutOfRangeError):
+                    s.run(nxt)
+        with tf.Graph().as_default():
+            nxt = tf.data.TFRecordDataset([mine], compression_type=kind).make_one_shot_iterator().get_next()
+            with tf.Session() as s:
+                assert [s.run(nxt) for _ in RECORDS] == RECORDS
+        # Read without its compression type, the file is damaged data, as in TensorFlow.
+        with pytest.raises(dflow.errors.DataLossError):
+            list(dflow.io.tf_record_iterator(theirs))
+        p = dflow_cli("inspect", theirs, check=False)
         assert p.returncode == 1 and ("%s-compressed" % kind) in p.stderr, p.stderr
+    with pytest.raises(dflow.errors.InvalidArgumentError, match="BZIP2"):
+        dflow.io.TFRecordWriter(str(tmp_path / "x"), options="BZIP2")
 
 
 def _tf_model(tf):

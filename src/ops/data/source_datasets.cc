@@ -4,6 +4,7 @@
 
 #include "base/record_io.h"
 #include "framework/shape_inference.h"
+#include "ops/data/compressed_file.h"
 #include "ops/data/dataset_kernel.h"
 #include "ops/data/line_reader.h"
 #include "ops/register_all.h"
@@ -266,8 +267,11 @@ class TextLineDataset : public DatasetBase {
 
 class TFRecordDataset : public DatasetBase {
  public:
-  TFRecordDataset(std::shared_ptr<Env> env, std::vector<std::string> files)
-      : DatasetBase({DT_STRING}, {PartialTensorShape::Scalar()}), env_(std::move(env)), files_(std::move(files)) {}
+  TFRecordDataset(std::shared_ptr<Env> env, std::vector<std::string> files, std::string compression)
+      : DatasetBase({DT_STRING}, {PartialTensorShape::Scalar()}),
+        env_(std::move(env)),
+        files_(std::move(files)),
+        compression_(std::move(compression)) {}
   std::string Name() const override { return "TFRecordDataset"; }
   StatusOr<std::unique_ptr<IteratorBase>> MakeIterator() const override {
     class Iter : public IteratorBase {
@@ -281,7 +285,8 @@ class TFRecordDataset : public DatasetBase {
               *end = true;
               return absl::OkStatus();
             }
-            ASSIGN_OR_RETURN(file_, ds_->env_->NewRandomAccessFile(ds_->files_[index_]));
+            ASSIGN_OR_RETURN(auto raw, ds_->env_->NewRandomAccessFile(ds_->files_[index_]));
+            ASSIGN_OR_RETURN(file_, data::NewInflatingFile(std::move(raw), ds_->compression_));
             offset_ = 0;
           }
           RecordReader reader(file_.get());
@@ -308,6 +313,7 @@ class TFRecordDataset : public DatasetBase {
  private:
   std::shared_ptr<Env> env_;  // checks the files against the device's file policy
   std::vector<std::string> files_;
+  std::string compression_;  // "", "ZLIB" or "GZIP"
 };
 
 StatusOr<int64_t> BufferSize(const Tensor& t, absl::string_view op) {
@@ -337,10 +343,15 @@ class TFRecordDatasetOp : public DatasetOpKernel {
   using DatasetOpKernel::DatasetOpKernel;
   StatusOr<std::shared_ptr<const DatasetBase>> MakeDataset(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(std::vector<std::string> files, Filenames(ctx->input(0), "TFRecordDataset"));
-    RETURN_IF_ERROR(CheckCompression(ctx, 1, "TFRecordDataset"));
+    const Tensor& compression = ctx->input(1);
+    if (compression.dtype() != DT_STRING || compression.dims() != 0) {
+      return errors::InvalidArgument("TFRecordDataset: compression_type must be a string scalar");
+    }
+    RETURN_IF_ERROR(data::CheckCompressionType(compression.scalar<std::string>()));
     RETURN_IF_ERROR(BufferSize(ctx->input(2), "TFRecordDataset").status());
     ASSIGN_OR_RETURN(std::shared_ptr<Env> env, FileEnv(ctx, files));
-    return std::shared_ptr<const DatasetBase>(std::make_shared<TFRecordDataset>(std::move(env), std::move(files)));
+    return std::shared_ptr<const DatasetBase>(
+        std::make_shared<TFRecordDataset>(std::move(env), std::move(files), compression.scalar<std::string>()));
   }
 };
 

@@ -185,6 +185,28 @@ def test_fused_batch_norm_grad_kernels_direct():
                 check(build, feeds)
 
 
+@pytest.mark.parametrize("op,fmt,training", [("FusedBatchNormV3", "NHWC", True), ("FusedBatchNormV3", "NCHW", True),
+                                             ("FusedBatchNormV3", "NHWC", False), ("FusedBatchNorm", "NCHW", False),
+                                             ("FusedBatchNormV2", "NHWC", True)])
+def test_fused_batch_norm_second_order(op, fmt, training):
+    """The gradients of FusedBatchNormGrad* (TensorFlow's _FusedBatchNormGradGrad)."""
+    shape = (2, 3, 3, 4) if fmt == "NHWC" else (2, 4, 3, 3)
+    x = rand(shape, lo=-1, hi=2)
+    w = rand(shape)
+
+    def build(tf):
+        xp = tf.placeholder(tf.float32, shape, name="x")
+        sp = tf.placeholder(tf.float32, [4], name="scale")
+        m = tf.constant(np.zeros([0], np.float32)) if training else tf.constant(rand([4]))
+        v = tf.constant(np.zeros([0], np.float32)) if training else tf.constant(rand([4], lo=0.5, hi=1.5))
+        y = getattr(tf.raw_ops, op)(x=xp, scale=sp, offset=tf.constant(rand([4])), mean=m, variance=v,
+                                     epsilon=0.01, data_format=fmt, is_training=training)[0]
+        dx, ds = tf.gradients(tf.reduce_sum(y * tf.constant(w)), [xp, sp])
+        return [dx, ds], [dx, ds], [xp, sp]
+
+    check(build, {"x:0": x, "scale:0": rand([4], lo=0.5, hi=1.5)}, tol=dict(rtol=1e-3, atol=1e-4))
+
+
 def test_fused_batch_norm_errors():
     def build(tf):
         xp = tf.placeholder(tf.float32, name="x")

@@ -16,6 +16,7 @@
 #include "framework/shape_inference.h"
 #include "graph/gradients.h"
 #include "ops/image/image_ops.h"
+#include "ops/nn/dnnl_util.h"
 #include "ops/nn/nn_grad_util.h"
 
 namespace dflow {
@@ -116,23 +117,28 @@ class ResizeBilinearOp : public OpKernel {
                                     a_.half_pixel_centers);
     const T* in = images.data<T>();
     float* o = out->data<float>();
-    const int64_t C = d.channels, row = d.in_w * C;
-    for (int64_t b = 0; b < d.batch; ++b) {
+    const int64_t C = d.channels, row = d.in_w * C, rows = d.batch * d.out_h;
+    DnnlThreads threads(out->NumElements() * 8);
+#pragma omp parallel for num_threads(threads.threads()) schedule(static)
+    for (int64_t by = 0; by < rows; ++by) {
+      const int64_t b = by / d.out_h, y = by % d.out_h;
       const T* img = in + b * d.in_h * row;
-      for (int64_t y = 0; y < d.out_h; ++y) {
-        const T* top = img + ys[y].lower * row;
-        const T* bottom = img + ys[y].upper * row;
-        const float yl = ys[y].lerp;
-        for (int64_t x = 0; x < d.out_w; ++x) {
-          const int64_t l = xs[x].lower * C, r = xs[x].upper * C;
-          const float xl = xs[x].lerp;
-          for (int64_t c = 0; c < C; ++c) {
-            const float tl = float(top[l + c]), tr = float(top[r + c]);
-            const float bl = float(bottom[l + c]), br = float(bottom[r + c]);
-            const float t = tl + (tr - tl) * xl;
-            const float bt = bl + (br - bl) * xl;
-            *o++ = t + (bt - t) * yl;
-          }
+      const T* top = img + ys[y].lower * row;
+      const T* bottom = img + ys[y].upper * row;
+      const float yl = ys[y].lerp;
+      float* orow = o + by * d.out_w * C;
+      for (int64_t x = 0; x < d.out_w; ++x) {
+        const T* tl = top + xs[x].lower * C;
+        const T* tr = top + xs[x].upper * C;
+        const T* bl = bottom + xs[x].lower * C;
+        const T* br = bottom + xs[x].upper * C;
+        const float xl = xs[x].lerp;
+        float* op = orow + x * C;
+#pragma omp simd
+        for (int64_t c = 0; c < C; ++c) {
+          const float t = float(tl[c]) + (float(tr[c]) - float(tl[c])) * xl;
+          const float bt = float(bl[c]) + (float(br[c]) - float(bl[c])) * xl;
+          op[c] = t + (bt - t) * yl;
         }
       }
     }

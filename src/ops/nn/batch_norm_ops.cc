@@ -1,6 +1,7 @@
 // FusedBatchNorm, FusedBatchNormV2, FusedBatchNormV3 and their gradient kernels
 // FusedBatchNormGrad, FusedBatchNormGradV2, FusedBatchNormGradV3 (TensorFlow's names, inputs,
-// outputs and attrs), and the gradients of the forward ops (TensorFlow's _BaseFusedBatchNormGrad).
+// outputs and attrs), and the gradients of the forward ops (TensorFlow's _BaseFusedBatchNormGrad;
+// those of the gradient kernels are in batch_norm_grad_grad.cc).
 //
 // Semantics (TensorFlow's CPU kernels):
 //   training:  y = (x - m) * rsqrt(v + epsilon) * scale + offset with m, v the batch mean and the
@@ -183,6 +184,23 @@ class FusedBatchNormOp : public OpKernel {
     std::vector<double>& m = *mean;
     std::vector<double>& v = *var;
     const double inv_n = 1.0 / double(l.PerChannel());
+    if (l.inner == 1) {  // channels last: whole rows of channels at a time
+      double* mp = m.data();
+      double* vp = v.data();
+      for (int64_t o = 0; o < l.outer; ++o) {
+        const float* p = x + o * C;
+#pragma omp simd
+        for (int64_t c = 0; c < C; ++c) mp[c] += p[c];
+      }
+      for (int64_t c = 0; c < C; ++c) mp[c] *= inv_n;
+      for (int64_t o = 0; o < l.outer; ++o) {
+        const float* p = x + o * C;
+#pragma omp simd
+        for (int64_t c = 0; c < C; ++c) vp[c] += (p[c] - mp[c]) * (p[c] - mp[c]);
+      }
+      for (int64_t c = 0; c < C; ++c) vp[c] *= inv_n;
+      return;
+    }
     for (int64_t o = 0; o < l.outer; ++o) {
       for (int64_t c = 0; c < C; ++c) {
         const float* p = x + (o * C + c) * l.inner;
@@ -272,7 +290,18 @@ class FusedBatchNormGradOp : public OpKernel {
     // Per channel: sum(dy), sum(dy * (x - m)).
     std::vector<double> sum_dy(C, 0.0), sum_dyxc(C, 0.0), rstd(C);
     for (int64_t c = 0; c < C; ++c) rstd[c] = 1.0 / std::sqrt(double(v[c]) + double(a_.epsilon));
-    for (int64_t o = 0; o < l.outer; ++o) {
+    for (int64_t o = 0; o < l.outer && l.inner == 1; ++o) {  // channels last
+      const float* gp = dyd + o * C;
+      const float* xp = xd + o * C;
+      double* s = sum_dy.data();
+      double* sx = sum_dyxc.data();
+#pragma omp simd
+      for (int64_t c = 0; c < C; ++c) {
+        s[c] += gp[c];
+        sx[c] += double(gp[c]) * (double(xp[c]) - double(m[c]));
+      }
+    }
+    for (int64_t o = 0; o < l.outer && l.inner != 1; ++o) {
       for (int64_t c = 0; c < C; ++c) {
         const int64_t base = (o * C + c) * l.inner;
         const double mc = m[c];
@@ -306,6 +335,23 @@ class FusedBatchNormGradOp : public OpKernel {
         k2[c] = 0;
         k3[c] = 0;
       }
+    }
+    if (l.inner == 1) {
+      // The same in float, whole rows of channels at a time.
+      std::vector<float> fa(C), fb(C), fd(C);
+      for (int64_t c = 0; c < C; ++c) {
+        fa[c] = float(k1[c]);
+        fb[c] = float(k2[c]);
+        fd[c] = float(k3[c]);
+      }
+      for (int64_t o = 0; o < l.outer; ++o) {
+        const float* gp = dyd + o * C;
+        const float* xp = xd + o * C;
+        float* op = dxd + o * C;
+#pragma omp simd
+        for (int64_t c = 0; c < C; ++c) op[c] = gp[c] * fa[c] + (xp[c] - m[c]) * fb[c] + fd[c];
+      }
+      return;
     }
     for (int64_t o = 0; o < l.outer; ++o) {
       for (int64_t c = 0; c < C; ++c) {
@@ -468,6 +514,8 @@ OpDefBuilder GradDef(const char* op, bool v2plus, bool v3) {
 
 }  // namespace
 
+void RegisterBatchNormGradGradients();  // batch_norm_grad_grad.cc
+
 void RegisterBatchNormOps() {
   RegisterOp(ForwardDef("FusedBatchNorm", false, false));
   RegisterOp(ForwardDef("FusedBatchNormV2", true, false));
@@ -484,6 +532,7 @@ void RegisterBatchNormOps() {
   RegisterGradient("FusedBatchNorm", FusedBatchNormGradient("FusedBatchNormGrad", false));
   RegisterGradient("FusedBatchNormV2", FusedBatchNormGradient("FusedBatchNormGradV2", false));
   RegisterGradient("FusedBatchNormV3", FusedBatchNormGradient("FusedBatchNormGradV3", true));
+  RegisterBatchNormGradGradients();
 }
 
 }  // namespace dflow

@@ -219,5 +219,37 @@ TEST(BatchNormTest, GradKernelValues) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// Second order: d/d(x, scale, offset) of sum(w * dx) where dx is the gradient (through
+// FusedBatchNormGrad*) of sum(v * y), against numerical derivatives of that first gradient.
+TEST(BatchNormTest, SecondOrderGradients) {
+  std::mt19937 rng(8);
+  for (bool training : {true, false}) {
+    for (const char* format : {"NHWC", "NCHW"}) {
+      SCOPED_TRACE(absl::StrCat(format, training ? " training" : " inference"));
+      Inputs in = MakeInputs(&rng, TensorShape{2, 2, 3, 2});
+      Tensor x = std::string(format) == "NCHW" ? ToNchw(in.x) : in.x;
+      Tensor v = Random<float>(x.shape(), &rng);
+      AttrMap a = Attrs(training, format, 0.01f);
+      auto err = MaxGradientError({x, in.scale, in.offset}, [&](GraphBuilder* b, const std::vector<NodeOut>& xs) {
+        std::vector<NodeOut> args = xs;
+        if (training) {
+          args.push_back(b->Const(Empty()));
+          args.push_back(b->Const(Empty()));
+        } else {
+          args.push_back(b->Const(in.mean));
+          args.push_back(b->Const(in.var));
+        }
+        Node* bn = b->AddNode("FusedBatchNormV3", args, a);
+        NodeOut loss = b->Op("Mul", {NodeOut{bn, 0}, b->Const(v)});
+        auto g = AddGradients(b->graph(), {loss}, {xs[0], xs[1]});
+        EXPECT_TRUE(g.ok()) << g.status();
+        return g.ok() ? std::vector<NodeOut>{(*g)[0], (*g)[1]} : std::vector<NodeOut>{};
+      }, 1e-2);
+      ASSERT_TRUE(err.ok()) << err.status();
+      EXPECT_LT(*err, 3e-2);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace dflow

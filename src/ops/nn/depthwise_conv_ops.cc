@@ -5,14 +5,18 @@
 //
 // input [batch, rows, cols, in_depth] (NHWC), filter [filter_rows, filter_cols, in_depth,
 // multiplier]; output channel c * multiplier + m is input channel c convolved with filter[..., c, m].
-// The loops run over output pixels with the channels innermost (contiguous in NHWC); the forward
-// pass is spread over the cores when it is large and the cores are free (dnnl_util.h).
+// float runs through oneDNN (a grouped convolution: depthwise_dnnl.h); double, empty tensors and
+// anything oneDNN rejects run the loops here, over output pixels with the channels innermost
+// (contiguous in NHWC); their forward pass is spread over the cores when it is large and the
+// cores are free (dnnl_util.h).
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "framework/op_kernel.h"
 #include "framework/shape_inference.h"
 #include "graph/gradients.h"
+#include "ops/nn/depthwise_dnnl.h"
 #include "ops/nn/dnnl_util.h"
 #include "ops/nn/nn_grad_util.h"
 #include "ops/nn/nn_ops.h"
@@ -177,7 +181,14 @@ class DepthwiseBase : public OpKernel {
                                    OutShape(d).DebugString());
   }
   ConvAttrs attrs_;
+  DnnlDepthwiseConv2D dnnl_;
 };
+
+// oneDNN takes only non-empty problems.
+bool NonEmpty(const Conv2DDims& d) {
+  return d.batch > 0 && d.in_depth > 0 && d.out_depth > 0 && d.rows.in > 0 && d.cols.in > 0 && d.rows.out > 0 &&
+         d.cols.out > 0;
+}
 
 template <typename T>
 class DepthwiseConv2dNativeOp : public DepthwiseBase {
@@ -190,6 +201,9 @@ class DepthwiseConv2dNativeOp : public DepthwiseBase {
     Tensor* out = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, OutShape(d), &out));
     if (out->NumElements() == 0) return;
+    if constexpr (std::is_same_v<T, float>) {
+      if (NonEmpty(d) && dnnl_.Forward(d, input.data<float>(), filter.data<float>(), out->data<float>()).ok()) return;
+    }
     DepthwiseForward<T>(d, input.data<T>(), filter.data<T>(), out->data<T>());
   }
 };
@@ -207,6 +221,11 @@ class DepthwiseBackpropInputOp : public DepthwiseBase {
     Tensor* out = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, in_shape, &out));
     if (out->NumElements() == 0) return;
+    if constexpr (std::is_same_v<T, float>) {
+      if (NonEmpty(d) && dnnl_.BackwardData(d, filter.data<float>(), g.data<float>(), out->data<float>()).ok()) {
+        return;
+      }
+    }
     DepthwiseBackpropInput<T>(d, filter.data<T>(), g.data<T>(), out->data<T>());
   }
 };
@@ -224,6 +243,12 @@ class DepthwiseBackpropFilterOp : public DepthwiseBase {
     Tensor* out = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, f_shape, &out));
     if (out->NumElements() == 0) return;
+    if constexpr (std::is_same_v<T, float>) {
+      if (NonEmpty(d) &&
+          dnnl_.BackwardWeights(d, input.data<float>(), g.data<float>(), out->data<float>()).ok()) {
+        return;
+      }
+    }
     DepthwiseBackpropFilter<T>(d, input.data<T>(), g.data<T>(), out->data<T>());
   }
 };

@@ -3,6 +3,7 @@
 // attrs and shapes; numerical gradient checks of all three ops.
 #include "gmock/gmock.h"
 #include "ops/nn/conv_test_util.h"
+#include "ops/nn/dnnl_util.h"
 #include "ops/nn/nn_test_util.h"
 
 namespace dflow {
@@ -105,7 +106,12 @@ void CheckValues() {
   }
 }
 
-TEST(DepthwiseConvTest, FloatValues) { CheckValues<float>(); }
+TEST(DepthwiseConvTest, FloatValuesThroughOneDnn) {
+  const int64_t runs = DnnlRunsForTesting();
+  CheckValues<float>();
+  // Every case's three ops ran through oneDNN.
+  EXPECT_GE(DnnlRunsForTesting() - runs, 3 * static_cast<int64_t>(Cases().size()));
+}
 TEST(DepthwiseConvTest, DoubleValues) { CheckValues<double>(); }
 
 TEST(DepthwiseConvTest, EmptyBatch) {
@@ -136,6 +142,16 @@ TEST(DepthwiseConvTest, BadInputs) {
   Tensor g = Random<float>(TensorShape{2, 6, 5, 2}, &rng);
   EXPECT_EQ(RunError("DepthwiseConv2dNativeBackpropInput", {Sizes(k.InputShape()), f, g}, k.Attrs()).code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+TEST(DepthwiseConvTest, FloatGradientsMatchDouble) {
+  std::mt19937 rng(9);
+  for (const ConvCase& k : Cases()) {
+    SCOPED_TRACE(k.Name());
+    Tensor x = Random<float>(k.InputShape(), &rng), f = Random<float>(k.FilterShape(), &rng);
+    nn_testing::ExpectFloatGradientsMatchDouble("DepthwiseConv2dNative", {x, f}, {0, 1},
+                                                Random<float>(OutShape(k), &rng), k.Attrs(), 1e-4);
+  }
 }
 
 TEST(DepthwiseConvTest, NumericalGradients) {

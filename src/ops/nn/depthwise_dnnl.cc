@@ -1,0 +1,124 @@
+#include "ops/nn/depthwise_dnnl.h"
+
+namespace dflow {
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+
+enum Kind : int64_t { kForward = 0, kBackwardData = 1, kBackwardWeights = 2 };
+
+// The caller's layouts and those the primitive is created with: weights `any` (oneDNN's blocked
+// depthwise layouts), activations as they are for NHWC and `any` for NCHW (as conv_dnnl.cc).
+struct Descs {
+  memory::desc src, weights, dst;
+  memory::desc pd_src, pd_weights, pd_dst;
+  memory::dims strides, dilates, pad_l, pad_r;
+};
+
+Descs MakeDescs(const Conv2DDims& d) {
+  const bool nhwc = d.format == DataFormat::kNHWC;
+  const tag act = nhwc ? tag::nhwc : tag::nchw;
+  const auto f32 = memory::data_type::f32;
+  const int64_t groups = d.in_depth, mult = d.out_depth;
+  const memory::dims src{d.batch, d.in_depth, d.rows.in, d.cols.in};
+  const memory::dims weights{groups, mult, 1, d.rows.window, d.cols.window};
+  const memory::dims dst{d.batch, groups * mult, d.rows.out, d.cols.out};
+  Descs c;
+  c.src = memory::desc(src, f32, act);
+  c.weights = memory::desc(weights, f32, tag::hwigo);
+  c.dst = memory::desc(dst, f32, act);
+  c.pd_src = nhwc ? c.src : memory::desc(src, f32, tag::any);
+  c.pd_weights = memory::desc(weights, f32, tag::any);
+  c.pd_dst = nhwc ? c.dst : memory::desc(dst, f32, tag::any);
+  c.strides = {d.rows.stride, d.cols.stride};
+  c.dilates = {d.rows.dilation - 1, d.cols.dilation - 1};
+  c.pad_l = {d.rows.pad_before, d.cols.pad_before};
+  c.pad_r = {d.rows.pad_after, d.cols.pad_after};
+  return c;
+}
+
+std::vector<int64_t> Key(Kind kind, const Conv2DDims& d, int threads) {
+  return {kind, static_cast<int64_t>(d.format), d.batch, d.in_depth, d.out_depth,
+          d.rows.in, d.rows.window, d.rows.stride, d.rows.dilation, d.rows.pad_before, d.rows.pad_after,
+          d.cols.in, d.cols.window, d.cols.stride, d.cols.dilation, d.cols.pad_before, d.cols.pad_after,
+          threads};
+}
+
+dnnl::convolution_forward::primitive_desc ForwardPd(const Descs& c, dnnl::prop_kind kind,
+                                                    const dnnl::primitive_attr& attr) {
+  dnnl::convolution_forward::desc desc(kind, dnnl::algorithm::convolution_direct, c.pd_src, c.pd_weights, c.pd_dst,
+                                       c.strides, c.dilates, c.pad_l, c.pad_r);
+  return dnnl::convolution_forward::primitive_desc(desc, attr, CpuEngine());
+}
+
+// Multiply-adds of the forward pass (saturation is not needed for a thread decision).
+int64_t Work(const Conv2DDims& d) {
+  return d.batch * d.rows.out * d.cols.out * d.in_depth * d.out_depth * d.rows.window * d.cols.window;
+}
+
+}  // namespace
+
+Status DnnlDepthwiseConv2D::Forward(const Conv2DDims& d, const float* input, const float* filter, float* out) {
+  DnnlThreads threads(Work(d));
+  return RunDnnl("depthwise convolution forward", [&] {
+    const Descs c = MakeDescs(d);
+    auto p = cache_.GetOrCreate(Key(kForward, d, threads.threads()), [&] {
+      auto pd = ForwardPd(c, dnnl::prop_kind::forward_inference, DnnlAttr());
+      return DnnlPrimitive{dnnl::convolution_forward(pd),
+                           {{DNNL_ARG_SRC, pd.src_desc()}, {DNNL_ARG_WEIGHTS, pd.weights_desc()},
+                            {DNNL_ARG_DST, pd.dst_desc()}},
+                           pd.scratchpad_desc(),
+                           {}};
+    });
+    ExecuteDnnl(*p, {{DNNL_ARG_SRC, UserMemory(c.src, input)},
+                     {DNNL_ARG_WEIGHTS, UserMemory(c.weights, filter)},
+                     {DNNL_ARG_DST, UserMemory(c.dst, out)}});
+  });
+}
+
+Status DnnlDepthwiseConv2D::BackwardData(const Conv2DDims& d, const float* filter, const float* out_backprop,
+                                         float* in_backprop) {
+  DnnlThreads threads(Work(d));
+  return RunDnnl("depthwise convolution backward data", [&] {
+    const Descs c = MakeDescs(d);
+    auto p = cache_.GetOrCreate(Key(kBackwardData, d, threads.threads()), [&] {
+      auto hint = ForwardPd(c, dnnl::prop_kind::forward_training, dnnl::primitive_attr());
+      dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, c.pd_src, c.pd_weights,
+                                                 c.pd_dst, c.strides, c.dilates, c.pad_l, c.pad_r);
+      dnnl::convolution_backward_data::primitive_desc pd(desc, DnnlAttr(), CpuEngine(), hint);
+      return DnnlPrimitive{dnnl::convolution_backward_data(pd),
+                           {{DNNL_ARG_DIFF_SRC, pd.diff_src_desc()}, {DNNL_ARG_WEIGHTS, pd.weights_desc()},
+                            {DNNL_ARG_DIFF_DST, pd.diff_dst_desc()}},
+                           pd.scratchpad_desc(),
+                           {}};
+    });
+    ExecuteDnnl(*p, {{DNNL_ARG_DIFF_DST, UserMemory(c.dst, out_backprop)},
+                     {DNNL_ARG_WEIGHTS, UserMemory(c.weights, filter)},
+                     {DNNL_ARG_DIFF_SRC, UserMemory(c.src, in_backprop)}});
+  });
+}
+
+Status DnnlDepthwiseConv2D::BackwardWeights(const Conv2DDims& d, const float* input, const float* out_backprop,
+                                            float* filter_backprop) {
+  DnnlThreads threads(Work(d));
+  return RunDnnl("depthwise convolution backward weights", [&] {
+    const Descs c = MakeDescs(d);
+    auto p = cache_.GetOrCreate(Key(kBackwardWeights, d, threads.threads()), [&] {
+      auto hint = ForwardPd(c, dnnl::prop_kind::forward_training, dnnl::primitive_attr());
+      dnnl::convolution_backward_weights::desc desc(dnnl::algorithm::convolution_direct, c.pd_src, c.pd_weights,
+                                                    c.pd_dst, c.strides, c.dilates, c.pad_l, c.pad_r);
+      dnnl::convolution_backward_weights::primitive_desc pd(desc, DnnlAttr(), CpuEngine(), hint);
+      return DnnlPrimitive{dnnl::convolution_backward_weights(pd),
+                           {{DNNL_ARG_SRC, pd.src_desc()}, {DNNL_ARG_DIFF_WEIGHTS, pd.diff_weights_desc()},
+                            {DNNL_ARG_DIFF_DST, pd.diff_dst_desc()}},
+                           pd.scratchpad_desc(),
+                           {}};
+    });
+    ExecuteDnnl(*p, {{DNNL_ARG_SRC, UserMemory(c.src, input)},
+                     {DNNL_ARG_DIFF_DST, UserMemory(c.dst, out_backprop)},
+                     {DNNL_ARG_DIFF_WEIGHTS, UserMemory(c.weights, filter_backprop)}});
+  });
+}
+
+}  // namespace dflow

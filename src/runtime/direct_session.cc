@@ -264,7 +264,9 @@ Status DirectSession::Run(const RunOptions& run_options, const std::vector<std::
   if (!state->status.ok()) return state->status;
   std::vector<Tensor> rets = state->frame.TakeRetvals();
   for (size_t i = 0; i < rets.size(); ++i) {
-    if (!rets[i].IsInitialized()) return errors::Internal("Fetch '", output_names[i], "' produced no value");
+    if (!rets[i].IsInitialized()) {  // a dead tensor (an untaken branch): InvalidArgument, as in TensorFlow
+      return errors::InvalidArgument("Fetch '", output_names[i], "' produced no value");
+    }
   }
   if (outputs != nullptr) *outputs = std::move(rets);
   if (metadata != nullptr) metadata->step_stats = std::move(state->stats);

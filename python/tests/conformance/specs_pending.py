@@ -6,32 +6,14 @@ fails test_excluded_ops_are_listed_once). The other rows are ops compared elsewh
 lives outside the graph (queues, iterators, files, resources), so a run-for-run comparison of one
 op says little; the named tests check them."""
 
-_NN = ("AvgPool AvgPoolGrad BiasAdd BiasAddGrad Conv2D Conv2DBackpropFilter Conv2DBackpropInput Elu EluGrad "
-       "L2Loss LogSoftmax MaxPool MaxPoolGrad MaxPoolGradGrad Relu Relu6 Relu6Grad ReluGrad Selu SeluGrad Softmax "
-       "SoftmaxCrossEntropyWithLogits Softplus SoftplusGrad SparseSoftmaxCrossEntropyWithLogits "
-       "DepthwiseConv2dNative DepthwiseConv2dNativeBackpropFilter DepthwiseConv2dNativeBackpropInput "
-       "FusedBatchNorm FusedBatchNormGrad FusedBatchNormGradV2 FusedBatchNormGradV3 FusedBatchNormV2 FusedBatchNormV3 "
-       "LeakyRelu LeakyReluGrad ResizeBilinear ResizeBilinearGrad ResizeNearestNeighbor ResizeNearestNeighborGrad")
-_PARSING = "ParseExample ParseExampleV2 ParseSingleExample"
-_TENSOR_ARRAY = ("TensorArrayCloseV3 TensorArrayConcatV3 TensorArrayGatherV3 TensorArrayGradV3 "
-                 "TensorArrayGradWithShape TensorArrayReadV3 TensorArrayScatterV3 TensorArraySizeV3 "
-                 "TensorArraySplitV3 TensorArrayV3 TensorArrayWriteV3")
-_TRAINING = ("ApplyAdagrad ApplyAdam ApplyCenteredRMSProp ApplyFtrl ApplyGradientDescent ApplyMomentum "
-             "ApplyRMSProp")
-_STATE = ("Assign AssignAdd AssignAddVariableOp AssignSub AssignSubVariableOp AssignVariableOp CountUpTo "
-          "IsVariableInitialized ReadVariableOp ResourceGather ScatterAdd ScatterSub ScatterUpdate VarHandleOp "
-          "VarIsInitializedOp Variable VariableShape VariableV2")
-_RANDOM = "Multinomial RandomShuffle RandomStandardNormal RandomUniform RandomUniformInt TruncatedNormal"
-_CONTROL = "ControlTrigger Enter Exit LoopCond Merge NextIteration Switch"
-
 EXCLUDED = {}
-for _names, _file in ((_NN, "specs_nn.py"), (_TRAINING, "specs_training.py"), (_STATE, "specs_state.py"),
-                      (_RANDOM, "specs_random.py"), (_CONTROL, "specs_control_flow.py"),
-                      (_PARSING, "specs_parsing.py"), (_TENSOR_ARRAY, "specs_tensor_array.py")):
-    for _op in _names.split():
-        EXCLUDED[_op] = "pending: %s" % _file
 
 _ELSEWHERE = {
+    "TensorArrays (stateful resources, flows through while loops): python/tests/conformance/test_tensor_array.py "
+    "(TensorFlow-built loops: values, errors, gradients)": (
+        "TensorArrayCloseV3 TensorArrayConcatV3 TensorArrayGatherV3 TensorArrayGradV3 TensorArrayGradWithShape "
+        "TensorArrayReadV3 TensorArrayScatterV3 TensorArraySizeV3 TensorArraySplitV3 TensorArrayV3 "
+        "TensorArrayWriteV3"),
     "datasets and iterators (stateful, input pipelines): python/tests/test_data.py": (
         "BatchDatasetV2 CSVDataset FilterDataset MapDataset ParallelMapDataset PrefetchDataset RangeDataset "
         "RepeatDataset ShardDataset ShuffleDataset SkipDataset TFRecordDataset TakeDataset TensorDataset "

@@ -21,12 +21,14 @@ struct Relu {
 struct Relu6 {
   template <typename T> static T Apply(T x) { return x < T(0) ? T(0) : (x > T(6) ? T(6) : x); }
 };
+// exp(x) - 1 rather than expm1(x), as TensorFlow's kernels compute it: a tiny negative input
+// gives an output of 0 (not a tiny negative one), which the gradient kernels (outputs < 0) see.
 struct Elu {
-  template <typename T> static T Apply(T x) { return x < T(0) ? std::expm1(x) : x; }
+  template <typename T> static T Apply(T x) { return x < T(0) ? std::exp(x) - T(1) : x; }
 };
 struct Selu {
   template <typename T> static T Apply(T x) {
-    return x < T(0) ? T(kSeluScale * kSeluAlpha) * std::expm1(x) : T(kSeluScale) * x;
+    return x < T(0) ? T(kSeluScale * kSeluAlpha) * (std::exp(x) - T(1)) : T(kSeluScale) * x;
   }
 };
 struct Softplus {  // log(1 + e^x) without overflow

@@ -61,6 +61,20 @@ TEST(ActivationOpsTest, SoftplusIsStableForLargeMagnitudes) {
   EXPECT_FLOAT_EQ(out[0].flat<float>()[2], 1000.0f);
 }
 
+// TensorFlow computes exp(x) - 1 (not expm1): a tiny negative input gives an output of exactly 0,
+// so SeluGrad/EluGrad (outputs < 0) take the positive branch there, as in TensorFlow.
+TEST(ActivationOpsTest, EluAndSeluOfTinyNegativesAreZero) {
+  for (const char* op : {"Elu", "Selu"}) {
+    auto y = RunOp(op, {testing::MakeTensor<double>({-1e-30, -0.5}, TensorShape{2})});
+    ASSERT_EQ(y.size(), 1u);
+    EXPECT_EQ(y[0].flat<double>()[0], 0.0) << op;
+    EXPECT_LT(y[0].flat<double>()[1], 0.0) << op;
+    auto g = RunOp(std::string(op) + "Grad", {testing::MakeTensor<double>({1, 1}, TensorShape{2}), y[0]});
+    ASSERT_EQ(g.size(), 1u);
+    EXPECT_NEAR(g[0].flat<double>()[0], std::string(op) == "Elu" ? 1.0 : kScale, 1e-12) << op;
+  }
+}
+
 TEST(ActivationOpsTest, EmptyAndScalarInputs) {
   for (const Case& c : Activations()) {
     auto empty = RunOp(c.op, {Tensor(DT_FLOAT, TensorShape{0, 3})});

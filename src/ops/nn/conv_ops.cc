@@ -143,6 +143,7 @@ Status Conv2DShape(InferenceContext* c) {
       continue;
     }
     Status ws = ComputeWindowDim(a.padding, w);
+    if (ws.ok()) ws = CheckValidWindowFits(a.padding, *w);
     if (!ws.ok()) {
       return errors::InvalidArgument("Conv2D (input ", in.DebugString(), ", filter ", f.DebugString(), "): ",
                                      ws.message());

@@ -142,6 +142,7 @@ Status PoolShape(InferenceContext* c) {
   WindowDim cols{in.dim_size(d.w), 0, a.window_cols, a.stride_cols, 1, 0, 0};
   for (WindowDim* w : {&rows, &cols}) {
     Status s = ComputeWindowDim(a.padding, w);
+    if (s.ok()) s = CheckValidWindowFits(a.padding, *w);
     if (!s.ok()) return errors::InvalidArgument(c->node().op, " (input ", in.DebugString(), "): ", s.message());
   }
   const int64_t n = in.dim_size(d.n), depth = in.dim_size(d.c);

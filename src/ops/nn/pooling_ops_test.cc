@@ -177,6 +177,28 @@ TEST(PoolingOpsTest, HandComputed) {
   ExpectClose(y[0], {3, 4.5, 7.5, 9}, TensorShape{1, 2, 2, 1}, 1e-7);
 }
 
+// As TensorFlow's shape functions: a VALID window larger than the input is rejected when the graph
+// is built ("Negative dimension size"), for pooling and Conv2D alike.
+TEST(PoolingOpsTest, ValidWindowLargerThanInputIsRejectedByTheShapeFunction) {
+  AttrMap a{{"ksize", std::vector<int64_t>{1, 2, 2, 1}},
+            {"strides", std::vector<int64_t>{1, 1, 1, 1}},
+            {"padding", "VALID"}};
+  for (const char* op : {"MaxPool", "AvgPool"}) {
+    auto s = testing::InferShapes(op, {Tensor(DT_FLOAT, TensorShape{1, 1, 3, 1})}, a);
+    ASSERT_FALSE(s.ok()) << op;
+    EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(std::string(s.status().message()).find("Negative dimension size"), std::string::npos) << s.status();
+    EXPECT_TRUE(testing::InferShapes(op, {Tensor(DT_FLOAT, TensorShape{1, 2, 3, 1})}, a).ok()) << op;
+  }
+  AttrMap c{{"strides", std::vector<int64_t>{1, 1, 1, 1}}, {"padding", "VALID"}};
+  auto s = testing::InferShapes("Conv2D", {Tensor(DT_FLOAT, TensorShape{1, 2, 2, 1}), Tensor(DT_FLOAT, TensorShape{3, 3, 1, 1})},
+                                c);
+  EXPECT_FALSE(s.ok());
+  c["padding"] = std::string("SAME");
+  EXPECT_TRUE(testing::InferShapes("Conv2D", {Tensor(DT_FLOAT, TensorShape{1, 2, 2, 1}),
+                                              Tensor(DT_FLOAT, TensorShape{3, 3, 1, 1})}, c).ok());
+}
+
 TEST(PoolingOpsTest, EmptyTensors) {
   PoolCase k;
   auto y = RunOp("MaxPool", {Tensor(DT_FLOAT, TensorShape{0, 4, 4, 2})}, k.Attrs());

@@ -128,6 +128,15 @@ Status ComputeWindowDim(Padding padding, WindowDim* d) {
   return absl::OkStatus();
 }
 
+Status CheckValidWindowFits(Padding padding, const WindowDim& d) {
+  if (padding != Padding::kValid || d.in < 0 || d.window < 1) return absl::OkStatus();
+  const int64_t eff = (d.window - 1) * d.dilation + 1;  // ComputeWindowDim checked it
+  if (d.in < eff) {
+    return errors::InvalidArgument("Negative dimension size caused by subtracting ", eff, " from ", d.in);
+  }
+  return absl::OkStatus();
+}
+
 Status ParseConvAttrs(const AttrMap& attrs, ConvAttrs* out) {
   std::string format, padding;
   RETURN_IF_ERROR(GetAttr(attrs, "data_format", &format));

@@ -55,6 +55,9 @@ struct WindowDim {
   int64_t in = 0, out = 0, window = 1, stride = 1, dilation = 1, pad_before = 0, pad_after = 0;
 };
 Status ComputeWindowDim(Padding padding, WindowDim* d);
+// Shape functions: a VALID window larger than its (known) input is rejected when the graph is
+// built, as TensorFlow's shape functions do ("Negative dimension size caused by subtracting").
+Status CheckValidWindowFits(Padding padding, const WindowDim& d);
 
 // Conv2D, Conv2DBackpropInput and Conv2DBackpropFilter attrs, validated as TensorFlow does:
 // strides and dilations have 4 entries, 1 in the batch and depth positions and >= 1 elsewhere;

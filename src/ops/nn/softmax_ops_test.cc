@@ -1,6 +1,7 @@
 // Softmax and LogSoftmax against a naive per-row computation, stability, bad inputs and
 // numerical gradient checks.
 #include <cmath>
+#include <limits>
 
 #include "gmock/gmock.h"
 #include "ops/nn/nn_grad_util.h"
@@ -67,6 +68,20 @@ TEST(SoftmaxOpsTest, LargeLogitsDoNotOverflow) {
   ExpectClose(sm[0], want, TensorShape{1, 4}, 1e-6);
   EXPECT_NEAR(lsm[0].flat<float>()[0], -std::log(1 + std::exp(1.0) + std::exp(-10.0)), 1e-5);
   EXPECT_TRUE(std::isfinite(lsm[0].flat<float>()[2]));
+}
+
+// A row whose maximum is infinite (a +inf, or all -inf) is NaN throughout, as TensorFlow's kernels
+// give it (x - max is NaN at the maximum); a -inf among finite logits is a probability of 0.
+TEST(SoftmaxOpsTest, RowsWithInfinitiesAsTensorFlow) {
+  const double inf = std::numeric_limits<double>::infinity();
+  Tensor x = testing::MakeTensor<double>({1, inf, 2, -inf, -inf, -inf, -inf, 0, 0}, TensorShape{3, 3});
+  for (const char* op : {"Softmax", "LogSoftmax"}) {
+    auto y = RunOp(op, {x});
+    ASSERT_EQ(y.size(), 1u);
+    for (int j = 0; j < 6; ++j) EXPECT_TRUE(std::isnan(y[0].flat<double>()[j])) << op << " " << j;
+    EXPECT_EQ(y[0].flat<double>()[6], std::string(op) == "Softmax" ? 0.0 : -inf) << op;
+    EXPECT_NEAR(y[0].flat<double>()[7], std::string(op) == "Softmax" ? 0.5 : std::log(0.5), 1e-15) << op;
+  }
 }
 
 TEST(SoftmaxOpsTest, EmptyInputs) {

@@ -33,11 +33,16 @@ class VarHandleOp : public OpKernel {
   std::string container_, shared_name_;
 };
 
-// The Var that input 0's handle names. A variable that does not exist yet reads as
-// uninitialized (FailedPrecondition), as in TensorFlow.
-StatusOr<std::shared_ptr<Var>> LookupVar(OpKernelContext* ctx) {
+// The Var that input 0's handle names. As in TensorFlow, a variable that does not exist yet is
+// uninitialized (FailedPrecondition) for ReadVariableOp (`read`), and NotFound for the other ops.
+StatusOr<std::shared_ptr<Var>> LookupVar(OpKernelContext* ctx, bool read = false) {
   ASSIGN_OR_RETURN(const ResourceHandle* h, HandleFromInput(ctx, 0));
   StatusOr<std::shared_ptr<Var>> v = LookupResource<Var>(ctx, *h);
+  if (v.status().code() == absl::StatusCode::kNotFound && !read) {
+    return errors::NotFound("Resource ", h->container, "/", h->name, " does not exist (",
+                            ctx->op_kernel().type_string(), " ", ctx->node_name(),
+                            ": the resource variable was never assigned)");
+  }
   if (v.status().code() == absl::StatusCode::kNotFound) {
     return errors::FailedPrecondition("Attempting to use uninitialized value ", h->name, " (",
                                       ctx->op_kernel().type_string(), " ", ctx->node_name(),
@@ -58,7 +63,7 @@ class ReadVariableOp : public OpKernel {
  public:
   explicit ReadVariableOp(OpKernelConstruction* c) : OpKernel(c) { c->SetStatus(c->GetAttr("dtype", &dtype_)); }
   void Compute(OpKernelContext* ctx) override {
-    OP_REQUIRES_ASSIGN(ctx, std::shared_ptr<Var> var, LookupVar(ctx));
+    OP_REQUIRES_ASSIGN(ctx, std::shared_ptr<Var> var, LookupVar(ctx, /*read=*/true));
     OP_REQUIRES_OK(ctx, CheckDtype(ctx, *var, dtype_));
     OP_REQUIRES_ASSIGN(ctx, Tensor value, var->Read());
     ctx->set_output(0, std::move(value));
@@ -291,6 +296,7 @@ void RegisterResourceVariableOps() {
   RegisterUpdateKernels<double>();
   RegisterUpdateKernels<int32_t>();
   RegisterUpdateKernels<int64_t>();
+  RegisterUpdateKernels<uint8_t>();
   RegisterKernel<VarIsInitializedOp>(KernelBuilder("VarIsInitializedOp"));
   RegisterKernel<VariableShapeOp>(KernelBuilder("VariableShape"));
   RegisterKernel<ResourceGatherOp>(KernelBuilder("ResourceGather"));

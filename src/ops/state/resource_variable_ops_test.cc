@@ -56,14 +56,30 @@ TEST(ResourceVariableTest, UninitializedReadIsFailedPreconditionNamingTheVariabl
   EXPECT_THAT(r.status().message(), HasSubstr("Attempting to use uninitialized value weights"));
 }
 
-TEST(ResourceVariableTest, UpdateOfAnUninitializedVariableIsFailedPrecondition) {
+// TensorFlow: NotFound for an update (or VariableShape) of a variable never assigned; only
+// ReadVariableOp calls it uninitialized.
+TEST(ResourceVariableTest, UpdateOfAnUnassignedVariableIsNotFound) {
   Scope root = Scope::NewRootScope();
   Output v = ops::VarHandleOp(root.WithOpName("w"), DT_FLOAT, PartialTensorShape({1}));
   Operation add = ops::AssignAddVariableOp(root, v, {1.0f});
   ClientSession session(root);
   Status s = session.Run({add});
-  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
-  EXPECT_THAT(s.message(), HasSubstr("uninitialized value w"));
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
+  EXPECT_THAT(s.message(), HasSubstr("w does not exist"));
+}
+
+TEST(ResourceVariableTest, Uint8AssignAdd) {
+  Scope root = Scope::NewRootScope();
+  Output v = ops::VarHandleOp(root.WithOpName("u"), DT_UINT8, PartialTensorShape({2}));
+  Operation assign = ops::AssignVariableOp(root, v, Tensor::FromValues<uint8_t>({250, 1}, TensorShape{2}).value());
+  Operation add = ops::AssignAddVariableOp(root, v, Tensor::FromValues<uint8_t>({10, 2}, TensorShape{2}).value());
+  Output read = ops::ReadVariableOp(root, v, DT_UINT8);
+  ClientSession session(root);
+  ASSERT_TRUE(session.Run({assign}).ok());
+  ASSERT_TRUE(session.Run({add}).ok());
+  auto r = session.Run({read});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)[0].ToString(), "[4 3]");
 }
 
 TEST(ResourceVariableTest, AssignAddAndSubUpdateInPlaceOfTheValue) {

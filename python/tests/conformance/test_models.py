@@ -213,7 +213,27 @@ def cond_batch(rng, step):
     return {"x:0": x, "y:0": y.astype(np.float32), "p:0": np.bool_(p)}
 
 
+def embedding(tf):
+    """tf.nn.embedding_lookup of bags of ids (its gradient is IndexedSlices), mean over each bag,
+    a dense layer, Adam's sparse update (Unique, UnsortedSegmentSum, ScatterAdd)."""
+    rng = np.random.RandomState(16)
+    ids = tf.compat.v1.placeholder(tf.int32, [None, 4], name="ids")
+    y = tf.compat.v1.placeholder(tf.int32, [None], name="y")
+    table = _var(tf, "embedding", rng.uniform(-0.5, 0.5, (20, 8)))
+    h = tf.reduce_mean(tf.nn.embedding_lookup(table, ids), axis=1)
+    logits = _dense(tf, rng, "fc", h, 8, 2)
+    loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(y, logits)
+    train = tf.compat.v1.train.AdamOptimizer(0.02).minimize(loss)
+    return _result(tf, loss, train)
+
+
+def embedding_batch(rng, step):
+    ids = rng.randint(0, 20, size=(16, 4)).astype(np.int32)
+    return {"ids:0": ids, "y:0": ((ids < 8).sum(axis=1) >= 2).astype(np.int32)}
+
+
 MODELS = {
+    "embedding": (embedding, embedding_batch),
     "mlp": (mlp, mlp_batch),
     "cnn": (cnn, cnn_batch),
     "lstm": (lstm, seq_batch),
@@ -276,3 +296,61 @@ def test_one_step_updates_every_variable_the_same(model):
     for name in tf_vars:
         np.testing.assert_allclose(df_vars[name], tf_vars[name], rtol=FIRST_RTOL, atol=1e-6,
                                    err_msg="%s: variable %s after one step" % (model, name))
+
+
+# ---- every optimizer of tf.compat.v1.train on one small model ----
+
+_OPTIMIZERS = {
+    "GradientDescent": lambda t: t.GradientDescentOptimizer(0.1),
+    "Momentum": lambda t: t.MomentumOptimizer(0.05, 0.9),
+    "Momentum_nesterov": lambda t: t.MomentumOptimizer(0.05, 0.9, use_nesterov=True),
+    "Adagrad": lambda t: t.AdagradOptimizer(0.1),
+    "Adam": lambda t: t.AdamOptimizer(0.01),
+    "RMSProp": lambda t: t.RMSPropOptimizer(0.01),
+    "RMSProp_centered_momentum": lambda t: t.RMSPropOptimizer(0.005, momentum=0.5, centered=True),
+    "Ftrl_l1_l2": lambda t: t.FtrlOptimizer(0.1, l1_regularization_strength=0.001, l2_regularization_strength=0.01),
+    "Ftrl_shrinkage": lambda t: t.FtrlOptimizer(0.1, l2_shrinkage_regularization_strength=0.01),
+    "Adadelta": lambda t: t.AdadeltaOptimizer(1.0),
+    "ProximalGradientDescent": lambda t: t.ProximalGradientDescentOptimizer(
+        0.1, l1_regularization_strength=0.001, l2_regularization_strength=0.01),
+    "ProximalAdagrad": lambda t: t.ProximalAdagradOptimizer(
+        0.1, l1_regularization_strength=0.001, l2_regularization_strength=0.01),
+}
+
+
+def _regression(make_optimizer):
+    def build(tf):
+        rng = np.random.RandomState(17)
+        x = tf.compat.v1.placeholder(tf.float32, [None, 6], name="x")
+        y = tf.compat.v1.placeholder(tf.float32, [None, 2], name="y")
+        h = tf.tanh(_dense(tf, rng, "hidden", x, 6, 8))
+        loss = tf.reduce_mean(tf.square(_dense(tf, rng, "out", h, 8, 2) - y))
+        return _result(tf, loss, make_optimizer(tf.compat.v1.train).minimize(loss))
+    return build
+
+
+_W = np.random.RandomState(4).normal(size=(6, 2))
+
+
+def _regression_batch(rng, step):
+    x = rng.normal(size=(16, 6)).astype(np.float32)
+    return {"x:0": x, "y:0": np.sin(x @ _W).astype(np.float32)}
+
+
+@pytest.mark.parametrize("optimizer", sorted(_OPTIMIZERS))
+def test_optimizer_updates_match(optimizer):
+    """The optimizer's Apply* op as TensorFlow writes it (hyperparameters, slots, attrs) updates
+    the variables as TensorFlow's kernel does: one step tightly, 100 steps at RTOL."""
+    graph_def, names = tf_graph_def(_regression(_OPTIMIZERS[optimizer]))
+    rng = np.random.RandomState(101)
+    feeds = [_regression_batch(rng, step) for step in range(100)]
+    for n in (1, len(feeds)):
+        tf_losses, tf_vars = _train(real_tf(), graph_def, names, feeds[:n])
+        df_losses, df_vars = _train(dflow, graph_def, names, feeds[:n])
+        rtol, atol = (FIRST_RTOL, 1e-6) if n == 1 else (RTOL, ATOL)
+        np.testing.assert_allclose(df_losses, tf_losses, rtol=rtol, atol=atol, err_msg=optimizer)
+        assert sorted(df_vars) == sorted(tf_vars)
+        for name in tf_vars:
+            np.testing.assert_allclose(df_vars[name], tf_vars[name], rtol=rtol, atol=atol,
+                                       err_msg="%s: %s after %d steps" % (optimizer, name, n))
+    assert tf_losses[-10:].mean() < tf_losses[:10].mean()

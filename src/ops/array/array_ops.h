@@ -16,5 +16,6 @@ void RegisterPartitionOps();     // DynamicPartition
 void RegisterValueOps();         // ZerosLike, OnesLike, StopGradient, Range, OneHot
 void RegisterIdentityNOp();      // IdentityN
 void RegisterShapeNOp();         // ShapeN
+void RegisterUniqueOp();         // Unique
 
 }  // namespace dflow

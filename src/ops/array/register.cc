@@ -17,6 +17,7 @@ void RegisterArrayOps() {
   RegisterValueOps();
   RegisterIdentityNOp();
   RegisterShapeNOp();
+  RegisterUniqueOp();
 }
 
 }  // namespace dflow

@@ -30,7 +30,8 @@ TEST(ShapeNTest, ShapesOfEachInput) {
 }
 
 TEST(ShapeNTest, StaticShapes) {
-  auto shapes = testing::InferShapes("ShapeN", {Tensor(DT_INT32, TensorShape({2, 3})), Tensor(DT_INT32, TensorShape({5}))});
+  auto shapes =
+      testing::InferShapes("ShapeN", {Tensor(DT_INT32, TensorShape({2, 3})), Tensor(DT_INT32, TensorShape({5}))});
   ASSERT_TRUE(shapes.ok()) << shapes.status();
   ASSERT_EQ(shapes->size(), 2u);
   EXPECT_EQ((*shapes)[0].DebugString(), PartialTensorShape({2}).DebugString());

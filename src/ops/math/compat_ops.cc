@@ -101,7 +101,8 @@ void RegisterGuardedGradients() {
 
 void RegisterCompatMathOps() {
   RegisterGuardedOp<DivNoNanF>("DivNoNan", "x / y element-wise with broadcasting, 0 where y is 0.");
-  RegisterGuardedOp<MulNoNanF>("MulNoNan", "x * y element-wise with broadcasting, 0 where y is 0 (even for inf/NaN x).");
+  RegisterGuardedOp<MulNoNanF>("MulNoNan",
+                               "x * y element-wise with broadcasting, 0 where y is 0 (even for inf/NaN x).");
   RegisterGuardedOp<XdivyF>("Xdivy", "x / y element-wise with broadcasting, 0 where x is 0.");
   RegisterGuardedOp<XlogyF>("Xlogy", "x * log(y) element-wise with broadcasting, 0 where x is 0.");
   RegisterGuardedGradients();

@@ -76,12 +76,14 @@ TYPED_TEST(CompatOpsTest, Broadcasting) {
   got = Eval<T>("Xlogy", {0, 2}, TensorShape({2, 1}), {1, 0.5, 4}, TensorShape({3}), &out);
   EXPECT_EQ(out, TensorShape({2, 3}));
   ExpectNear(got, {0, 0, 0, 0, 2 * std::log(0.5), 2 * std::log(4.0)});
-  auto bad = RunOpKernel("MulNoNan", {MakeTensor<T>({1, 2}, TensorShape({2})), MakeTensor<T>({1, 2, 3}, TensorShape({3}))});
+  auto bad = RunOpKernel("MulNoNan",
+                         {MakeTensor<T>({1, 2}, TensorShape({2})), MakeTensor<T>({1, 2, 3}, TensorShape({3}))});
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(CompatOpsTest, StaticShapesAndTypes) {
-  auto shapes = testing::InferShapes("DivNoNan", {Tensor(DT_FLOAT, TensorShape({4, 1})), Tensor(DT_FLOAT, TensorShape({3}))});
+  auto shapes =
+      testing::InferShapes("DivNoNan", {Tensor(DT_FLOAT, TensorShape({4, 1})), Tensor(DT_FLOAT, TensorShape({3}))});
   ASSERT_TRUE(shapes.ok()) << shapes.status();
   EXPECT_EQ((*shapes)[0].DebugString(), PartialTensorShape({4, 3}).DebugString());
   // Integer inputs are not in the OpDef's types (TensorFlow's are floating and complex only).

@@ -67,7 +67,8 @@ TEST(UnaryGradOpsTest, SizesMustMatch) {
 }
 
 TEST(UnaryGradOpsTest, StaticShapeMergesBothInputs) {
-  auto shapes = testing::InferShapes("SigmoidGrad", {Tensor(DT_FLOAT, TensorShape({2, 3})), Tensor(DT_FLOAT, TensorShape({2, 3}))});
+  auto shapes = testing::InferShapes("SigmoidGrad",
+                                     {Tensor(DT_FLOAT, TensorShape({2, 3})), Tensor(DT_FLOAT, TensorShape({2, 3}))});
   ASSERT_TRUE(shapes.ok()) << shapes.status();
   EXPECT_EQ((*shapes)[0].DebugString(), PartialTensorShape({2, 3}).DebugString());
 }

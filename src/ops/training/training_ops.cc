@@ -98,6 +98,7 @@ void RegisterTrainingOps() {
     RegisterNoGradient(op);
   }
   RegisterApplyKernels();
+  RegisterProximalApplyOps();
 }
 
 }  // namespace dflow

@@ -5,5 +5,7 @@ namespace dflow {
 
 // The CPU kernels (float, double) of the Apply* ops; see apply_kernels.cc.
 void RegisterApplyKernels();
+// ApplyAdadelta, ApplyProximalGradientDescent, ApplyProximalAdagrad, ApplyFtrlV2 (OpDefs and kernels).
+void RegisterProximalApplyOps();
 
 }  // namespace dflow

@@ -1,0 +1,277 @@
+// ApplyAdadelta, ApplyProximalGradientDescent, ApplyProximalAdagrad, ApplyFtrlV2: the dense
+// updates of tf.compat.v1.train's AdadeltaOptimizer, ProximalGradientDescentOptimizer,
+// ProximalAdagradOptimizer and FtrlOptimizer with l2_shrinkage_regularization_strength, with
+// TensorFlow's OpDefs and formulas. Kernels behave as those of apply_kernels.cc: every variable
+// locked, initialized, of var's dtype and shape; buffers another reader holds copied first; the
+// output is the reference to var.
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+#include <vector>
+
+#include "framework/op_kernel.h"
+#include "framework/shape_inference.h"
+#include "framework/variable.h"
+#include "graph/gradients.h"
+#include "ops/training/training_ops.h"
+
+namespace dflow {
+namespace {
+
+// Inputs [0, refs) are variables, then scalars, then `dense` tensors of var's shape (the
+// gradient), in the op's order given by `scalar_inputs` / `dense_inputs`.
+template <typename T>
+class MoreApplyKernel : public OpKernel {
+ public:
+  MoreApplyKernel(OpKernelConstruction* c, int refs, std::vector<int> scalar_inputs, int dense_input)
+      : OpKernel(c), refs_(refs), scalars_(std::move(scalar_inputs)), dense_(dense_input) {}
+
+  void Compute(OpKernelContext* ctx) final {
+    std::vector<Var*> vars(refs_);
+    for (int i = 0; i < refs_; ++i) {
+      vars[i] = ctx->input_ref(i);
+      OP_REQUIRES(ctx, vars[i] != nullptr,
+                  errors::InvalidArgument(Where(), ": input ", i, " is not a variable reference"));
+    }
+    std::vector<Var*> distinct = vars;
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    std::vector<std::unique_lock<std::mutex>> locks;
+    for (Var* v : distinct) locks.emplace_back(*v->mu());
+    for (Var* v : vars) {
+      const Tensor& t = *v->tensor();
+      OP_REQUIRES(ctx, t.IsInitialized(),
+                  errors::FailedPrecondition(Where(), ": attempting to use uninitialized value ", v->name()));
+      OP_REQUIRES(ctx, t.dtype() == DTypeOf<T>::value,
+                  errors::InvalidArgument(Where(), ": variable ", v->name(), " holds ", DTypeString(t.dtype()),
+                                          ", the op expects ", DTypeString(DTypeOf<T>::value)));
+    }
+    const TensorShape& shape = vars[0]->tensor()->shape();
+    for (int i = 1; i < refs_; ++i) {
+      OP_REQUIRES(ctx, vars[i]->tensor()->shape() == shape,
+                  errors::InvalidArgument(Where(), ": var and input ", i, " do not have the same shape: ",
+                                          shape.DebugString(), " vs ", vars[i]->tensor()->shape().DebugString()));
+    }
+    std::vector<T> s;
+    for (int i : scalars_) {
+      const Tensor& t = ctx->input(i);
+      OP_REQUIRES(ctx, t.IsInitialized() && t.dims() == 0,
+                  errors::InvalidArgument(Where(), ": input ", i, " is not a scalar: ", t.shape().DebugString()));
+      s.push_back(t.scalar<T>());
+    }
+    const Tensor& grad = ctx->input(dense_);
+    OP_REQUIRES(ctx, grad.IsInitialized() && grad.shape() == shape,
+                errors::InvalidArgument(Where(), ": var and grad do not have the same shape: ", shape.DebugString(),
+                                        " vs ", grad.shape().DebugString()));
+    OP_REQUIRES_OK(ctx, Check(s));
+    for (Var* v : distinct) {
+      if (!v->tensor()->RefCountIsOne()) *v->tensor() = v->tensor()->DeepCopy();
+    }
+    std::vector<T*> data(refs_);
+    for (int i = 0; i < refs_; ++i) data[i] = vars[i]->tensor()->template data<T>();
+    Update(data.data(), s.data(), grad.data<T>(), shape.num_elements());
+    locks.clear();
+    ctx->set_output_ref(0, ctx->input_ref_ptr(0));
+  }
+
+ protected:
+  virtual Status Check(const std::vector<T>&) const { return absl::OkStatus(); }
+  virtual void Update(T* const* v, const T* s, const T* grad, int64_t n) const = 0;
+  std::string Where() const { return absl::StrCat(type_string(), " '", name(), "'"); }
+
+ private:
+  const int refs_;
+  const std::vector<int> scalars_;
+  const int dense_;
+};
+
+// sign(p) * max(|p| - threshold, 0) / (1 + shrink): the proximal step of L1/L2 regularization.
+template <typename T>
+T Proximal(T p, T l1_threshold, T l1, T shrink) {
+  if (l1 > T(0)) {
+    const T sign = p > T(0) ? T(1) : (p < T(0) ? T(-1) : T(0));
+    return sign * std::max(std::abs(p) - l1_threshold, T(0)) / (T(1) + shrink);
+  }
+  return p / (T(1) + shrink);
+}
+
+// accum = rho accum + (1 - rho) g^2; update = sqrt(accum_update + eps) / sqrt(accum + eps) g;
+// accum_update = rho accum_update + (1 - rho) update^2; var -= lr update.
+template <typename T>
+class ApplyAdadeltaOp : public MoreApplyKernel<T> {
+ public:
+  explicit ApplyAdadeltaOp(OpKernelConstruction* c) : MoreApplyKernel<T>(c, 3, {3, 4, 5}, 6) {}
+
+ protected:
+  void Update(T* const* v, const T* s, const T* g, int64_t n) const override {
+    T *var = v[0], *accum = v[1], *accum_update = v[2];
+    const T lr = s[0], rho = s[1], epsilon = s[2];
+    for (int64_t i = 0; i < n; ++i) {
+      accum[i] = accum[i] * rho + g[i] * g[i] * (T(1) - rho);
+      const T update = std::sqrt(accum_update[i] + epsilon) * (T(1) / std::sqrt(accum[i] + epsilon)) * g[i];
+      accum_update[i] = accum_update[i] * rho + update * update * (T(1) - rho);
+      var[i] -= update * lr;
+    }
+  }
+};
+
+// var = prox(var - alpha delta) with threshold alpha l1 and shrinkage alpha l2.
+template <typename T>
+class ApplyProximalGradientDescentOp : public MoreApplyKernel<T> {
+ public:
+  explicit ApplyProximalGradientDescentOp(OpKernelConstruction* c) : MoreApplyKernel<T>(c, 1, {1, 2, 3}, 4) {}
+
+ protected:
+  void Update(T* const* v, const T* s, const T* g, int64_t n) const override {
+    T* var = v[0];
+    const T alpha = s[0], l1 = s[1], l2 = s[2];
+    for (int64_t i = 0; i < n; ++i) var[i] = Proximal(var[i] - g[i] * alpha, alpha * l1, l1, alpha * l2);
+  }
+};
+
+// accum += g^2; rate = lr / sqrt(accum); var = prox(var - rate g) with threshold rate l1,
+// shrinkage rate l2.
+template <typename T>
+class ApplyProximalAdagradOp : public MoreApplyKernel<T> {
+ public:
+  explicit ApplyProximalAdagradOp(OpKernelConstruction* c) : MoreApplyKernel<T>(c, 2, {2, 3, 4}, 5) {}
+
+ protected:
+  void Update(T* const* v, const T* s, const T* g, int64_t n) const override {
+    T *var = v[0], *accum = v[1];
+    const T lr = s[0], l1 = s[1], l2 = s[2];
+    for (int64_t i = 0; i < n; ++i) {
+      accum[i] += g[i] * g[i];
+      const T rate = lr * (T(1) / std::sqrt(accum[i]));
+      var[i] = Proximal(var[i] - g[i] * rate, rate * l1, l1, l2 * rate);
+    }
+  }
+};
+
+// FTRL-proximal with L2 shrinkage: the linear term sees g + 2 l2_shrinkage var, the accumulator g.
+template <typename T>
+class ApplyFtrlV2Op : public MoreApplyKernel<T> {
+ public:
+  explicit ApplyFtrlV2Op(OpKernelConstruction* c) : MoreApplyKernel<T>(c, 3, {4, 5, 6, 7, 8}, 3) {
+    c->SetStatus(c->GetAttr("multiply_linear_by_lr", &multiply_linear_by_lr_));
+  }
+
+ protected:
+  Status Check(const std::vector<T>& s) const override {
+    if (!(s[0] > T(0))) return errors::InvalidArgument(this->Where(), ": lr is not a positive scalar: ", s[0]);
+    const char* what[] = {"l1 regularization strength", "l2 regularization strength",
+                          "l2 shrinkage regularization strength"};
+    for (int i = 1; i <= 3; ++i) {
+      if (!(s[i] >= T(0))) {
+        return errors::InvalidArgument(this->Where(), ": ", what[i - 1], " is not a non-negative scalar: ", s[i]);
+      }
+    }
+    if (!(s[4] <= T(0))) {
+      return errors::InvalidArgument(this->Where(), ": lr_power is not a non-positive scalar: ", s[4]);
+    }
+    return absl::OkStatus();
+  }
+
+  void Update(T* const* v, const T* s, const T* g, int64_t n) const override {
+    T *var = v[0], *accum = v[1], *linear = v[2];
+    const T lr = s[0], l1 = s[1], l2 = s[2], shrinkage = s[3], lr_power = s[4];
+    auto power = [lr_power](T a) { return lr_power == T(-0.5) ? std::sqrt(a) : std::pow(a, -lr_power); };
+    for (int64_t i = 0; i < n; ++i) {
+      const T gs = g[i] + T(2) * shrinkage * var[i];
+      const T new_accum = accum[i] + g[i] * g[i];
+      const T sigma = power(new_accum) - power(accum[i]);
+      T threshold, quadratic;
+      if (multiply_linear_by_lr_) {
+        linear[i] += gs * lr - sigma * var[i];
+        threshold = l1 * lr;
+        quadratic = power(new_accum) + T(2) * l2 * lr;
+      } else {
+        linear[i] += gs - sigma / lr * var[i];
+        threshold = l1;
+        quadratic = power(new_accum) / lr + T(2) * l2;
+      }
+      const T l = linear[i];
+      var[i] = std::abs(l) > threshold ? ((l > T(0) ? T(1) : T(-1)) * threshold - l) / quadratic : T(0);
+      accum[i] = new_accum;
+    }
+  }
+
+ private:
+  bool multiply_linear_by_lr_ = false;
+};
+
+// Shape function: inputs `same` have var's shape, `scalars` are rank 0; the output is var's shape.
+ShapeFn MoreApplyShape(std::vector<int> same, std::vector<int> scalars) {
+  return [same = std::move(same), scalars = std::move(scalars)](InferenceContext* c) -> Status {
+    const OpDef& def = *c->node().op_def;
+    PartialTensorShape s = c->input(0);
+    for (int i : same) {
+      auto merged = s.MergeWith(c->input(i));
+      if (!merged.ok()) {
+        return errors::InvalidArgument(def.name, ": var and ", def.inputs[i].name, " do not have compatible shapes: ",
+                                       s.DebugString(), " vs ", c->input(i).DebugString());
+      }
+      s = *merged;
+    }
+    for (int i : scalars) {
+      PartialTensorShape unused;
+      if (!c->WithRank(c->input(i), 0, &unused).ok()) {
+        return errors::InvalidArgument(def.name, ": ", def.inputs[i].name, " must be a scalar, got shape ",
+                                       c->input(i).DebugString());
+      }
+    }
+    c->set_output(0, s);
+    return absl::OkStatus();
+  };
+}
+
+template <template <typename> class K>
+void RegisterBoth(const char* op) {
+  RegisterKernel<K<float>>(KernelBuilder(op).TypeConstraint<float>("T"));
+  RegisterKernel<K<double>>(KernelBuilder(op).TypeConstraint<double>("T"));
+}
+
+}  // namespace
+
+void RegisterProximalApplyOps() {
+  constexpr char kTypes[] = "T: {float, double}";
+  constexpr char kLocking[] = "use_locking: bool = false";
+  RegisterOp(OpDefBuilder("ApplyAdadelta")
+                 .Input("var: Ref(T)").Input("accum: Ref(T)").Input("accum_update: Ref(T)").Input("lr: T")
+                 .Input("rho: T").Input("epsilon: T").Input("grad: T").Output("out: Ref(T)")
+                 .Attr(kTypes).Attr(kLocking)
+                 .SetShapeFn(MoreApplyShape({1, 2, 6}, {3, 4, 5}))
+                 .Doc("accum = rho * accum + (1 - rho) * grad^2; update = sqrt(accum_update + epsilon) / "
+                      "sqrt(accum + epsilon) * grad; accum_update = rho * accum_update + (1 - rho) * update^2; "
+                      "var -= lr * update."));
+  RegisterOp(OpDefBuilder("ApplyProximalGradientDescent")
+                 .Input("var: Ref(T)").Input("alpha: T").Input("l1: T").Input("l2: T").Input("delta: T")
+                 .Output("out: Ref(T)")
+                 .Attr(kTypes).Attr(kLocking)
+                 .SetShapeFn(MoreApplyShape({4}, {1, 2, 3}))
+                 .Doc("prox_v = var - alpha * delta; var = sign(prox_v) * max(|prox_v| - alpha * l1, 0) / "
+                      "(1 + alpha * l2)."));
+  RegisterOp(OpDefBuilder("ApplyProximalAdagrad")
+                 .Input("var: Ref(T)").Input("accum: Ref(T)").Input("lr: T").Input("l1: T").Input("l2: T")
+                 .Input("grad: T").Output("out: Ref(T)")
+                 .Attr(kTypes).Attr(kLocking)
+                 .SetShapeFn(MoreApplyShape({1, 5}, {2, 3, 4}))
+                 .Doc("accum += grad^2; rate = lr / sqrt(accum); prox_v = var - rate * grad; "
+                      "var = sign(prox_v) * max(|prox_v| - rate * l1, 0) / (1 + rate * l2)."));
+  RegisterOp(OpDefBuilder("ApplyFtrlV2")
+                 .Input("var: Ref(T)").Input("accum: Ref(T)").Input("linear: Ref(T)").Input("grad: T").Input("lr: T")
+                 .Input("l1: T").Input("l2: T").Input("l2_shrinkage: T").Input("lr_power: T").Output("out: Ref(T)")
+                 .Attr(kTypes).Attr(kLocking).Attr("multiply_linear_by_lr: bool = false")
+                 .SetShapeFn(MoreApplyShape({1, 2, 3}, {4, 5, 6, 7, 8}))
+                 .Doc("The FTRL-proximal update with L2 shrinkage (grad + 2 * l2_shrinkage * var in the "
+                      "linear term)."));
+  RegisterBoth<ApplyAdadeltaOp>("ApplyAdadelta");
+  RegisterBoth<ApplyProximalGradientDescentOp>("ApplyProximalGradientDescent");
+  RegisterBoth<ApplyProximalAdagradOp>("ApplyProximalAdagrad");
+  RegisterBoth<ApplyFtrlV2Op>("ApplyFtrlV2");
+  for (const char* op : {"ApplyAdadelta", "ApplyProximalGradientDescent", "ApplyProximalAdagrad", "ApplyFtrlV2"}) {
+    RegisterNoGradient(op);
+  }
+}
+
+}  // namespace dflow

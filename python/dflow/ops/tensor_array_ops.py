@@ -52,6 +52,7 @@ class TensorArray(object):
         # A list of one shape, shared by every TensorArray built from this one (writes refine it).
         self._element_shape = [tensor_shape.as_shape(element_shape) if element_shape is not None
                                else tensor_shape.TensorShape(None)]
+        self._size = None  # the size tensor this array was made with (stack's static shape)
         if handle is not None:
             self._handle = handle
             self._flow = flow
@@ -61,6 +62,8 @@ class TensorArray(object):
                      "identical_element_shapes": bool(infer_shape), "tensor_array_name": tensor_array_name or ""}
             if element_shape is not None:
                 attrs["element_shape"] = _shape_attr(element_shape)
+            self._size = ops.convert_to_tensor(size, dtype=dtypes.int32, name="size")
+            size = self._size
             self._handle, self._flow = apply_op("TensorArrayV3", "TensorArrayV3", [size], attrs)
 
     # ---- properties ----
@@ -94,6 +97,7 @@ class TensorArray(object):
         ta = TensorArray(dtype=self._dtype, handle=self._handle, flow=flow, infer_shape=self._infer_shape)
         ta._element_shape = self._element_shape
         ta._dynamic_size = self._dynamic_size
+        ta._size = self._size
         return ta
 
     def _merge_element_shape(self, shape):
@@ -149,7 +153,11 @@ class TensorArray(object):
     def stack(self, name=None):
         """Every element, stacked along a new first dimension."""
         with ops.name_scope(name, "TensorArrayStack", [self._handle]):
-            return self.gather(math_ops.range(0, self.size()), name="TensorArrayGatherV3")
+            value = self.gather(math_ops.range(0, self.size()), name="TensorArrayGatherV3")
+            n = _static_values(self._size) if self._size is not None else None
+            if self._element_shape[0].ndims is not None and not self._dynamic_size and n is not None:
+                value.set_shape(tensor_shape.TensorShape([int(n[0])]).concatenate(self._element_shape[0]))
+            return value
 
     def gather(self, indices, name=None):
         """The elements at `indices`, stacked."""

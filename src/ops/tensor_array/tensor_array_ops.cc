@@ -361,7 +361,8 @@ Status GatherShape(InferenceContext* c) {
     c->set_output(0, PartialTensorShape());
     return absl::OkStatus();
   }
-  std::vector<int64_t> dims{indices.dim_size(0)};
+  // The first dimension stays unknown, as in TensorFlow (indices may repeat or be dropped later).
+  std::vector<int64_t> dims{-1};
   dims.insert(dims.end(), elem.dim_sizes().begin(), elem.dim_sizes().end());
   ASSIGN_OR_RETURN(PartialTensorShape out, PartialTensorShape::FromDims(dims));
   c->set_output(0, std::move(out));

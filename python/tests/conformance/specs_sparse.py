@@ -1,5 +1,5 @@
-"""Differential specs: SparseToDense (the dense form of tf.io.parse_example's sparse outputs) and
-Unique (the ids of sparse lookups). (Format: see diffsuite's docstring.)"""
+"""Differential specs: SparseToDense (the dense form of tf.io.parse_example's sparse outputs).
+(Format: see diffsuite's docstring.)"""
 import numpy as np
 
 from diffsuite import Case, Const, Spec, gen
@@ -38,23 +38,6 @@ def _sparse_to_dense(dtype):
 
 
 SPECS.append(Spec("SparseToDense", _sparse_to_dense))
-
-def _unique(dtype):
-    out = []
-    for ot in ("int32", "int64"):
-        f = lambda tf, x, ot=ot: list(tf.raw_ops.Unique(x=x, out_idx=tf.as_dtype(ot)))  # noqa: E731
-        for label, x in [("repeats", gen(dtype, (12,), "small" if dtype not in ("float32", "float64") else "normal", 1)),
-                         ("empty", gen(dtype, (0,))), ("one", gen(dtype, (1,)))]:
-            if dtype in ("float32", "float64") and label == "repeats":
-                x = np.round(x).astype(dtype)
-            out.append(Case("%s %s" % (label, ot), f, [x]))
-        out.append(Case("not a vector %s" % ot, f, [gen(dtype, (2, 2))]))
-        if dtype in ("float32", "float64"):
-            out.append(Case("signed zeros and NaN %s" % ot, f, [np.array([0.0, -0.0, np.nan, 1.0, np.nan], dtype)]))
-    return out
-
-
-SPECS.append(Spec("Unique", _unique))
 
 EXCLUDED = {}
 KNOWN = {

@@ -73,7 +73,9 @@ def variable_to_proto(var, export_scope=None):
     d.aggregation = int(getattr(var.aggregation, "value", var.aggregation) or 0)
     if var.initializer is not None:
         d.initializer_name = _strip_scope(var.initializer.name, export_scope)
-    snap = var._snapshot if var._snapshot is not None else var.value()
+    # A variable read by no snapshot yet (some optimizer slots) names its reference output: the
+    # export adds no ops (the graph may be finalized), and TensorFlow's from_proto needs a name.
+    snap = var._snapshot if var._snapshot is not None else var._ref()
     d.snapshot_name = _strip_scope(snap.name, export_scope)
     info = var._get_save_slice_info()
     if info is not None:

@@ -200,6 +200,20 @@ class Saver:
     def as_saver_def(self):
         return self.saver_def
 
+    def to_proto(self, export_scope=None):
+        """The SaverDef (what a MetaGraphDef's "savers" collection holds)."""
+        if self.saver_def is None:
+            return SaverDef()
+        d = SaverDef()
+        d.CopyFrom(self.saver_def)
+        if export_scope:
+            pre = export_scope.rstrip("/") + "/"
+            for f in ("filename_tensor_name", "save_tensor_name", "restore_op_name"):
+                v = getattr(d, f)
+                if v.startswith(pre):
+                    setattr(d, f, v[len(pre):])
+        return d
+
     @property
     def last_checkpoints(self):
         if self._cpp is None:

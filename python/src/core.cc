@@ -205,6 +205,11 @@ Tensor ToTensor(py::handle value, DType want) {
     } else {
       arr = py::reinterpret_steal<py::array>(np.asarray(value).release());
     }
+    // numpy's fixed-width bytes ('S') drop trailing NULs (serialized protos end in them): keep
+    // the Python bytes objects instead.
+    if (arr.dtype().kind() == 'S') {
+      arr = py::reinterpret_steal<py::array>(np.asarray(value, np.object_dtype).release());
+    }
   }
   DType have = FromNumpyDType(arr.dtype());
   if (want == DT_INVALID) want = have;

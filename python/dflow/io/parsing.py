@@ -58,9 +58,9 @@ class RaggedFeature:
 _SUPPORTED = (dtypes.float32, dtypes.int64, dtypes.string)
 
 
-def _check_dtype(key, dtype):
+def _check_dtype(key, dtype, feature):
     if dtype is None:
-        raise ValueError("Missing type for feature %s." % key)
+        raise ValueError("Missing type for feature %s. Received feature=%s." % (key, feature))
     d = dtypes.as_dtype(dtype)
     if d not in _SUPPORTED:
         raise ValueError("Unsupported dtype %s for feature %s: only float32, int64 and string" % (d.name, key))
@@ -76,18 +76,21 @@ class _Params:
         self.sparse_keys, self.sparse_types = [], []
         self.dense_keys, self.dense_types, self.dense_shapes, self.dense_defaults = [], [], [], {}
         for key in sorted(features.keys()):
+            if not isinstance(features[key], (VarLenFeature, FixedLenFeature, FixedLenSequenceFeature,
+                                              SparseFeature, RaggedFeature)):
+                raise ValueError("Unsupported %s %s for key '%s'" % (type(features[key]).__name__, features[key], key))
             f = features[key]
             if isinstance(f, VarLenFeature):
                 self.sparse_keys.append(key)
-                self.sparse_types.append(_check_dtype(key, f.dtype))
+                self.sparse_types.append(_check_dtype(key, f.dtype, f))
             elif isinstance(f, FixedLenFeature):
-                d = _check_dtype(key, f.dtype)
+                d = _check_dtype(key, f.dtype, f)
                 if f.shape is None:
-                    raise ValueError("Missing shape for feature %s." % key)
+                    raise ValueError("Missing shape for feature %s. Received feature=%s." % (key, f))
                 shape = tensor_shape.as_shape(f.shape)
                 if f.shape and shape.ndims and shape.as_list()[0] is None:
                     raise ValueError("First dimension of shape for feature %s unknown. Consider using "
-                                     "FixedLenSequenceFeature." % key)
+                                     "FixedLenSequenceFeature. Received feature=%s." % (key, f))
                 if not shape.is_fully_defined():
                     raise ValueError("All dimensions of shape for feature %s need to be known but received %s."
                                      % (key, str(f.shape)))
@@ -97,9 +100,9 @@ class _Params:
                 if f.default_value is not None:
                     self.dense_defaults[key] = f.default_value
             elif isinstance(f, FixedLenSequenceFeature):
-                d = _check_dtype(key, f.dtype)
+                d = _check_dtype(key, f.dtype, f)
                 if f.shape is None:
-                    raise ValueError("Missing shape for feature %s." % key)
+                    raise ValueError("Missing shape for feature %s. Received feature=%s." % (key, f))
                 shape = tensor_shape.as_shape(f.shape)
                 if not shape.is_fully_defined():
                     raise ValueError("All dimensions of shape for feature %s need to be known but received %s."

@@ -52,6 +52,15 @@ class Reader {
     p_ += n;
     return true;
   }
+  // A length-delimited value whose length may run past the end: what is there.
+  bool BytesUpToEnd(std::string_view* out) {
+    uint64_t n;
+    if (!Varint(&n)) return false;
+    n = std::min<uint64_t>(n, static_cast<uint64_t>(end_ - p_));
+    *out = std::string_view(reinterpret_cast<const char*>(p_), static_cast<size_t>(n));
+    p_ += n;
+    return true;
+  }
   bool Fixed32(uint32_t* v) {
     if (end_ - p_ < 4) return false;
     std::memcpy(v, p_, 4);  // little-endian hosts only (as the rest of dflow's formats)
@@ -94,29 +103,22 @@ bool ForEachFeature(std::string_view example, F&& f) {
       if (!ex.Skip(wt)) return false;
       continue;
     }
+    // A Features whose length runs past the end is read up to the end (TensorFlow's parser
+    // accepts such a truncation when it falls between entries).
     std::string_view features;
-    if (!ex.Bytes(&features)) return false;
+    if (!ex.BytesUpToEnd(&features)) return false;
     Reader fs(features);
     while (!fs.done()) {
-      if (!fs.Tag(&field, &wt)) return false;
-      if (field != 1 || wt != kLengthDelimited) {
-        if (!fs.Skip(wt)) return false;
-        continue;
-      }
+      // Only map entries, each exactly a key and a value (in either order), as TensorFlow's parser.
       std::string_view entry;
-      if (!fs.Bytes(&entry)) return false;
+      if (!fs.Tag(&field, &wt) || field != 1 || wt != kLengthDelimited || !fs.Bytes(&entry)) return false;
       Reader en(entry);
       std::string_view key, value;
-      while (!en.done()) {
-        if (!en.Tag(&field, &wt)) return false;
-        if (field == 1 && wt == kLengthDelimited) {
-          if (!en.Bytes(&key)) return false;
-        } else if (field == 2 && wt == kLengthDelimited) {
-          if (!en.Bytes(&value)) return false;
-        } else if (!en.Skip(wt)) {
-          return false;
-        }
+      for (int k = 0; k < 2; ++k) {
+        if (!en.Tag(&field, &wt) || wt != kLengthDelimited || (field != 1 && field != 2)) return false;
+        if (!en.Bytes(field == 1 ? &key : &value)) return false;
       }
+      if (!en.done()) return false;
       if (!f(key, value)) return false;
     }
   }
@@ -139,7 +141,7 @@ bool FeatureKind(std::string_view feature, DType* dtype, std::string_view* list)
     case 3: *dtype = DT_INT64; break;
     default: return false;
   }
-  return r.Bytes(list);
+  return r.BytesUpToEnd(list);  // a list length past the end reads what is there (as TensorFlow)
 }
 
 // Appends the values of a FloatList / Int64List / BytesList (packed or not) to `out`.
@@ -150,10 +152,11 @@ bool DecodeList(std::string_view list, std::vector<float>* out) {
     if (!r.Tag(&field, &wt)) return false;
     if (field == 1 && wt == kLengthDelimited) {
       std::string_view packed;
-      if (!r.Bytes(&packed) || packed.size() % 4 != 0) return false;
-      const size_t n = out->size();
-      out->resize(n + packed.size() / 4);
-      std::memcpy(out->data() + n, packed.data(), packed.size());
+      if (!r.Bytes(&packed)) return false;
+      // A trailing partial float is ignored, as by TensorFlow's parser.
+      const size_t n = out->size(), k = packed.size() / 4;
+      out->resize(n + k);
+      std::memcpy(out->data() + n, packed.data(), k * 4);
     } else if (field == 1 && wt == kFixed32) {
       uint32_t bits;
       if (!r.Fixed32(&bits)) return false;
@@ -331,6 +334,8 @@ Status ParseExamples(const ParseConfig& config, absl::Span<const std::string> se
                                    " names for ", n, " examples");
   }
   const size_t nd = config.dense.size(), ns = config.sparse.size(), nr = config.ragged.size();
+  // One example (a scalar input) has TensorFlow's single-example messages: no name, no index.
+  const bool single = batch_shape.dims() == 0;
 
   std::unordered_map<std::string_view, Slot> slots;
   slots.reserve(2 * (nd + ns + nr) + 1);
@@ -355,24 +360,22 @@ Status ParseExamples(const ParseConfig& config, absl::Span<const std::string> se
   for (auto& g : sparse) g.counts.reserve(n);
   for (auto& g : ragged) g.counts.reserve(n);
 
-  // The example each feature was last seen in (the first occurrence in an example wins).
+  // The example each feature was last seen in, and its bytes there (the last occurrence in an
+  // example wins, as in protobuf maps and TensorFlow's parser).
   std::vector<int64_t> seen_dense(nd, -1), seen_sparse(ns, -1), seen_ragged(nr, -1);
+  std::vector<std::string_view> bytes_dense(nd), bytes_sparse(ns), bytes_ragged(nr);
   Values scratch;
   Status error;
 
   for (int64_t e = 0; e < n; ++e) {
     auto name = [&]() -> std::string_view { return names.empty() ? std::string_view("<unknown>") : names[e]; };
     auto example_error = [&](std::string_view key, auto&&... suffix) {
+      if (single) return errors::InvalidArgument("Key: ", A(key), ".  ", suffix...);
       return errors::InvalidArgument("Name: ", A(name()), ", Key: ", A(key), ", Index: ", e, ".  ", suffix...);
     };
-    const bool ok = ForEachFeature(serialized[e], [&](std::string_view key, std::string_view feature) {
-      auto it = slots.find(key);
-      if (it == slots.end()) return true;
-      const Slot slot = it->second;
+    auto process = [&](Slot slot, std::string_view key, std::string_view feature) {
       std::vector<int64_t>& seen =
           slot.kind == Kind::kDense ? seen_dense : slot.kind == Kind::kSparse ? seen_sparse : seen_ragged;
-      if (seen[slot.index] == e) return true;  // a second occurrence: TensorFlow drops it too
-      seen[slot.index] = e;
       DType want = slot.kind == Kind::kDense    ? config.dense[slot.index].dtype
                    : slot.kind == Kind::kSparse ? config.sparse[slot.index].dtype
                                                 : config.ragged[slot.index].dtype;
@@ -384,8 +387,11 @@ Status ParseExamples(const ParseConfig& config, absl::Span<const std::string> se
         return true;
       }
       if (got != want) {
-        error = example_error(key, "Data types don't match. Data type: ", DTypeString(got),
-                              " but expected type: ", DTypeString(want));
+        error = slot.kind == Kind::kDense
+                    ? example_error(key, "Data types don't match. Data type: ", DTypeString(got),
+                                    " but expected type: ", DTypeString(want))
+                    : example_error(key, "Data types don't match. Expected type: ", DTypeString(want),
+                                    ", Actual type: ", DTypeString(got));
         return false;
       }
       if (slot.kind == Kind::kDense && !config.dense[slot.index].variable_length) {
@@ -394,6 +400,13 @@ Status ParseExamples(const ParseConfig& config, absl::Span<const std::string> se
         if (!scratch.Decode(want, list)) return false;
         const int64_t per_example = s.elements_per_stride;
         const size_t got_n = scratch.size(want);
+        if (static_cast<int64_t>(got_n) != per_example && single) {
+          const bool long_bytes = want == DT_STRING && static_cast<int64_t>(got_n) > per_example;
+          error = example_error(key, "Can't parse serialized Example: ",
+                                long_bytes ? "Parsing bytes_list failed."
+                                           : absl::StrCat("Some ", TypeWord(want), "_list slice was not parsed."));
+          return false;
+        }
         if (static_cast<int64_t>(got_n) != per_example) {
           error = example_error(key, "Number of ", TypeWord(want), " values != expected.  Values size: ", got_n,
                                 " but output shape: ", s.shape.DebugString());
@@ -411,6 +424,12 @@ Status ParseExamples(const ParseConfig& config, absl::Span<const std::string> se
       if (slot.kind == Kind::kDense) {
         const DenseSpec& s = config.dense[slot.index];
         if (s.elements_per_stride == 0 ? added != 0 : added % s.elements_per_stride != 0) {
+          if (single) {
+            error = errors::InvalidArgument("Error while parsing feature with key ", A(key),
+                                            ": number of elements should be divisible by ", s.elements_per_stride,
+                                            ", found ", added, " instead");
+            return false;
+          }
           error = example_error(key, "Number of ", TypeWord(want),
                                 " values is not a multiple of stride length. Saw ", added,
                                 " values but output shape is: ", s.shape.DebugString());
@@ -420,7 +439,32 @@ Status ParseExamples(const ParseConfig& config, absl::Span<const std::string> se
       g.counts.resize(e + 1, 0);
       g.counts[e] = added;
       return true;
+    };
+    bool ok = ForEachFeature(serialized[e], [&](std::string_view key, std::string_view feature) {
+      auto it = slots.find(key);
+      if (it == slots.end()) return true;
+      const Slot slot = it->second;
+      if (slot.kind == Kind::kDense) {
+        seen_dense[slot.index] = e;
+        bytes_dense[slot.index] = feature;
+      } else if (slot.kind == Kind::kSparse) {
+        seen_sparse[slot.index] = e;
+        bytes_sparse[slot.index] = feature;
+      } else {
+        seen_ragged[slot.index] = e;
+        bytes_ragged[slot.index] = feature;
+      }
+      return true;
     });
+    for (size_t d = 0; ok && d < nd; ++d) {
+      if (seen_dense[d] == e) ok = process({Kind::kDense, static_cast<int>(d)}, config.dense[d].key, bytes_dense[d]);
+    }
+    for (size_t i = 0; ok && i < ns; ++i) {
+      if (seen_sparse[i] == e) ok = process({Kind::kSparse, static_cast<int>(i)}, config.sparse[i].key, bytes_sparse[i]);
+    }
+    for (size_t i = 0; ok && i < nr; ++i) {
+      if (seen_ragged[i] == e) ok = process({Kind::kRagged, static_cast<int>(i)}, config.ragged[i].key, bytes_ragged[i]);
+    }
     if (!error.ok()) return error;
     if (!ok) {
       std::string_view s = serialized[e];
@@ -432,6 +476,10 @@ Status ParseExamples(const ParseConfig& config, absl::Span<const std::string> se
       const DenseSpec& s = config.dense[d];
       if (s.variable_length || seen_dense[d] == e) continue;
       if (s.default_value.NumElements() == 0 && s.elements_per_stride > 0) {
+        if (single) {
+          return errors::InvalidArgument("Feature: ", s.key, " (data type: ", DTypeString(s.dtype),
+                                         ") is required but could not be found.");
+        }
         return errors::InvalidArgument("Name: ", A(name()), ", Feature: ", s.key, " (data type: ", DTypeString(s.dtype),
                                        ")", " is required but could not be found.");
       }

@@ -1,8 +1,8 @@
 // Parsing of serialized tf.train.Example protos (proto/example.proto) into the tensors of
 // ParseExample / ParseExampleV2 / ParseSingleExample, straight from the wire format: no message
 // objects are built, only the features asked for are decoded, and the values go directly into the
-// output tensors. The semantics are TensorFlow's fast parser's: the first occurrence of a feature in
-// an example wins, a feature of another list type is an error, a fixed-length dense feature must
+// output tensors. The semantics are TensorFlow's fast parser's: the last occurrence of a feature in
+// an example wins (as in a protobuf map), a feature of another list type is an error, a fixed-length dense feature must
 // have exactly its shape's element count, and errors name the example and the feature in
 // TensorFlow's words.
 #pragma once

@@ -80,7 +80,8 @@ struct ParseAttrs {
   }
 };
 
-// Output shapes: sparse indices [?, batch rank + 1], values [?], shapes [batch rank + 1]; dense
+// Output shapes (serialized is a vector for ParseExample, a scalar for ParseSingleExample, either
+// for ParseExampleV2): sparse indices [?, batch rank + 1], values [?], shapes [batch rank + 1]; dense
 // batch shape + dense shape; ragged values [?] and row splits [?].
 Status ParseShape(InferenceContext* c, const std::string& op) {
   ParseAttrs a;
@@ -91,7 +92,11 @@ Status ParseShape(InferenceContext* c, const std::string& op) {
   } else if (op == "ParseSingleExample") {
     RETURN_IF_ERROR(c->WithRank(c->input(0), 0, &batch));
   } else {
-    batch = c->input(0);
+    const PartialTensorShape& in = c->input(0);
+    if (in.dims() > 1) {
+      return errors::InvalidArgument("Shape must be at most rank 1 but is rank ", in.dims());
+    }
+    batch = in;
   }
   const int rank1 = batch.unknown_rank() ? -1 : batch.dims() + 1;
   int out = 0;
@@ -158,6 +163,9 @@ class ParseExampleOp : public OpKernel {
       }
       defaults_at = 2 + static_cast<int>(nsparse + ndense);
     } else if (op_ == "ParseExampleV2") {
+      OP_REQUIRES(ctx, serialized.dims() <= 1,
+                  errors::InvalidArgument("Expected serialized to be a scalar or vector, got shape: ",
+                                          serialized.shape().DebugString()));
       names = &ctx->input(1);
       OP_REQUIRES_OK(ctx, StringVector(ctx->input(2), "sparse_keys", static_cast<int64_t>(nsparse), &sparse_keys));
       OP_REQUIRES_OK(ctx, StringVector(ctx->input(3), "dense_keys", static_cast<int64_t>(ndense), &dense_keys));

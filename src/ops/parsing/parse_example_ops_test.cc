@@ -96,7 +96,7 @@ TEST(ParseExampleV2Test, EmptyBatch) {
   EXPECT_EQ(Values<int32_t>(o[7]), (std::vector<int32_t>{0}));
 }
 
-TEST(ParseExampleV2Test, ScalarAndMatrixBatches) {
+TEST(ParseExampleV2Test, ScalarBatchAndNoMatrix) {
   const std::string e0 = Ex().F("a", {1, 2}).B("c", {"x"}).Bytes();
   const std::string e1 = Ex().F("a", {3, 4}).B("c", {"p", "q"}).Bytes();
   auto one = ParseV2(MakeTensor<std::string>({e1}, TensorShape({})));
@@ -106,14 +106,9 @@ TEST(ParseExampleV2Test, ScalarAndMatrixBatches) {
   EXPECT_EQ(Values<int64_t>((*one)[2]), (std::vector<int64_t>{2}));
   EXPECT_EQ((*one)[3].shape(), TensorShape({2}));
   EXPECT_EQ((*one)[4].shape(), TensorShape({}));
+  // TensorFlow's ParseExampleV2 takes a scalar or a vector only.
   auto grid = ParseV2(MakeTensor<std::string>({e0, e1, e1, e0}, TensorShape({2, 2})));
-  ASSERT_TRUE(grid.ok()) << grid.status();
-  EXPECT_EQ((*grid)[0].shape(), TensorShape({6, 3}));
-  EXPECT_EQ(Values<int64_t>((*grid)[0]),
-            (std::vector<int64_t>{0, 0, 0, 0, 1, 0, 0, 1, 1, 1, 0, 0, 1, 0, 1, 1, 1, 0}));
-  EXPECT_EQ(Values<int64_t>((*grid)[2]), (std::vector<int64_t>{2, 2, 2}));
-  EXPECT_EQ((*grid)[3].shape(), TensorShape({2, 2, 2}));
-  EXPECT_EQ(Values<float>((*grid)[3]), (std::vector<float>{1, 2, 3, 4, 3, 4, 1, 2}));
+  EXPECT_FALSE(grid.ok());
 }
 
 void ExpectInvalid(const StatusOr<std::vector<Tensor>>& out, const std::string& text) {
@@ -132,20 +127,37 @@ TEST(ParseExampleV2Test, ErrorsAreTensorFlows) {
   ExpectInvalid(ParseV2(Strings({Ex().I("a", {1, 2}).Bytes()})),
                 "Name: <unknown>, Key: a, Index: 0.  Data types don't match. Data type: int64 but expected type: float");
   ExpectInvalid(ParseV2(Strings({Ex().F("a", {1, 2}).I("c", {1}).Bytes()})),
-                "Key: c, Index: 0.  Data types don't match. Data type: int64 but expected type: string");
+                "Key: c, Index: 0.  Data types don't match. Expected type: string, Actual type: int64");
   ExpectInvalid(ParseV2(Strings({good, std::string("\x0a\x05\x0a\x03", 4)})), "Could not parse example input");
   ExpectInvalid(ParseV2(Strings({good}), Strings({"a", "b"})), "Expected names have same shape as serialized");
 }
 
-TEST(ParseExampleV2Test, FirstOccurrenceWinsAndUnknownFieldsAreSkipped) {
-  // Two Features messages in one Example (protobuf merges them): "a" comes twice, the first wins.
+TEST(ParseExampleV2Test, SingleExampleErrorsAreTensorFlows) {
+  auto one = [](const std::string& e) { return MakeTensor<std::string>({e}, TensorShape({})); };
+  auto missing = ParseV2(one(Ex().I("b", {1}).Bytes()));
+  ExpectInvalid(missing, "Feature: a (data type: float) is required but could not be found.");
+  EXPECT_EQ(missing.status().message().find("Name:"), std::string::npos) << missing.status();
+  ExpectInvalid(ParseV2(one(Ex().F("a", {1, 2, 3}).Bytes())),
+                "Key: a.  Can't parse serialized Example: Some float_list slice was not parsed.");
+  ExpectInvalid(ParseV2(one(Ex().F("a", {1, 2}).I("c", {1}).Bytes())),
+                "Key: c.  Data types don't match. Expected type: string, Actual type: int64");
+}
+
+TEST(ParseExampleV2Test, LastOccurrenceWinsAndUnknownExampleFieldsAreSkipped) {
+  // Two Features messages in one Example (protobuf merges them): "a" comes twice, the last wins.
   const std::string first = Ex().F("a", {1, 2}).Bytes();
   const std::string second = Ex().F("a", {5, 6}).I("b", {3}).Bytes();
   const std::string unknown = std::string("\x18\x07", 2);  // field 3, varint 7
   auto out = ParseV2(Strings({first + unknown + second}));
   ASSERT_TRUE(out.ok()) << out.status();
-  EXPECT_EQ(Values<float>((*out)[3]), (std::vector<float>{1, 2}));
+  EXPECT_EQ(Values<float>((*out)[3]), (std::vector<float>{5, 6}));
   EXPECT_EQ(Values<int64_t>((*out)[4]), (std::vector<int64_t>{3}));
+  // A Features cut short between entries still parses (TensorFlow's parser accepts it).
+  std::string longer = first;
+  longer[1] = static_cast<char>(longer[1] + 5);  // the Features length now runs past the end
+  auto lenient = ParseV2(Strings({longer}));
+  ASSERT_TRUE(lenient.ok()) << lenient.status();
+  EXPECT_EQ(Values<float>((*lenient)[3]), (std::vector<float>{1, 2}));
 }
 
 TEST(ParseExampleV2Test, UnpackedListsParse) {

@@ -7,6 +7,7 @@
 #include "base/temp_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "ops/data/compressed_file.h"
 #include "proto/graph.pb.h"
 #include "tensor/npy.h"
 #include "tools/commands.h"
@@ -169,6 +170,19 @@ TEST(DflowInspectTest, NamesFilesThatAreNotGraphDefs) {
     for (const char* rec : {"a", "bc", "def"}) ASSERT_TRUE(w.WriteRecord(rec).ok());
     ASSERT_TRUE((*f)->Close().ok());
   }
+  for (const char* kind : {"GZIP", "ZLIB"}) {
+    auto f = data::NewDeflatingFile(Env::Default()->NewWritableFile(dir.File(kind)).value(), kind);
+    ASSERT_TRUE(f.ok());
+    RecordWriter w(f->get());
+    for (const char* rec : {"a", "bc"}) ASSERT_TRUE(w.WriteRecord(rec).ok());
+    ASSERT_TRUE((*f)->Close().ok());
+  }
+  {
+    auto f = data::NewDeflatingFile(Env::Default()->NewWritableFile(dir.File("text.gz")).value(), "GZIP");
+    ASSERT_TRUE(f.ok());
+    ASSERT_TRUE((*f)->Append("just some text, not records").ok());
+    ASSERT_TRUE((*f)->Close().ok());
+  }
   std::string events;
   {
     summary::FileWriter w(dir.File("logs"));
@@ -192,6 +206,9 @@ TEST(DflowInspectTest, NamesFilesThatAreNotGraphDefs) {
       {events, "an event file (brain.Event:2): 3 events, steps 1 to 9: 2 scalar values", 0},
       {dir.File("logs"), "a directory of 1 event file", 0},
       {dir.File("x.npy"), "a NumPy .npy file", 0},
+      {dir.File("GZIP"), "a GZIP-compressed TFRecord file: 2 records", 0},
+      {dir.File("ZLIB"), "a ZLIB-compressed TFRecord file: 2 records", 0},
+      {dir.File("text.gz"), "a GZIP-compressed file that does not hold TFRecords", 1},
       {dir.File("junk"), "is not a file dflow recognizes", 1},
       {dir.File("logs/.."), "a SavedModel directory", 0},
       {dir.File("empty"), "a directory without a `checkpoint` state file", 1},

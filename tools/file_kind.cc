@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -13,6 +14,7 @@
 #include "base/record_io.h"
 #include "base/table.h"
 #include "google/protobuf/text_format.h"
+#include "ops/data/compressed_file.h"
 #include "proto/checkpoint_state.pb.h"
 #include "proto/event.pb.h"
 #include "proto/graph.pb.h"
@@ -203,9 +205,12 @@ std::string DescribeEvents(const std::string& path) {
                       "; `dflow events` prints its scalars");
 }
 
-std::string DescribeRecords(const std::string& path) {
-  auto file = Env::Default()->NewRandomAccessFile(path);
-  if (!file.ok()) return "a TFRecord file that cannot be opened: " + file.status().ToString();
+// The records of a TFRecord file; nullopt for a compressed file whose first record is not one.
+std::optional<std::string> DescribeRecords(const std::string& path, const std::string& compression = "") {
+  auto raw = Env::Default()->NewRandomAccessFile(path);
+  if (!raw.ok()) return "a TFRecord file that cannot be opened: " + raw.status().ToString();
+  auto file = data::NewInflatingFile(std::move(*raw), compression);
+  if (!file.ok()) return std::nullopt;
   RecordReader reader(file->get());
   uint64_t offset = 0;
   int64_t records = 0;
@@ -214,10 +219,15 @@ std::string DescribeRecords(const std::string& path) {
     Status s = reader.ReadRecord(&offset, &record);
     if (absl::IsOutOfRange(s)) break;
     if (!s.ok()) {
+      if (records == 0 && !compression.empty()) return std::nullopt;
       error = absl::StrCat("; then: ", s.ToString());
       break;
     }
     ++records;
+  }
+  if (!compression.empty()) {
+    return absl::StrCat("a ", compression, "-compressed TFRecord file: ", records, " records", error,
+                        " (read with tf.data.TFRecordDataset(..., compression_type=\"", compression, "\"))");
   }
   return absl::StrCat("a TFRecord file: ", records, " records", error,
                       " (read with tf.data.TFRecordDataset or tf.io.tf_record_iterator)");
@@ -271,12 +281,13 @@ FileIdentity IdentifyFile(const std::string& path) {
   if (head.size() >= 6 && std::memcmp(head.data(), "\x93NUMPY", 6) == 0) {
     return {FileKind::kNpy, "a NumPy .npy file (a value for `dflow run --feed NAME=@FILE`)"};
   }
-  if (head.size() >= 2 && static_cast<uint8_t>(head[0]) == 0x1f && static_cast<uint8_t>(head[1]) == 0x8b) {
-    return {FileKind::kCompressed, "a GZIP-compressed file (a TFRecord file written with compression_type GZIP?)"};
-  }
-  if (head.size() >= 2 && static_cast<uint8_t>(head[0]) == 0x78 &&
-      (static_cast<uint8_t>(head[0]) * 256 + static_cast<uint8_t>(head[1])) % 31 == 0) {
-    return {FileKind::kCompressed, "a ZLIB-compressed file (a TFRecord file written with compression_type ZLIB?)"};
+  const bool gzip = head.size() >= 2 && static_cast<uint8_t>(head[0]) == 0x1f && static_cast<uint8_t>(head[1]) == 0x8b;
+  const bool zlib = head.size() >= 2 && static_cast<uint8_t>(head[0]) == 0x78 &&
+                    (static_cast<uint8_t>(head[0]) * 256 + static_cast<uint8_t>(head[1])) % 31 == 0;
+  if (gzip || zlib) {
+    const std::string kind = gzip ? "GZIP" : "ZLIB";
+    if (std::optional<std::string> records = DescribeRecords(path, kind)) return {FileKind::kTFRecord, *records};
+    return {FileKind::kCompressed, absl::StrCat("a ", kind, "-compressed file that does not hold TFRecords")};
   }
   if (*size >= 48) {
     char tail[8];
@@ -302,7 +313,7 @@ FileIdentity IdentifyFile(const std::string& path) {
         return {FileKind::kEventFile, DescribeEvents(path)};
       }
       if (absl::StrContains(base, "tfevents")) return {FileKind::kEventFile, DescribeEvents(path)};
-      return {FileKind::kTFRecord, DescribeRecords(path)};
+      return {FileKind::kTFRecord, *DescribeRecords(path)};
     }
   }
   if (LooksLikeText(head.substr(0, 4096))) {

@@ -16,8 +16,8 @@ enum class FileKind {
   kSavedModel,       // a SavedModel directory, saved_model.pb or saved_model.pbtxt
   kMetaGraph,        // a MetaGraphDef (model.ckpt-N.meta), binary or text
   kEventFile,        // a TFRecord file of Event protos (events.out.tfevents.*)
-  kTFRecord,         // any other TFRecord file
-  kCompressed,       // a GZIP or ZLIB stream (a compressed TFRecord file?)
+  kTFRecord,         // any other TFRecord file, also GZIP- or ZLIB-compressed
+  kCompressed,       // a GZIP or ZLIB stream that does not hold TFRecords
   kNpy,              // a NumPy .npy file
   kEventDirectory,   // a directory holding event files
   kDirectory,        // any other directory

@@ -297,8 +297,7 @@ def test_compressed_tfrecord_files_both_ways(tmp_path):
         # Read without its compression type, the file is damaged data, as in TensorFlow.
         with pytest.raises(dflow.errors.DataLossError):
             list(dflow.io.tf_record_iterator(theirs))
-        p = dflow_cli("inspect", theirs, check=False)
-        assert p.returncode == 1 and ("%s-compressed" % kind) in p.stderr, p.stderr
+        assert "a %s-compressed TFRecord file: 4 records" % kind in dflow_cli("inspect", theirs).stdout
     with pytest.raises(dflow.errors.InvalidArgumentError, match="BZIP2"):
         dflow.io.TFRecordWriter(str(tmp_path / "x"), options="BZIP2")
 

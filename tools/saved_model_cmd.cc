@@ -33,13 +33,17 @@ std::string InfoText(const proto::TensorInfo& info) {
 }  // namespace
 
 bool IsSavedModelRun(const std::vector<std::string>& args) {
+  // A flag only SavedModels take decides; else whether the first argument that is no flag (or a
+  // flag's value) is a SavedModel directory.
+  for (const std::string& a : args) {
+    for (const char* flag : {"--signature", "--input", "--tag"}) {
+      if (a == flag || absl::StartsWith(a, absl::StrCat(flag, "="))) return true;
+    }
+  }
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a.empty()) continue;
     if (a[0] == '-') {
-      for (const char* flag : {"--signature", "--input", "--tag"}) {
-        if (a == flag || absl::StartsWith(a, absl::StrCat(flag, "="))) return true;
-      }
       if (a.find('=') == std::string::npos) ++i;  // the flag's value
       continue;
     }

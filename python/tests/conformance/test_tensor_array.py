@@ -21,7 +21,8 @@ U = RNG.randn(6, 6).astype(np.float32) * 0.5
 def _graphs(build):
     """(forward GraphDef, names, TensorFlow's gradients of names['loss'] wrt names['xs'] run there).
 
-    `build(tf)` returns {"loss": tensor, "xs": [tensors], "fetch": [tensors], "feeds": {tensor: value}}."""
+    `build(tf)` returns {"loss": tensor, "xs": [tensors], "fetch": [tensors], "feeds": {tensor: value},
+    "init": an op to run first (optional)}."""
     tf = real_tf()
     g = tf.Graph()
     with g.as_default():
@@ -30,9 +31,12 @@ def _graphs(build):
         grads = tf.gradients(out["loss"], out["xs"]) if out.get("xs") else []
         with tf.Session() as s:
             feeds = out.get("feeds", {})
+            if out.get("init") is not None:
+                s.run(out["init"])
             ref_fwd, ref_grads = s.run([out["fetch"], grads], feeds)
     names = {"loss": out["loss"].name, "xs": [x.name for x in out.get("xs", [])],
-             "fetch": [t.name for t in out["fetch"]], "feeds": {k.name: v for k, v in out.get("feeds", {}).items()}}
+             "fetch": [t.name for t in out["fetch"]], "feeds": {k.name: v for k, v in out.get("feeds", {}).items()},
+             "init": out["init"].name if out.get("init") is not None else None}
     return gd, names, ref_fwd, ref_grads
 
 
@@ -44,6 +48,8 @@ def _dflow_run(gd, names):
         xs = [g.get_tensor_by_name(n) for n in names["xs"]]
         grads = dflow.gradients(loss, xs) if xs else []
         with dflow.Session() as s:
+            if names["init"]:
+                s.run(names["init"])
             return s.run([names["fetch"], grads], names["feeds"])
 
 
@@ -188,3 +194,45 @@ def test_errors_as_tensorflow(case):
     assert got == want, "%s: dflow %s, TensorFlow %s" % (case, got, want)
     if want is None:
         assert_same(run_dflow(gd, fetch), run_tf(gd, fetch))
+
+
+def _constant_getter(getter, name, shape=None, initializer=None, **kwargs):
+    """Variables start from values fixed by their names (the same in TensorFlow and dflow)."""
+    import zlib
+    r = np.random.RandomState(zlib.crc32(name.encode()) % (2 ** 31))
+    value = r.uniform(-0.5, 0.5, size=shape).astype(np.float32)
+    return getter(name, shape=shape, initializer=real_tf().constant_initializer(value), **kwargs)
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_tensorflow_dynamic_rnn_graph(cell):
+    """TensorFlow's own tf.nn.dynamic_rnn graph (sequence lengths, an LSTM or GRU cell): the
+    forward values and the gradients with respect to the inputs and the cell's variables."""
+    def build(tf):
+        from tensorflow.python.keras.layers.legacy_rnn import rnn_cell_impl
+        x = tf.placeholder(tf.float32, [3, 5, 4], name="x")
+        seq = tf.placeholder(tf.int32, [3], name="seq")
+        with tf.variable_scope("model", custom_getter=_constant_getter):
+            c = rnn_cell_impl.BasicLSTMCell(6) if cell == "lstm" else rnn_cell_impl.GRUCell(6)
+            out, state = tf.nn.dynamic_rnn(c, x, sequence_length=seq, dtype=tf.float32)
+        flat = list(state) if isinstance(state, tuple) else [state]
+        loss = tf.reduce_sum(out * out) + tf.add_n([tf.reduce_sum(s) for s in flat])
+        variables = tf.trainable_variables()
+        return {"loss": loss, "xs": [x] + [v.value() for v in variables], "fetch": [out] + flat,
+                "feeds": {x: np.transpose(X, (1, 0, 2)), seq: np.array([5, 2, 0], np.int32)},
+                "init": tf.global_variables_initializer()}
+    _compare(build, rtol=1e-4, atol=1e-5)
+
+
+def test_all_any_reductions():
+    """All and Any (in TensorFlow's dynamic_rnn sequence_length checks)."""
+    b = np.array([[[True, False], [True, True]], [[False, False], [True, True]]])
+
+    def build(tf):
+        x = tf.constant(b)
+        return [tf.reduce_all(x), tf.reduce_any(x), tf.reduce_all(x, 1), tf.reduce_any(x, [0, -1], keepdims=True),
+                tf.reduce_all(x, []), tf.reduce_any(tf.zeros([0, 2], tf.bool), 0), tf.reduce_all(x, [2, 0])]
+    gd, fetch = tf_graph_def(build)
+    assert_same(run_dflow(gd, fetch), run_tf(gd, fetch))
+    gd, fetch = tf_graph_def(lambda tf: tf.reduce_all(tf.constant(b), tf.placeholder_with_default(3, [])))
+    assert _error_class(run_dflow, gd, fetch) == _error_class(run_tf, gd, fetch) == "InvalidArgumentError"

@@ -4,6 +4,8 @@
 
 namespace dflow {
 
+void RegisterBoolReductionOps();  // bool_reduction_ops.cc: All, Any
+
 void RegisterMathOps() {
   RegisterArithmeticOps();
   RegisterComparisonOps();
@@ -13,6 +15,7 @@ void RegisterMathOps() {
   RegisterSelectOps();
   RegisterAddNOp();
   RegisterReductionOps();
+  RegisterBoolReductionOps();
   RegisterArgMinMaxOps();
   RegisterBroadcastGradientArgsOp();
   RegisterCompatMathOps();

@@ -23,9 +23,9 @@ def build_signature_def(inputs=None, outputs=None, method_name=None, defaults=No
 def predict_signature_def(inputs, outputs):
     """A predict SignatureDef of {key: tensor} inputs and outputs."""
     if inputs is None or not inputs:
-        raise ValueError("Prediction inputs cannot be None or empty.")
+        raise ValueError("Prediction `inputs` cannot be None or empty.")
     if outputs is None or not outputs:
-        raise ValueError("Prediction outputs cannot be None or empty.")
+        raise ValueError("Prediction `outputs` cannot be None or empty.")
     return build_signature_def({k: utils.build_tensor_info(t) for k, t in inputs.items()},
                                {k: utils.build_tensor_info(t) for k, t in outputs.items()},
                                sc.PREDICT_METHOD_NAME)
@@ -34,19 +34,21 @@ def predict_signature_def(inputs, outputs):
 def classification_signature_def(examples, classes, scores):
     """A classify SignatureDef: serialized tf.Examples in, classes (strings) and/or scores out."""
     if examples is None:
-        raise ValueError("Classification examples cannot be None.")
+        raise ValueError("Classification `examples` cannot be None.")
     if not hasattr(examples, "dtype") or examples.dtype.base_dtype != dtypes.string:
-        raise ValueError("Classification examples must be a string Tensor.")
+        raise ValueError("Classification input tensors must be of type string. Found tensors of type %d"
+                         % examples.dtype.as_datatype_enum)
     if classes is None and scores is None:
-        raise ValueError("Classification classes and scores cannot both be None.")
+        raise ValueError("Classification `classes` and `scores` cannot both be None.")
     outputs = {}
     if classes is not None:
         if classes.dtype.base_dtype != dtypes.string:
-            raise ValueError("Classification classes must be a string Tensor.")
+            raise ValueError("Classification classes must be of type string Tensor. Found tensors of type %d.`"
+                             % classes.dtype.as_datatype_enum)
         outputs[sc.CLASSIFY_OUTPUT_CLASSES] = utils.build_tensor_info(classes)
     if scores is not None:
         if scores.dtype.base_dtype != dtypes.float32:
-            raise ValueError("Classification scores must be a float32 Tensor.")
+            raise ValueError("Classification scores must be a float Tensor.")
         outputs[sc.CLASSIFY_OUTPUT_SCORES] = utils.build_tensor_info(scores)
     return build_signature_def({sc.CLASSIFY_INPUTS: utils.build_tensor_info(examples)}, outputs,
                                sc.CLASSIFY_METHOD_NAME)
@@ -55,13 +57,15 @@ def classification_signature_def(examples, classes, scores):
 def regression_signature_def(examples, predictions):
     """A regress SignatureDef: serialized tf.Examples in, float predictions out."""
     if examples is None:
-        raise ValueError("Regression examples cannot be None.")
+        raise ValueError("Regression `examples` cannot be None.")
     if not hasattr(examples, "dtype") or examples.dtype.base_dtype != dtypes.string:
-        raise ValueError("Regression examples must be a string Tensor.")
+        raise ValueError("Regression input tensors must be of type string. Found tensors with type %d."
+                         % examples.dtype.as_datatype_enum)
     if predictions is None:
-        raise ValueError("Regression output cannot be None.")
+        raise ValueError("Regression `predictions` cannot be None.")
     if predictions.dtype.base_dtype != dtypes.float32:
-        raise ValueError("Regression output must be a float Tensor.")
+        raise ValueError("Regression output tensors must be of type float. Found tensors with type %d."
+                         % predictions.dtype.as_datatype_enum)
     return build_signature_def({sc.REGRESS_INPUTS: utils.build_tensor_info(examples)},
                                {sc.REGRESS_OUTPUTS: utils.build_tensor_info(predictions)},
                                sc.REGRESS_METHOD_NAME)

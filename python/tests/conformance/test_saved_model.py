@@ -250,3 +250,47 @@ def test_estimator_export_classifies_serialized_examples_in_tensorflow(tmp_path)
     out = dflow_cli("inspect", path).stdout
     assert "signature 'serving_default' (tensorflow/serving/classify)" in out, out
     assert "input  inputs: input_example_tensor:0 string(?)" in out, out
+
+
+def test_signature_helpers_build_what_tensorflow_builds():
+    tf = real_tf()
+    SignatureDef = dflow.framework.graph_pb.message_class("SignatureDef")
+    TensorInfo = dflow.framework.graph_pb.message_class("TensorInfo")
+    built = {}
+    for m in (tf, dflow):
+        with m.Graph().as_default():
+            x = m.placeholder(m.float32, [None, 3], name="x")
+            u = m.placeholder(m.float32, None, name="u")
+            s = m.placeholder(m.string, [None], name="s")
+            y = m.identity(x, name="y")
+            sdu, utils = m.saved_model.signature_def_utils, m.saved_model.utils
+            sigs = [sdu.predict_signature_def({"x": x, "s": s}, {"y": y}),
+                    sdu.classification_signature_def(s, None, y),
+                    sdu.regression_signature_def(s, y),
+                    sdu.build_signature_def({"x": utils.build_tensor_info(x)}, {}, "custom/method")]
+            errors = []
+            for call in (lambda: sdu.predict_signature_def({}, {"y": y}),
+                         lambda: sdu.classification_signature_def(x, None, y),
+                         lambda: sdu.predict_signature_def({"x": x}, None),
+                         lambda: sdu.classification_signature_def(s, y, y),
+                         lambda: sdu.classification_signature_def(s, None, None),
+                         lambda: sdu.regression_signature_def(x, y),
+                         lambda: sdu.regression_signature_def(s, s)):
+                try:
+                    call()
+                    errors.append(None)
+                except ValueError as e:
+                    errors.append(str(e))
+            assert utils.get_tensor_from_tensor_info(utils.build_tensor_info(y)).name == "y:0"
+            built[m.__name__] = ([SignatureDef.FromString(g.SerializeToString()) for g in sigs],
+                                 [TensorInfo.FromString(utils.build_tensor_info(t).SerializeToString()) for t in (x, u, s)],
+                                 [sdu.is_valid_signature(g) for g in sigs], errors)
+    (tf_sigs, tf_infos, tf_valid, tf_errors), (sigs, infos, valid, errors) = built.values()
+    assert sigs == tf_sigs
+    assert infos == tf_infos
+    assert valid == tf_valid == [True, True, True, False]
+    assert errors == tf_errors
+    assert dflow.saved_model.tag_constants.SERVING == tf.saved_model.tag_constants.SERVING
+    for k in ("DEFAULT_SERVING_SIGNATURE_DEF_KEY", "PREDICT_METHOD_NAME", "CLASSIFY_METHOD_NAME",
+              "CLASSIFY_OUTPUT_SCORES", "REGRESS_METHOD_NAME", "PREDICT_INPUTS"):
+        assert getattr(dflow.saved_model.signature_constants, k) == getattr(tf.saved_model.signature_constants, k)

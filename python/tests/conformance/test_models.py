@@ -318,11 +318,18 @@ _OPTIMIZERS = {
 }
 
 
-def _regression(make_optimizer):
+def _regression(make_optimizer, sparse=False):
+    """A tanh layer and a linear one; with `sparse`, x is added to the mean of embedding rows picked
+    by fed ids (the table's gradient is IndexedSlices: the optimizer's SparseApply* op, or its
+    scatter updates)."""
     def build(tf):
         rng = np.random.RandomState(17)
         x = tf.compat.v1.placeholder(tf.float32, [None, 6], name="x")
         y = tf.compat.v1.placeholder(tf.float32, [None, 2], name="y")
+        if sparse:
+            ids = tf.compat.v1.placeholder(tf.int64, [None, 3], name="ids")
+            table = _var(tf, "table", rng.uniform(-0.5, 0.5, (12, 6)))
+            x = x + tf.reduce_mean(tf.nn.embedding_lookup(table, ids), axis=1)
         h = tf.tanh(_dense(tf, rng, "hidden", x, 6, 8))
         loss = tf.reduce_mean(tf.square(_dense(tf, rng, "out", h, 8, 2) - y))
         return _result(tf, loss, make_optimizer(tf.compat.v1.train).minimize(loss))
@@ -332,18 +339,24 @@ def _regression(make_optimizer):
 _W = np.random.RandomState(4).normal(size=(6, 2))
 
 
-def _regression_batch(rng, step):
+def _regression_batch(rng, step, sparse=False):
     x = rng.normal(size=(16, 6)).astype(np.float32)
-    return {"x:0": x, "y:0": np.sin(x @ _W).astype(np.float32)}
+    feed = {"x:0": x, "y:0": np.sin(x @ _W).astype(np.float32)}
+    if sparse:
+        # repeated ids within a batch: the optimizers sum them (Unique, UnsortedSegmentSum) first
+        feed["ids:0"] = rng.randint(0, 12, size=(16, 3)).astype(np.int64)
+    return feed
 
 
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
 @pytest.mark.parametrize("optimizer", sorted(_OPTIMIZERS))
-def test_optimizer_updates_match(optimizer):
-    """The optimizer's Apply* op as TensorFlow writes it (hyperparameters, slots, attrs) updates
-    the variables as TensorFlow's kernel does: one step tightly, 100 steps at RTOL."""
-    graph_def, names = tf_graph_def(_regression(_OPTIMIZERS[optimizer]))
+def test_optimizer_updates_match(optimizer, sparse):
+    """The optimizer's Apply* (and SparseApply*) ops as TensorFlow writes them (hyperparameters,
+    slots, attrs) update the variables as TensorFlow's kernels do: one step tightly, 100 steps at
+    RTOL."""
+    graph_def, names = tf_graph_def(_regression(_OPTIMIZERS[optimizer], sparse))
     rng = np.random.RandomState(101)
-    feeds = [_regression_batch(rng, step) for step in range(100)]
+    feeds = [_regression_batch(rng, step, sparse) for step in range(100)]
     for n in (1, len(feeds)):
         tf_losses, tf_vars = _train(real_tf(), graph_def, names, feeds[:n])
         df_losses, df_vars = _train(dflow, graph_def, names, feeds[:n])

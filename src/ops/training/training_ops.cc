@@ -99,6 +99,7 @@ void RegisterTrainingOps() {
   }
   RegisterApplyKernels();
   RegisterProximalApplyOps();
+  RegisterSparseApplyOps();
 }
 
 }  // namespace dflow

@@ -7,5 +7,7 @@ namespace dflow {
 void RegisterApplyKernels();
 // ApplyAdadelta, ApplyProximalGradientDescent, ApplyProximalAdagrad, ApplyFtrlV2 (OpDefs and kernels).
 void RegisterProximalApplyOps();
+// The SparseApply* ops (OpDefs and kernels); see sparse_apply_ops.cc.
+void RegisterSparseApplyOps();
 
 }  // namespace dflow

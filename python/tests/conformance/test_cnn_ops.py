@@ -643,6 +643,30 @@ def test_frozen_mobilenet_block():
     check(build, {"x:0": x}, tol=dict(rtol=1e-4, atol=1e-4))
 
 
+def test_graph_def_without_newer_attrs():
+    """GraphDefs written by TensorFlow 1.x lack attrs added since (exponential_avg_factor,
+    half_pixel_centers, explicit_paddings, LeakyRelu's alpha): their OpDef defaults apply."""
+    x = rand((2, 3, 3, 4))
+
+    def build(tf):
+        xp = tf.placeholder(tf.float32, [2, 3, 3, 4], name="x")
+        y = tf.raw_ops.FusedBatchNorm(x=xp, scale=tf.constant(rand([4], lo=0.5, hi=1.5)), offset=tf.zeros([4]),
+                                      mean=tf.constant(rand([4])), variance=tf.ones([4]), is_training=False)[0]
+        z = tf.raw_ops.LeakyRelu(features=y)
+        r = tf.raw_ops.ResizeBilinear(images=z, size=[5, 4])
+        return tf.raw_ops.DepthwiseConv2dNative(input=r, filter=tf.constant(rand([3, 3, 4, 1])),
+                                                strides=[1, 1, 1, 1], padding="SAME")
+
+    gd, out = tf_graph_def(build)
+    g = real_tf().GraphDef.FromString(gd)
+    for n in g.node:
+        for a in ("exponential_avg_factor", "half_pixel_centers", "explicit_paddings", "alpha"):
+            if a in n.attr:
+                del n.attr[a]
+    old = g.SerializeToString()
+    np.testing.assert_allclose(run_dflow(old, out, {"x:0": x}), run_tf(old, out, {"x:0": x}), rtol=1e-5, atol=1e-5)
+
+
 # ---- IdentityN -----------------------------------------------------------------------------------
 
 def test_identity_n():

@@ -58,8 +58,7 @@ void DepthwiseForward(const Conv2DDims& d, const T* input, const T* filter, T* o
   const int64_t C = d.in_depth, M = d.out_depth, OC = C * M;
   const Strides4 os = StridesOf(d.format, d.rows.out, d.cols.out, OC);
   const int64_t rows = d.batch * d.rows.out;
-  const int64_t work = rows * d.cols.out * d.rows.window * d.cols.window * OC;
-  DnnlThreads threads(work);
+  DnnlThreads threads(d.Work());  // multiply-adds, saturated
 #pragma omp parallel num_threads(threads.threads())
   {
     std::vector<T> acc(static_cast<size_t>(OC));

@@ -52,10 +52,8 @@ dnnl::convolution_forward::primitive_desc ForwardPd(const Descs& c, dnnl::prop_k
   return dnnl::convolution_forward::primitive_desc(desc, attr, CpuEngine());
 }
 
-// Multiply-adds of the forward pass (saturation is not needed for a thread decision).
-int64_t Work(const Conv2DDims& d) {
-  return d.batch * d.rows.out * d.cols.out * d.in_depth * d.out_depth * d.rows.window * d.cols.window;
-}
+// Multiply-adds of the forward pass, saturated (Conv2DDims::Work with out_depth = the multiplier).
+int64_t Work(const Conv2DDims& d) { return d.Work(); }
 
 }  // namespace
 

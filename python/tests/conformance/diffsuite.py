@@ -653,13 +653,16 @@ def write_table(results, excluded, known=None):
 
 
 if __name__ == "__main__":  # python3 diffsuite.py [Op ...]: run some specs, print problems
-    specs, excluded, known = load()
+    # Through the module the spec files import: run as a script this file is __main__, whose Const
+    # is not the class the specs' inputs are made of.
+    import diffsuite as _suite
+    specs, excluded, known = _suite.load()
     want = set(sys.argv[1:])
     res = {}
     for s in specs:
         if not want or s.op in want:
-            res[s.op] = run_spec(s, known, res.get(s.op))
+            res[s.op] = _suite.run_spec(s, known, res.get(s.op))
     for r in res.values():
         for p in r.mismatches:
             print("MISMATCH", p)
-    print(summary(res))
+    print(_suite.summary(res))

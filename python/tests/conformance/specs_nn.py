@@ -200,7 +200,9 @@ def _conv2d_backprop_filter(dtype):
     return out
 
 
-SPECS.append(Spec("Conv2D", _conv2d, tol=CONV_TOL, grad_tol=CONV_GRAD_TOL))
+_HALF = "TensorFlow-only dtypes: dflow has no half-precision types (float16, bfloat16) nor int8/int16/uint16"
+SPECS.append(Spec("Conv2D", _conv2d, tol=CONV_TOL, grad_tol=CONV_GRAD_TOL,
+                  note=_HALF + "; int32 Conv2D (TensorFlow's CPU kernel has it) is not implemented in dflow"))
 SPECS.append(Spec("Conv2DBackpropInput", _conv2d_backprop_input, tol=CONV_TOL, grad_tol=CONV_GRAD_TOL))
 SPECS.append(Spec("Conv2DBackpropFilter", _conv2d_backprop_filter, tol=CONV_TOL, grad_tol=CONV_GRAD_TOL))
 
@@ -285,7 +287,10 @@ def _pool_out(xs, k, s, pad):
 def _distinct(dtype, shape, seed):
     """Values without ties (the max is unique in every window), shuffled."""
     n = int(np.prod(shape))
-    return (np.random.RandomState(seed).permutation(n) * 0.37 - n * 0.1).astype(dtype).reshape(shape)
+    p = np.random.RandomState(seed).permutation(n)
+    if dtype not in FLOATS:
+        return (p - (0 if dtype == "uint8" else n // 2)).astype(dtype).reshape(shape)
+    return (p * 0.37 - n * 0.1).astype(dtype).reshape(shape)
 
 
 def _pool(op):
@@ -307,7 +312,7 @@ def _pool(op):
     return cases
 
 
-SPECS.append(Spec("MaxPool", _pool("MaxPool")))
+SPECS.append(Spec("MaxPool", _pool("MaxPool"), note=_HALF))
 SPECS.append(Spec("AvgPool", _pool("AvgPool"), tol=CONV_TOL))
 
 

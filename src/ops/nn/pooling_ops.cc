@@ -184,6 +184,13 @@ Status AvgPoolGradShape(InferenceContext* c) {
 
 AttrMap PoolAttrMap(const Node* n) { return CopyAttrs(n, {"ksize", "strides", "padding", "data_format"}); }
 
+template <typename T>
+void RegisterIntegerMaxPoolKernels() {
+  RegisterKernel<PoolOp<T, true>>(KernelBuilder("MaxPool").TypeConstraint<T>("T"));
+  RegisterKernel<MaxPoolGradOp<T>>(KernelBuilder("MaxPoolGrad").TypeConstraint<T>("T"));
+  RegisterKernel<MaxPoolGradGradOp<T>>(KernelBuilder("MaxPoolGradGrad").TypeConstraint<T>("T"));
+}
+
 OpDefBuilder WithPoolAttrs(OpDefBuilder b) {
   return b.Attr("ksize: list(int) >= 4")
       .Attr("strides: list(int) >= 4")
@@ -194,8 +201,9 @@ OpDefBuilder WithPoolAttrs(OpDefBuilder b) {
 }  // namespace
 
 void RegisterPoolingOps() {
+  // MaxPool and its gradients take integers too, as TensorFlow's CPU kernels (AvgPool: floats).
   RegisterOp(WithPoolAttrs(OpDefBuilder("MaxPool").Input("input: T").Output("output: T"))
-                 .Attr("T: {float, double} = DT_FLOAT")
+                 .Attr("T: {float, double, int32, int64, uint8} = DT_FLOAT")
                  .SetShapeFn(PoolShape)
                  .Doc("The maximum of each ksize window of input, windows strides apart."));
   RegisterOp(WithPoolAttrs(OpDefBuilder("AvgPool").Input("value: T").Output("output: T"))
@@ -207,7 +215,7 @@ void RegisterPoolingOps() {
                                .Input("orig_output: T")
                                .Input("grad: T")
                                .Output("output: T"))
-                 .Attr("T: {float, double} = DT_FLOAT")
+                 .Attr("T: {float, double, int32, int64, uint8} = DT_FLOAT")
                  .SetShapeFn(MaxPoolGradShape)
                  .Doc("The gradient of MaxPool: grad routed to the maximum of each window of orig_input."));
   RegisterOp(WithPoolAttrs(OpDefBuilder("MaxPoolGradGrad")
@@ -215,7 +223,7 @@ void RegisterPoolingOps() {
                                .Input("orig_output: T")
                                .Input("grad: T")
                                .Output("output: T"))
-                 .Attr("T: {float, double}")
+                 .Attr("T: {float, double, int32, int64, uint8}")
                  .SetShapeFn(MaxPoolGradGradShape)
                  .Doc("The gradient of MaxPoolGrad: grad (shaped like orig_input) at the maximum of each window."));
   RegisterOp(WithPoolAttrs(
@@ -231,6 +239,9 @@ void RegisterPoolingOps() {
   RegisterKernel<MaxPoolGradOp<double>>(KernelBuilder("MaxPoolGrad").TypeConstraint<double>("T"));
   RegisterKernel<MaxPoolGradGradOp<float>>(KernelBuilder("MaxPoolGradGrad").TypeConstraint<float>("T"));
   RegisterKernel<MaxPoolGradGradOp<double>>(KernelBuilder("MaxPoolGradGrad").TypeConstraint<double>("T"));
+  RegisterIntegerMaxPoolKernels<int32_t>();
+  RegisterIntegerMaxPoolKernels<int64_t>();
+  RegisterIntegerMaxPoolKernels<uint8_t>();
   RegisterKernel<AvgPoolGradOp<float>>(KernelBuilder("AvgPoolGrad").TypeConstraint<float>("T"));
   RegisterKernel<AvgPoolGradOp<double>>(KernelBuilder("AvgPoolGrad").TypeConstraint<double>("T"));
 

@@ -199,6 +199,27 @@ TEST(PoolingOpsTest, ValidWindowLargerThanInputIsRejectedByTheShapeFunction) {
                                               Tensor(DT_FLOAT, TensorShape{3, 3, 1, 1})}, c).ok());
 }
 
+// Integer MaxPool (TensorFlow's CPU kernels have it): the window's maximum, the lowest value of the
+// type as the start (not 0); MaxPoolGrad routes to it.
+TEST(PoolingOpsTest, IntegerMaxPool) {
+  AttrMap a{{"ksize", std::vector<int64_t>{1, 2, 2, 1}},
+            {"strides", std::vector<int64_t>{1, 2, 2, 1}},
+            {"padding", "SAME"}};
+  Tensor x = testing::MakeTensor<int32_t>({-9, -2, -3, -4, -5, -6, -7, -8, -1}, TensorShape{1, 3, 3, 1});
+  auto y = RunOp("MaxPool", {x}, a);
+  ASSERT_EQ(y.size(), 1u);
+  EXPECT_EQ(y[0].ToString(), testing::MakeTensor<int32_t>({-2, -3, -7, -1}, TensorShape{1, 2, 2, 1}).ToString());
+  Tensor g = testing::MakeTensor<int32_t>({1, 2, 3, 4}, TensorShape{1, 2, 2, 1});
+  auto dx = RunOp("MaxPoolGrad", {x, y[0], g}, a);
+  ASSERT_EQ(dx.size(), 1u);
+  EXPECT_EQ(dx[0].ToString(),
+            testing::MakeTensor<int32_t>({0, 1, 2, 0, 0, 0, 3, 0, 4}, TensorShape{1, 3, 3, 1}).ToString());
+  Tensor u = testing::MakeTensor<uint8_t>({0, 0, 0, 0}, TensorShape{1, 2, 2, 1});
+  auto yu = RunOp("MaxPool", {u}, a);
+  ASSERT_EQ(yu.size(), 1u);
+  EXPECT_EQ(yu[0].flat<uint8_t>()[0], 0);
+}
+
 TEST(PoolingOpsTest, EmptyTensors) {
   PoolCase k;
   auto y = RunOp("MaxPool", {Tensor(DT_FLOAT, TensorShape{0, 4, 4, 2})}, k.Attrs());

@@ -13,6 +13,6 @@ from dflow.ops.nn_ops import (avg_pool1d, compute_average_loss, conv1d, convolut
 from dflow.ops.nn_ops import (depthwise_conv2d, depthwise_conv2d_native,  # noqa: F401
                               depthwise_conv2d_native_backprop_filter, depthwise_conv2d_native_backprop_input)
 from dflow.nn import rnn_cell  # noqa: F401,E402
-from dflow.ops.rnn import dynamic_rnn, static_rnn  # noqa: F401,E402
+from dflow.ops.rnn import bidirectional_dynamic_rnn, dynamic_rnn, static_rnn  # noqa: F401,E402
 
 __all__ = [n for n in dir() if not n.startswith("_")]

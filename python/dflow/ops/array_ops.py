@@ -359,4 +359,23 @@ def sequence_mask(lengths, maxlen=None, dtype=dtypes.bool, name=None):
         return m if dtypes.as_dtype(dtype) == dtypes.bool else math_ops.cast(m, dtype)
 
 
+
+def reverse(tensor, axis, name=None):
+    """tf.reverse (ReverseV2): `tensor` with the dimensions in `axis` reversed."""
+    return apply_op("ReverseV2", name, [tensor, axis])
+
+
+reverse_v2 = reverse
+
+
+def reverse_sequence(input, seq_lengths, seq_axis=None, batch_axis=None, name=None, seq_dim=None,  # noqa: A002
+                     batch_dim=None):
+    """tf.reverse_sequence: the first seq_lengths[b] slices along seq_axis of each row b reversed."""
+    seq_axis = seq_axis if seq_axis is not None else seq_dim
+    batch_axis = batch_axis if batch_axis is not None else (batch_dim if batch_dim is not None else 0)
+    if seq_axis is None:
+        raise ValueError("reverse_sequence needs seq_axis")
+    return apply_op("ReverseSequence", name, [input, seq_lengths], {"seq_dim": seq_axis, "batch_dim": batch_axis})
+
+
 newaxis = None

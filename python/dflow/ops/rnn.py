@@ -1,4 +1,4 @@
-"""tf.nn.dynamic_rnn and tf.nn.static_rnn (TensorFlow 1.x's graphs: a tf.while_loop over
+"""tf.nn.dynamic_rnn, tf.nn.bidirectional_dynamic_rnn and tf.nn.static_rnn (TensorFlow 1.x's graphs: a tf.while_loop over
 TensorArrays for dynamic_rnn, with TensorFlow's sequence_length rule — past each row's length
 the output is zeros and the state is copied through)."""
 from dflow.framework import dtypes
@@ -11,7 +11,7 @@ from dflow.ops import variable_scope as vs
 from dflow.ops.rnn_cell_impl import _flatten, _is_seq, _pack_as, _size_list
 from dflow.ops.tensor_array_ops import TensorArray
 
-__all__ = ["dynamic_rnn", "static_rnn"]
+__all__ = ["dynamic_rnn", "static_rnn", "bidirectional_dynamic_rnn"]
 
 
 def _transpose_batch_time(x):
@@ -207,3 +207,34 @@ def static_rnn(cell, inputs, initial_state=None, dtype=None, sequence_length=Non
             state = new_state
             outputs.append(output)
         return outputs, state
+
+
+def _reverse(input_, seq_lengths, seq_axis, batch_axis):
+    if seq_lengths is not None:
+        return array_ops.reverse_sequence(input_, seq_lengths, seq_axis=seq_axis, batch_axis=batch_axis)
+    return array_ops.reverse(input_, axis=[seq_axis])
+
+
+def bidirectional_dynamic_rnn(cell_fw, cell_bw, inputs, sequence_length=None, initial_state_fw=None,
+                              initial_state_bw=None, dtype=None, parallel_iterations=None, swap_memory=False,
+                              time_major=False, scope=None):
+    """A forward and a backward dynamic_rnn over `inputs` (the backward one on the inputs reversed
+    within each row's length). Returns ((output_fw, output_bw), (state_fw, state_bw))."""
+    with vs.variable_scope(scope or "bidirectional_rnn"):
+        with vs.variable_scope("fw") as fw_scope:
+            output_fw, output_state_fw = dynamic_rnn(
+                cell=cell_fw, inputs=inputs, sequence_length=sequence_length, initial_state=initial_state_fw,
+                dtype=dtype, parallel_iterations=parallel_iterations, swap_memory=swap_memory,
+                time_major=time_major, scope=fw_scope)
+        time_axis, batch_axis = (0, 1) if time_major else (1, 0)
+        with vs.variable_scope("bw") as bw_scope:
+            def _map_reverse(inp):
+                return _reverse(inp, sequence_length, time_axis, batch_axis)
+            inputs_reverse = _pack_as(inputs, [_map_reverse(x) for x in _flatten(inputs)]) if _is_seq(inputs) \
+                else _map_reverse(inputs)
+            tmp, output_state_bw = dynamic_rnn(
+                cell=cell_bw, inputs=inputs_reverse, sequence_length=sequence_length, initial_state=initial_state_bw,
+                dtype=dtype, parallel_iterations=parallel_iterations, swap_memory=swap_memory,
+                time_major=time_major, scope=bw_scope)
+    output_bw = _reverse(tmp, sequence_length, time_axis, batch_axis)
+    return (output_fw, output_bw), (output_state_fw, output_state_bw)

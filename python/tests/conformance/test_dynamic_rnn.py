@@ -37,7 +37,7 @@ CELLS = {
 }
 
 
-def _run_rnn(m, cell_name, time_major=False, lengths=False, initial_state=False, static=False):
+def _run_rnn(m, cell_name, time_major=False, lengths=False, initial_state=False, static=False, bidi=False):
     cell = CELLS[cell_name](_cells(m))
     x = m.placeholder(m.float32, [3, 5, 4], name="x")
     feeds = {x: X}
@@ -49,7 +49,13 @@ def _run_rnn(m, cell_name, time_major=False, lengths=False, initial_state=False,
     if initial_state:
         init = m.nest.map_structure(lambda t: t + 0.25, cell.zero_state(3, m.float32)) if hasattr(m, "nest") else \
             _add(m, cell.zero_state(3, m.float32))
-    if static:
+    if bidi:
+        inp = m.transpose(x, [1, 0, 2]) if time_major else x
+        (fw, bw), (s_fw, s_bw) = m.nn.bidirectional_dynamic_rnn(
+            cell, CELLS["gru"](_cells(m)), inp, sequence_length=seq, dtype=m.float32, time_major=time_major)
+        out = m.concat([fw, bw], 2)
+        state = (s_fw, s_bw)
+    elif static:
         inputs = [x[:, t] for t in range(5)]
         outs, state = m.nn.static_rnn(cell, inputs, initial_state=init, sequence_length=seq, dtype=m.float32)
         out = m.stack(outs, 1)
@@ -90,12 +96,15 @@ def test_dynamic_rnn_cells(cell):
     assert_same(d, t, rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("variant", ["time_major", "sequence_length", "initial_state", "static",
-                                     "static_sequence_length"])
+VARIANTS = {"time_major": dict(time_major=True), "sequence_length": dict(lengths=True),
+            "initial_state": dict(initial_state=True), "static": dict(static=True),
+            "static_sequence_length": dict(static=True, lengths=True), "bidirectional": dict(bidi=True),
+            "bidirectional_sequence_length_time_major": dict(bidi=True, lengths=True, time_major=True)}
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_dynamic_rnn_variants(variant):
-    kw = {"time_major": dict(time_major=True), "sequence_length": dict(lengths=True),
-          "initial_state": dict(initial_state=True), "static": dict(static=True),
-          "static_sequence_length": dict(static=True, lengths=True)}[variant]
+    kw = VARIANTS[variant]
     d, t = run_both(lambda m: _run_rnn(m, "basic_lstm", **kw))
     assert_same(d, t, rtol=1e-4, atol=1e-5)
 
@@ -144,5 +153,18 @@ def test_tensor_array_in_while_loop_python():
         grad = m.gradients(m.reduce_sum(y * y), x)[0]
         with m.Session() as s:
             return s.run([acc, y, grad]), str(y.shape)
+    d, t = run_both(fn)
+    assert_same(d, t)
+
+
+def test_reverse_and_reverse_sequence():
+    def fn(m):
+        x = m.constant(X)
+        lens = m.constant([5, 2, 0], m.int64)
+        outs = [m.reverse(x, [1]), m.reverse(x, [0, -1]), m.reverse_sequence(x, lens, seq_axis=1, batch_axis=0),
+                m.reverse_sequence(m.transpose(x, [1, 0, 2]), [4, 1, 3], seq_axis=0, batch_axis=1)]
+        loss = sum(m.reduce_sum(o * m.constant(X)) for o in outs[:3])
+        with m.Session() as s:
+            return s.run(outs + m.gradients(loss, [x]))
     d, t = run_both(fn)
     assert_same(d, t)

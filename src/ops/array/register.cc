@@ -3,6 +3,8 @@
 
 namespace dflow {
 
+void RegisterReverseOps();  // reverse_ops.cc: ReverseV2, ReverseSequence
+
 void RegisterArrayOps() {
   RegisterConstOps();
   RegisterShapeOps();
@@ -18,6 +20,7 @@ void RegisterArrayOps() {
   RegisterIdentityNOp();
   RegisterShapeNOp();
   RegisterUniqueOp();
+  RegisterReverseOps();
 }
 
 }  // namespace dflow

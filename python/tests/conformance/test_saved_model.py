@@ -127,6 +127,23 @@ def test_dflow_saved_model_runs_in_tensorflow(tmp_path):
             sess.run(dflow.global_variables_initializer())
             dflow.saved_model.simple_save(sess, d2, {"x": x}, {"y": y})
     assert_same(_load_and_run(tf, d2)["y"], X @ np.array([[2.0], [1.0]], np.float32))
+    # Text format and two tag sets sharing the variables (add_meta_graph).
+    d3 = str(tmp_path / "text")
+    with dflow.Graph().as_default():
+        x = dflow.placeholder(dflow.float32, [None, 2], name="x")
+        w = dflow.Variable([[2.0], [1.0]], name="w")
+        y = dflow.matmul(x, w, name="y")
+        with dflow.Session() as sess:
+            sess.run(dflow.global_variables_initializer())
+            b = dflow.saved_model.builder.SavedModelBuilder(d3)
+            b.add_meta_graph_and_variables(sess, ["serve", "gpu"], signature_def_map={
+                "serving_default": dflow.saved_model.predict_signature_def({"x": x}, {"y": y})})
+            b.add_meta_graph(["train"])
+            assert b.save(as_text=True) == os.path.join(d3, "saved_model.pbtxt").encode()
+    for tags in (["gpu", "serve"], ["train"]):
+        with tf.Graph().as_default(), tf.Session() as sess:
+            tf.saved_model.loader.load(sess, tags, d3)
+            assert_same(sess.run("y:0", {"x:0": X}), X @ np.array([[2.0], [1.0]], np.float32))
 
 
 def _train_model(m):

@@ -374,9 +374,9 @@ def _features_of(features):
     for k, v in features.items():
         if not isinstance(k, str):
             continue
-        if hasattr(v, "indices") and hasattr(v, "dense_shape"):
-            raise NotImplementedError("Feature '%s' is a SparseTensor: dflow's feature columns take dense tensors "
-                                      "(\"\" or -1 for absent values)" % k)
+        if hasattr(v, "indices") and hasattr(v, "dense_shape"):  # a SparseTensor (parsed VarLenFeature)
+            from dflow.framework import sparse_tensor
+            v = sparse_tensor.to_dense_for_columns(v)
         out[k] = ops.convert_to_tensor(v)._out
     return out
 

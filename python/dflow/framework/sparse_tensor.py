@@ -101,3 +101,12 @@ def to_dense(sp_input, default_value=None, validate_indices=True, name=None):
         default = ops.convert_to_tensor(default_value, dtype=sp.dtype.base_dtype)
         return gen_ops.sparse_to_dense(sp.indices, sp.dense_shape, sp.values, default,
                                        validate_indices=validate_indices)
+
+
+def to_dense_for_columns(sp_input):
+    """A parsed VarLenFeature as dflow's feature columns take it: the dense [batch, longest] tensor
+    with "" (strings) or -1 (integers) where an example has fewer values, which the columns read as
+    absent, as TensorFlow's read the sparse input's missing entries."""
+    sp = SparseTensor.from_value(sp_input)
+    d = sp.dtype.base_dtype
+    return to_dense(sp, default_value="" if d == dtypes.string else (-1 if d.is_integer else 0))

@@ -59,6 +59,26 @@ def example(tf, **values):
     return tf.train.Example(features=tf.train.Features(feature=feats)).SerializeToString()
 
 
+def _varint(n):
+    out = b""
+    while True:
+        b, n = n & 0x7F, n >> 7
+        if not n:
+            return out + bytes([b])
+        out += bytes([b | 0x80])
+
+
+def ordered_example(tf, **values):
+    """example() with its map entries in sorted key order (protobuf's own map order follows the
+    process's string hashing), so that byte positions are the same from run to run."""
+    inner = b""
+    for k in sorted(values):
+        one = example(tf, **{k: values[k]})
+        assert one[0] == 0x0A and one[1] < 0x80
+        inner += one[2:]
+    return b"\x0a" + _varint(len(inner)) + inner
+
+
 def full(tf, e):
     """An example with every required feature, plus a per-example variation."""
     vals = dict(a=[1.0 + e, -2.5], m=[float(e * 6 + k) for k in range(6)], c=[b"x%d" % e] * (e % 3),
@@ -269,7 +289,8 @@ def test_corrupted_bytes_fail_or_parse_alike():
     tf = real_tf()
     gd, (s, out) = parse_graph(features={k: v for k, v in FEATURES.items() if k not in ("a", "m")})
     rng = random.Random(7)
-    base = example(tf, b=[3], c=[b"abc", b"d"], i=[1, 300, -5], f=[0.5], d=[1, 2], q=[1.0, 2.0], s=[b"t"])
+    base = ordered_example(tf, b=[3], c=[b"abc", b"d"], i=[1, 300, -5], f=[0.5], d=[1, 2], q=[1.0, 2.0],
+                           s=[b"t"])
     cases = [base[:n] for n in range(0, len(base), 3)]
     for _ in range(40):
         b = bytearray(base)
@@ -352,3 +373,43 @@ def test_make_parse_example_spec_matches_tensorflow():
                     getattr(v, "default_value", None)) for k, v in spec.items()}
     got, want = run_both(build)
     assert got == want
+
+
+def test_feature_columns_read_parsed_examples_as_tensorflow():
+    """make_parse_example_spec → parse_example → input_layer: VarLenFeatures (SparseTensors) feed
+    categorical columns as in TensorFlow, examples with no, one or several values."""
+    tf = real_tf()
+    rows = [dict(x=[1.5, -2.0], v=[b"a"], i=[2], h=[b"q"]), dict(x=[0.0, 1.0], v=[b"b", b"zz"], i=[], h=[]),
+            dict(x=[3.0, 3.0], v=[], i=[0, 3], h=[b"q", b"r"])]
+
+    def build(m):
+        fc = m.feature_column
+        cols = [fc.numeric_column("x", shape=(2,)),
+                fc.indicator_column(fc.categorical_column_with_vocabulary_list("v", ["a", "b"], num_oov_buckets=1)),
+                fc.indicator_column(fc.categorical_column_with_identity("i", 4)),
+                fc.indicator_column(fc.categorical_column_with_hash_bucket("h", 5))]
+        batch = []
+        for r in rows:
+            feats = {"x": m.train.Feature(float_list=m.train.FloatList(value=r["x"])),
+                     "v": m.train.Feature(bytes_list=m.train.BytesList(value=r["v"])),
+                     "i": m.train.Feature(int64_list=m.train.Int64List(value=r["i"])),
+                     "h": m.train.Feature(bytes_list=m.train.BytesList(value=r["h"]))}
+            batch.append(m.train.Example(features=m.train.Features(feature=feats)).SerializeToString())
+        s = m.placeholder(m.string, [None])
+        features = m.io.parse_example(s, fc.make_parse_example_spec(cols))
+        out = fc.input_layer(features, cols)
+        with m.Session() as sess:
+            sess.run([m.global_variables_initializer(), m.tables_initializer()])
+            return sess.run(out, {s: batch})
+    got, want = run_both(build)
+    assert_same(got, want)
+    assert tf is not None
+
+
+def test_bytes_feeds_keep_trailing_nuls():
+    def build(m):
+        s = m.placeholder(m.string, [None])
+        with m.Session() as sess:
+            return list(sess.run(m.identity(s), {s: [b"a\x00\x00", b"\x00", b"b"]}))
+    got, want = run_both(build)
+    assert got == want == [b"a\x00\x00", b"\x00", b"b"]

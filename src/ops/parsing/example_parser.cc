@@ -103,15 +103,16 @@ bool ForEachFeature(std::string_view example, F&& f) {
       if (!ex.Skip(wt)) return false;
       continue;
     }
-    // A Features whose length runs past the end is read up to the end (TensorFlow's parser
-    // accepts such a truncation when it falls between entries).
+    // A message length that runs past the end of its enclosing bytes (Features, a map entry, a
+    // list, a packed run) reads what is there, as TensorFlow's parser does; keys, Feature values
+    // and bytes values must be whole.
     std::string_view features;
     if (!ex.BytesUpToEnd(&features)) return false;
     Reader fs(features);
     while (!fs.done()) {
       // Only map entries, each exactly a key and a value (in either order), as TensorFlow's parser.
       std::string_view entry;
-      if (!fs.Tag(&field, &wt) || field != 1 || wt != kLengthDelimited || !fs.Bytes(&entry)) return false;
+      if (!fs.Tag(&field, &wt) || field != 1 || wt != kLengthDelimited || !fs.BytesUpToEnd(&entry)) return false;
       Reader en(entry);
       std::string_view key, value;
       for (int k = 0; k < 2; ++k) {
@@ -144,28 +145,31 @@ bool FeatureKind(std::string_view feature, DType* dtype, std::string_view* list)
   return r.BytesUpToEnd(list);  // a list length past the end reads what is there (as TensorFlow)
 }
 
-// Appends the values of a FloatList / Int64List / BytesList (packed or not) to `out`.
+// Appends the values of a FloatList / Int64List / BytesList to `out`, by the rules of
+// TensorFlow's parser: a list starting with a packed run holds that run only (what follows is
+// ignored); otherwise every field must be an unpacked value. A float run must be whole (a trailing
+// partial float is dropped); an int64 run that runs past the end reads what is there.
+constexpr uint8_t kPackedTag = 0x0a;  // field 1, length-delimited
+
 bool DecodeList(std::string_view list, std::vector<float>* out) {
+  if (list.empty()) return true;
   Reader r(list);
-  uint32_t field, wt;
-  while (!r.done()) {
-    if (!r.Tag(&field, &wt)) return false;
-    if (field == 1 && wt == kLengthDelimited) {
-      std::string_view packed;
-      if (!r.Bytes(&packed)) return false;
-      // A trailing partial float is ignored, as by TensorFlow's parser.
-      const size_t n = out->size(), k = packed.size() / 4;
-      out->resize(n + k);
-      std::memcpy(out->data() + n, packed.data(), k * 4);
-    } else if (field == 1 && wt == kFixed32) {
-      uint32_t bits;
-      if (!r.Fixed32(&bits)) return false;
-      float v;
-      std::memcpy(&v, &bits, 4);
-      out->push_back(v);
-    } else if (!r.Skip(wt)) {
-      return false;
-    }
+  if (static_cast<uint8_t>(list[0]) == kPackedTag) {
+    uint32_t field, wt;
+    std::string_view packed;
+    if (!r.Tag(&field, &wt) || !r.Bytes(&packed)) return false;
+    const size_t n = out->size(), k = packed.size() / 4;
+    out->resize(n + k);
+    std::memcpy(out->data() + n, packed.data(), k * 4);
+    return true;
+  }
+  // Unpacked: list.size() / 5 values, each tag 0x0d (field 1, fixed32) and 4 bytes.
+  const size_t k = list.size() / 5;
+  const size_t n = out->size();
+  out->resize(n + k);
+  for (size_t i = 0; i < k; ++i) {
+    if (static_cast<uint8_t>(list[5 * i]) != 0x0d) return false;
+    std::memcpy(out->data() + n + i, list.data() + 5 * i + 1, 4);
   }
   return true;
 }
@@ -174,22 +178,19 @@ bool DecodeList(std::string_view list, std::vector<int64_t>* out) {
   Reader r(list);
   uint32_t field, wt;
   uint64_t v;
-  while (!r.done()) {
-    if (!r.Tag(&field, &wt)) return false;
-    if (field == 1 && wt == kLengthDelimited) {
-      std::string_view packed;
-      if (!r.Bytes(&packed)) return false;
-      Reader p(packed);
-      while (!p.done()) {
-        if (!p.Varint(&v)) return false;
-        out->push_back(static_cast<int64_t>(v));
-      }
-    } else if (field == 1 && wt == kVarint) {
-      if (!r.Varint(&v)) return false;
+  if (!list.empty() && static_cast<uint8_t>(list[0]) == kPackedTag) {
+    std::string_view packed;
+    if (!r.Tag(&field, &wt) || !r.BytesUpToEnd(&packed)) return false;
+    Reader p(packed);
+    while (!p.done()) {
+      if (!p.Varint(&v)) return false;
       out->push_back(static_cast<int64_t>(v));
-    } else if (!r.Skip(wt)) {
-      return false;
     }
+    return true;
+  }
+  while (!r.done()) {
+    if (!r.Tag(&field, &wt) || field != 1 || wt != kVarint || !r.Varint(&v)) return false;
+    out->push_back(static_cast<int64_t>(v));
   }
   return true;
 }
@@ -198,14 +199,9 @@ bool DecodeList(std::string_view list, std::vector<std::string_view>* out) {
   Reader r(list);
   uint32_t field, wt;
   while (!r.done()) {
-    if (!r.Tag(&field, &wt)) return false;
-    if (field == 1 && wt == kLengthDelimited) {
-      std::string_view s;
-      if (!r.Bytes(&s)) return false;
-      out->push_back(s);
-    } else if (!r.Skip(wt)) {
-      return false;
-    }
+    std::string_view s;
+    if (!r.Tag(&field, &wt) || field != 1 || wt != kLengthDelimited || !r.Bytes(&s)) return false;
+    out->push_back(s);
   }
   return true;
 }

@@ -80,8 +80,9 @@ class SavedModelWriter {
     std::vector<std::string> asset_tensors; // the string tensor fed each asset's path ("path:0")
     bool clear_devices = false;
   };
-  // Saves the variables of `session` with `saver` to export_dir/variables/variables (at Save)
-  // and adds the scope's graph as the MetaGraphDef tagged `tags`.
+  // Adds the scope's graph as the MetaGraphDef tagged `tags`; Save then writes the variables of
+  // `session` with `saver` to export_dir/variables/variables (session and saver must live until
+  // Save). One call per writer: FailedPrecondition for a second.
   Status AddMetaGraphAndVariables(const Scope& scope, const ClientSession& session, const train::Saver& saver,
                                   const std::vector<std::string>& tags,
                                   const std::map<std::string, proto::SignatureDef>& signatures,

@@ -155,6 +155,35 @@ def test_fused_batch_norm(op, fmt, training, factor, eps):
         np.testing.assert_allclose(want[2], expect, rtol=1e-4)
 
 
+@pytest.mark.parametrize("training", [True, False])
+def test_fused_batch_norm_far_from_zero(training):
+    """A mean far from zero with a small variance: no precision lost to cancellation. In training
+    TensorFlow's float sums lose some (its batch mean is off by up to ~1e-4 here): there the
+    exact float64 result is the reference, and TensorFlow's is only near it."""
+    x = (1000 + rand((4, 3, 3, 2), np.float64, 0, 0.1)).astype(np.float32)
+    scale, offset = np.float32([1.5, 0.7]), np.float32([0.1, -0.2])
+    mean, var = np.float32([1000.03, 1000.06]), np.float32([0.001, 0.0008])
+
+    def build(tf):
+        xp = tf.placeholder(tf.float32, x.shape, name="x")
+        m = tf.constant(np.zeros([0], np.float32)) if training else tf.constant(mean)
+        v = tf.constant(np.zeros([0], np.float32)) if training else tf.constant(var)
+        outs = tf.raw_ops.FusedBatchNormV3(x=xp, scale=tf.constant(scale), offset=tf.constant(offset), mean=m,
+                                           variance=v, epsilon=1e-5, is_training=training)
+        return [outs[0]], [], []
+
+    if not training:
+        check(build, {"x:0": x}, tol=dict(rtol=1e-4, atol=5e-4))
+        return
+    gd, (outs, _) = tf_graph_def(lambda tf: (build(tf)[0], {}))
+    got = run_dflow(gd, outs, {"x:0": x})[0]
+    want_tf = run_tf(gd, outs, {"x:0": x})[0]
+    xd = x.astype(np.float64)
+    exact = (xd - xd.mean((0, 1, 2))) / np.sqrt(xd.var((0, 1, 2)) + 1e-5) * scale + offset
+    np.testing.assert_allclose(got, exact, rtol=0, atol=2e-3)
+    np.testing.assert_allclose(got, want_tf, rtol=0, atol=2e-2)
+
+
 def test_fused_batch_norm_5d_and_empty():
     x5 = rand((2, 3, 2, 2, 4))
 

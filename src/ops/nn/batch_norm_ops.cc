@@ -145,14 +145,14 @@ class FusedBatchNormOp : public OpKernel {
         var[c] = v[c];
       }
     }
-    // y = x * mul + add per channel.
-    std::vector<float> mul(C), add(C);
+    // y = (x - mean) * mul + offset per channel: centred first, as TensorFlow does, so that a
+    // mean far from zero costs no precision.
+    std::vector<float> centre(C), mul(C);
     for (int64_t c = 0; c < C; ++c) {
-      const double k = double(scale[c]) / std::sqrt(var[c] + double(a_.epsilon));
-      mul[c] = float(k);
-      add[c] = float(double(offset[c]) - mean[c] * k);
+      centre[c] = float(mean[c]);
+      mul[c] = float(double(scale[c]) / std::sqrt(var[c] + double(a_.epsilon)));
     }
-    Apply(l, xd, mul.data(), add.data(), yd);
+    Apply(l, xd, centre.data(), mul.data(), offset, yd);
     if (a_.is_training) {
       const double adjust = n > 1 ? double(n) / double(n - 1) : 1.0;
       const double f = a_.factor;
@@ -222,14 +222,15 @@ class FusedBatchNormOp : public OpKernel {
     for (int64_t c = 0; c < C; ++c) v[c] *= inv_n;
   }
 
-  static void Apply(const BNLayout& l, const float* x, const float* mul, const float* add, float* y) {
+  static void Apply(const BNLayout& l, const float* x, const float* centre, const float* mul, const float* add,
+                    float* y) {
     const int64_t C = l.channels;
     if (l.inner == 1) {
       for (int64_t o = 0; o < l.outer; ++o) {
         const float* xp = x + o * C;
         float* yp = y + o * C;
 #pragma omp simd
-        for (int64_t c = 0; c < C; ++c) yp[c] = xp[c] * mul[c] + add[c];
+        for (int64_t c = 0; c < C; ++c) yp[c] = (xp[c] - centre[c]) * mul[c] + add[c];
       }
       return;
     }
@@ -237,9 +238,9 @@ class FusedBatchNormOp : public OpKernel {
       for (int64_t c = 0; c < C; ++c) {
         const float* xp = x + (o * C + c) * l.inner;
         float* yp = y + (o * C + c) * l.inner;
-        const float k = mul[c], b = add[c];
+        const float m = centre[c], k = mul[c], b = add[c];
 #pragma omp simd
-        for (int64_t i = 0; i < l.inner; ++i) yp[i] = xp[i] * k + b;
+        for (int64_t i = 0; i < l.inner; ++i) yp[i] = (xp[i] - m) * k + b;
       }
     }
   }

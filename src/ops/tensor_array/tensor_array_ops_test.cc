@@ -149,6 +149,19 @@ TEST(TensorArrayOpsTest, GradientArraysAddUpAndAreSharedPerSource) {
   EXPECT_EQ(Read(TA{(*other)[0], (*other)[1]}, 1).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST(TensorArrayOpsTest, GradWithShapePrependsDimensions) {
+  TA ta = NewTA(2, {{"element_shape", PartialTensorShape({3})}});
+  auto g = RunOpKernel("TensorArrayGradWithShape", {ta.handle, ta.flow, MakeTensor<int32_t>({2}, {1})},
+                       {{"source", std::string("gradients")}});
+  ASSERT_TRUE(g.ok()) << g.status();
+  auto r = Read(TA{(*g)[0], (*g)[1]}, 1);  // unwritten: zeros of [2] + [3]
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->shape().DebugString(), TensorShape({2, 3}).DebugString());
+  ASSERT_TRUE(RunOpKernel("TensorArrayCloseV3", {ta.handle}).ok());
+  EXPECT_EQ(RunOpKernel("TensorArrayGradV3", {ta.handle, ta.flow}, {{"source", std::string("g")}}).status().code(),
+            absl::StatusCode::kInvalidArgument);  // closed
+}
+
 TEST(TensorArrayOpsTest, FreedWithTheLastHandle) {
   std::weak_ptr<void> weak;
   {

@@ -198,7 +198,8 @@ class Estimator {
   // a classifier's "serving_default" and "classification" (classify: serialized examples
   // "inputs" -> "classes", "scores"; only when the receiver has one string tensor), a binary
   // classifier's "regression", a regressor's regress signatures, and "predict" (the receiver
-  // tensors -> every prediction). FailedPrecondition without a checkpoint.
+  // tensors -> every prediction); a custom model_fn's predictions as "serving_default".
+  // FailedPrecondition without a checkpoint.
   StatusOr<std::string> ExportSavedModel(const std::string& export_dir_base, const ServingInputReceiverFn& input_fn,
                                          const ExportOptions& options = ExportOptions());
 

@@ -58,12 +58,15 @@ StatusOr<std::map<std::string, proto::SignatureDef>> Signatures(const Scope& roo
     }
   }
   proto::SignatureDef predict = BuildSignatureDef(r.receiver_tensors, spec.predictions, kPredictMethodName);
-  out["predict"] = predict;
   const bool canned = has("class_ids") || (p.size() == 1 && has("predictions"));
+  if (!canned) {
+    // A custom model_fn: TensorFlow's default export output, its predictions as serving_default.
+    out[kDefaultServingSignatureDefKey] = predict;
+    return out;
+  }
+  out["predict"] = predict;
   if (default_sig.has_value()) {
     out[kDefaultServingSignatureDefKey] = *default_sig;
-  } else if (!canned) {
-    out[kDefaultServingSignatureDefKey] = predict;  // a custom model_fn: its predictions
   } else {
     LOG(WARNING) << "Export includes no default signature: the classify and regress signatures take one string "
                     "tensor of serialized examples (a parsing serving input receiver)";

@@ -372,16 +372,17 @@ def _loss(tf, outs):
     return total
 
 
-# Gradients are compared on every float64 case; on other dtypes on this many, spread over the
-# cases (gradient functions are dtype-generic, and TensorFlow's tf.gradients is the suite's
-# largest cost).
+# Gradients are compared on this many cases of float64 and of other dtypes, spread over the cases
+# (gradient functions are dtype-generic, and TensorFlow's tf.gradients is the suite's largest cost).
+GRAD_CASES_FLOAT64 = 40
 GRAD_CASES_OTHER_DTYPES = 8
 
 
 def _grad_case(dtype, i, n):
-    if dtype == "float64" or n <= GRAD_CASES_OTHER_DTYPES:
+    most = GRAD_CASES_FLOAT64 if dtype == "float64" else GRAD_CASES_OTHER_DTYPES
+    if n <= most:
         return True
-    step = n / float(GRAD_CASES_OTHER_DTYPES)
+    step = n / float(most)
     return int(i / step) != int((i - 1) / step) if i else True
 
 

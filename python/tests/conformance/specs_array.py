@@ -542,6 +542,38 @@ def _unique(dtype):
 
 SPECS.append(Spec("Unique", _unique))
 
+def _reverse_v2(dtype):
+    out = []
+    f = lambda tf, x, a: tf.raw_ops.ReverseV2(tensor=x, axis=a)  # noqa: E731
+    for shape, axes in [((5,), [0]), ((3, 4), [1]), ((3, 4), [-1, 0]), ((2, 3, 4), [0, 2]), ((2, 3, 4), []),
+                        ((0, 4), [0, 1]), ((), []), ((3, 4), [2]), ((3, 4), [0, -2]), ((2, 3, 4), [-3])]:
+        for it in (np.int32, np.int64):
+            out.append(Case("%s axes=%s %s" % (shape, axes, np.dtype(it).name), f,
+                            [_x(dtype, shape, len(out)), Const(np.array(axes, it).reshape(-1))]))
+        out.append(Case("%s axes=%s fed" % (shape, axes), f,
+                        [_x(dtype, shape, len(out)), np.array(axes, np.int32).reshape(-1)]))
+    return out
+
+
+SPECS.append(Spec("ReverseV2", _reverse_v2))
+
+
+def _reverse_sequence(dtype):
+    out = []
+    f = lambda tf, x, l, sd, bd: tf.raw_ops.ReverseSequence(input=x, seq_lengths=l, seq_dim=sd, batch_dim=bd)  # noqa: E731
+    for shape, lens, sd, bd in [((3, 4), [4, 0, 2], 1, 0), ((4, 3), [1, 4, 3], 0, 1), ((2, 5, 3), [5, 2], 1, 0),
+                                ((2, 5, 3), [1, 3, 0], 1, 2), ((3, 4), [5, 1, 1], 1, 0), ((3, 4), [1, 1], 1, 0),
+                                ((3, 4), [-1, 1, 1], 1, 0), ((3, 4), [1, 1, 1], 1, 1), ((0, 4), [], 1, 0),
+                                ((3, 4), [1, 1, 1], 2, 0)]:
+        for lt in (np.int32, np.int64):
+            out.append(Case("%s lens=%s seq_dim=%d batch_dim=%d %s" % (shape, lens, sd, bd, np.dtype(lt).name),
+                            lambda tf, x, l, sd=sd, bd=bd: f(tf, x, l, sd, bd),
+                            [_x(dtype, shape, len(out)), np.array(lens, lt)]))
+    return out
+
+
+SPECS.append(Spec("ReverseSequence", _reverse_sequence))
+
 # Every spec here also runs 6 of its cases with inputs of unknown shape.
 for _s in SPECS:
     _s.dynamic = 6

@@ -165,6 +165,31 @@ for _op in ("Sum", "Mean", "Prod", "Max", "Min"):
     SPECS.append(Spec(_op, _reduce(_op)))
 
 
+def _bool_reduce(op):
+    def fn(tf, x, a, keep=False):
+        return getattr(tf.raw_ops, op)(input=x, axis=a, keep_dims=keep)
+
+    def cases(dtype):
+        out = []
+        for density in (0.1, 0.5, 0.9):
+            x = np.random.RandomState(len(out)).rand(2, 3, 4) < density
+            for axis in AXES:
+                for keep in (False, True):
+                    out.append(Case("rank3 p=%s axis=%s keep=%s" % (density, axis, keep),
+                                    lambda tf, x, a, keep=keep: fn(tf, x, a, keep), [x, Const(axis, np.int32)]))
+        for axis in (0, 1, [0, 1], []):
+            out.append(Case("empty axis=%s" % axis, fn, [np.zeros((0, 4), bool), Const(axis, np.int64)]))
+        out.append(Case("scalar", fn, [np.array(True), Const([], np.int32)]))
+        out.append(Case("fed axis duplicate", fn, [gen("bool", (2, 3, 4)), np.array([1, 1], np.int32)]))
+        out.append(Case("fed axis", fn, [gen("bool", (2, 3, 4)), np.array([-1, 0], np.int64)]))
+        return out
+    return cases
+
+
+for _op in ("All", "Any"):
+    SPECS.append(Spec(_op, _bool_reduce(_op), dtypes=["bool"]))
+
+
 def _argminmax(op):
     def cases(dtype):
         out = []

@@ -104,6 +104,47 @@ def cnn_batch(rng, step):
     return {"x:0": x, "y:0": np.argmax(np.stack(thirds, 1), axis=1).astype(np.int32)}
 
 
+def cnn_training_script(tf):
+    """What TensorFlow 1.x training scripts add around a model: batch norm written with
+    tf.nn.moments and tf.nn.batch_normalization (Rsqrt, RsqrtGrad), avg_pool, elu, softplus,
+    dense-label softmax and sigmoid cross entropy, L2 weight decay, an exponentially decayed
+    learning rate on the global step, clip_by_global_norm, and an ExponentialMovingAverage of the
+    weights (its slots initialized through RefSwitch).
+
+    The moving averages are updated by a run of their own after each training step. (Under
+    `control_dependencies([train])`, TensorFlow's averages see the weights after the update only
+    because the `<var>/read` snapshot they read shares its buffer with the variable that the Apply
+    op updates in place; dflow's snapshots keep the value they were taken with, so there the
+    averages trail by one step. See the notes on reference variables in docs/COMPATIBILITY.md.)"""
+    rng = np.random.RandomState(18)
+    x = tf.compat.v1.placeholder(tf.float32, [None, 8, 8, 2], name="x")
+    y = tf.compat.v1.placeholder(tf.float32, [None, 3], name="y")
+    k = _var(tf, "conv/kernel", rng.uniform(-0.3, 0.3, (3, 3, 2, 4)))
+    c = tf.nn.conv2d(x, k, [1, 2, 2, 1], "VALID")
+    mean, var = tf.nn.moments(c, [0, 1, 2])
+    bn = tf.nn.batch_normalization(c, mean, var, _var(tf, "bn/beta", np.zeros(4)), _var(tf, "bn/gamma", np.ones(4)),
+                                   1e-3)
+    h = tf.reshape(tf.nn.avg_pool2d(tf.nn.elu(bn), 2, 1, "SAME"), [-1, 36])
+    logits = _dense(tf, rng, "d2", tf.nn.softplus(_dense(tf, rng, "d1", h, 36, 10)), 10, 3)
+    loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=logits))
+    loss += 0.1 * tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=logits))
+    loss += 1e-3 * tf.add_n([tf.nn.l2_loss(v) for v in tf.compat.v1.trainable_variables()])
+    step = tf.compat.v1.train.get_or_create_global_step()
+    optimizer = tf.compat.v1.train.MomentumOptimizer(
+        tf.compat.v1.train.exponential_decay(0.1, step, 50, 0.5, staircase=True), 0.9)
+    grads, variables = zip(*optimizer.compute_gradients(loss))
+    grads, _ = tf.clip_by_global_norm(grads, 1.0)
+    train = optimizer.apply_gradients(zip(grads, variables), global_step=step)
+    averages = tf.compat.v1.train.ExponentialMovingAverage(0.9).apply(tf.compat.v1.trainable_variables())
+    return dict(_result(tf, loss, train), after=averages)
+
+
+def script_batch(rng, step):
+    x = rng.normal(size=(16, 8, 8, 2)).astype(np.float32)
+    label = np.argmax(np.stack([x[..., 0].mean(axis=(1, 2)), x[..., 1].mean(axis=(1, 2)), np.full(16, 0.05)], 1), 1)
+    return {"x:0": x, "y:0": np.eye(3, dtype=np.float32)[label]}
+
+
 def lstm(tf):
     """An LSTM unrolled over 5 steps (one op per gate and step), mean_squared_error, RMSProp."""
     rng = np.random.RandomState(12)
@@ -240,6 +281,7 @@ MODELS = {
     "dyn_rnn": (dyn_rnn, lambda rng, step: seq_batch(rng, step, T=6)),
     "while_loop": (while_model, while_batch),
     "cond": (cond_model, cond_batch),
+    "cnn_training_script": (cnn_training_script, script_batch),
 }
 
 
@@ -247,13 +289,18 @@ MODELS = {
 
 def _train(module, graph_def, names, feeds):
     """Imports the GraphDef into a fresh graph of `module` (TensorFlow or dflow), runs the
-    initializer, then one (loss, train) step per feed; returns (losses, {variable: value})."""
+    initializer, then one (loss, train) step per feed, and `after` (when the model has one) after
+    each; returns (losses, {variable: value})."""
     g = module.Graph()
     with g.as_default():
         module.import_graph_def(module.GraphDef.FromString(graph_def), name="")
         with module.Session() as s:
             s.run(names["init"])
-            losses = [s.run([names["loss"], names["train"]], feed)[0] for feed in feeds]
+            losses = []
+            for feed in feeds:
+                losses.append(s.run([names["loss"], names["train"]], feed)[0])
+                if "after" in names:
+                    s.run(names["after"])
             values = s.run([v + ":0" for v in names["variables"]])
     return np.array(losses), dict(zip(names["variables"], values))
 

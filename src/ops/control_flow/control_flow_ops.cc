@@ -12,6 +12,7 @@
 namespace dflow {
 
 void RegisterTensorArrayOps();  // ops/tensor_array/tensor_array_ops.cc
+void RegisterRefSwitchOp();     // ref_switch_op.cc
 
 namespace {
 
@@ -129,6 +130,7 @@ void RegisterControlFlowOps() {
   RegisterNoGradient("ControlTrigger");
   RegisterStackOps();
   RegisterTensorArrayOps();
+  RegisterRefSwitchOp();
 }
 
 }  // namespace dflow

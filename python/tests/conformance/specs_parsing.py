@@ -128,8 +128,4 @@ SPECS.append(Spec("ParseExampleV2", _parse_example_v2, grad=False))
 SPECS.append(Spec("ParseSingleExample", _parse_single, grad=False))
 
 EXCLUDED = {}
-KNOWN = {
-    ("ParseExampleV2", r"scalar serialized: .*\[9\]: int64\(2,\) vs TensorFlow's int64\(0,\)"): (
-        "NOT YET FIXED (reported): for a scalar `serialized`, dflow's ragged row_splits output has 2 entries; "
-        "TensorFlow's has none (a scalar batch has no rows to split)"),
-}
+KNOWN = {}

@@ -546,7 +546,7 @@ Status ParseExamples(const ParseConfig& config, absl::Span<const std::string> se
     result->dense_values[d] = std::move(out);
   }
 
-  // Ragged: the values and the row splits over the (flattened) examples.
+  // Ragged: the values and the row splits over the examples.
   result->ragged_values.assign(nr, Tensor());
   result->ragged_splits.assign(nr, Tensor());
   for (size_t i = 0; i < nr; ++i) {
@@ -556,9 +556,10 @@ Status ParseExamples(const ParseConfig& config, absl::Span<const std::string> se
     const int64_t total = static_cast<int64_t>(g.values.size(t));
     Tensor vals(t, TensorShape({total}));
     g.values.CopyTo(t, 0, static_cast<size_t>(total), &vals, 0);
-    Tensor splits(config.ragged[i].split_dtype, TensorShape({n + 1}));
+    // One example (a scalar input) has no rows to split: empty row_splits, as TensorFlow.
+    Tensor splits(config.ragged[i].split_dtype, TensorShape({single ? 0 : n + 1}));
     int64_t acc = 0;
-    for (int64_t e = 0; e <= n; ++e) {
+    for (int64_t e = 0; !single && e <= n; ++e) {
       if (config.ragged[i].split_dtype == DT_INT32) splits.data<int32_t>()[e] = static_cast<int32_t>(acc);
       else splits.data<int64_t>()[e] = acc;
       if (e < n) acc += g.counts[e];

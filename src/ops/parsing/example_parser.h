@@ -55,7 +55,7 @@ struct ParseResult {
   std::vector<Tensor> sparse_shapes;   // int64 [batch rank + 1]
   std::vector<Tensor> dense_values;    // [batch..., shape...]
   std::vector<Tensor> ragged_values;   // [n]
-  std::vector<Tensor> ragged_splits;   // [number of examples + 1]
+  std::vector<Tensor> ragged_splits;   // [number of examples + 1] ([0] for a scalar input)
 };
 
 // Parses the serialized Examples (`batch_shape` is their tensor's shape: a scalar, a vector or

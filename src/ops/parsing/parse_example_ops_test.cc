@@ -106,6 +106,7 @@ TEST(ParseExampleV2Test, ScalarBatchAndNoMatrix) {
   EXPECT_EQ(Values<int64_t>((*one)[2]), (std::vector<int64_t>{2}));
   EXPECT_EQ((*one)[3].shape(), TensorShape({2}));
   EXPECT_EQ((*one)[4].shape(), TensorShape({}));
+  EXPECT_EQ((*one)[7].shape(), TensorShape({0}));  // no rows to split in a scalar batch
   // TensorFlow's ParseExampleV2 takes a scalar or a vector only.
   auto grid = ParseV2(MakeTensor<std::string>({e0, e1, e1, e0}, TensorShape({2, 2})));
   EXPECT_FALSE(grid.ok());

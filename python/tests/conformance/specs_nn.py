@@ -392,7 +392,10 @@ def _xent(dtype):
                                                             _labels(dtype, shape, len(out))]))
     for shape in [(3, 4), (1, 1), (0, 4), (5, 2)]:
         out.append(Case(str(shape), f, [gen(dtype, shape, "normal", len(out)), _labels(dtype, shape, len(out))]))
-    out.append(Case("broadcast labels", f, [gen(dtype, (3, 4)), _labels(dtype, (1, 4), 3)]))
+    out.append(Case("broadcast labels", both, [gen(dtype, (3, 4)), _labels(dtype, (1, 4), 3)], grad=[0]))
+    # broadcast logits: TensorFlow's gradient keeps the broadcast shape (not compared)
+    out.append(Case("broadcast logits", both, [gen(dtype, (1, 4)), _labels(dtype, (3, 4), 8)], grad=[]))
+    out.append(Case("broadcast both", both, [gen(dtype, (3, 1)), _labels(dtype, (1, 4), 9)], grad=[]))
     out.append(Case("large logits", f, [(gen(dtype, (3, 4)) * 500).astype(dtype), _labels(dtype, (3, 4), 4)]))
     out.append(Case("one-hot", f, [gen(dtype, (3, 4)), np.eye(4, dtype=dtype)[[0, 3, 1]]]))
     special = [np.array([[1.0, np.inf, 0.0], [np.nan, 0.0, 1.0], [-np.inf, 0.0, 1.0], [-np.inf, -np.inf, -np.inf]],
@@ -617,7 +620,4 @@ KNOWN = {
     ("SoftmaxCrossEntropyWithLogits", r"both outputs .*gradient\[1\]"): (
         "the gradient with respect to labels through the backprop output (backprop = softmax - labels): "
         "TensorFlow's gradient function leaves that term out, dflow's includes it (-incoming gradient)"),
-    ("SoftmaxCrossEntropyWithLogits", r"broadcast labels"): (
-        "labels broadcast against logits ([1, n] with [b, n]): TensorFlow's kernel broadcasts, dflow requires "
-        "one shape (rejected when the graph is built)"),
 }

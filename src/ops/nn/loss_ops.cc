@@ -12,7 +12,29 @@
 namespace dflow {
 namespace {
 
+// The size of one dimension of two 2-D shapes broadcast against each other (equal, or one is 1);
+// -1 when they do not broadcast (a negative size is unknown, for the shape function).
+int64_t BroadcastDim(int64_t a, int64_t b) {
+  if (a == b || b == 1) return a;
+  if (a == 1) return b;
+  if (a < 0 || b < 0) return a < 0 && b < 0 ? -1 : std::max(a, b) > 1 ? std::max(a, b) : -1;
+  return -2;
+}
+
+// t [r, c] (r and c each 1 or rows/cols) repeated to [rows, cols].
+template <typename T>
+Tensor Broadcast2D(const Tensor& t, int64_t rows, int64_t cols) {
+  if (t.dim_size(0) == rows && t.dim_size(1) == cols) return t;
+  Tensor out(DTypeOf<T>::value, TensorShape{rows, cols});
+  const int64_t tr = t.dim_size(0), tc = t.dim_size(1);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < cols; ++j) out.data<T>()[r * cols + j] = t.data<T>()[(tr == 1 ? 0 : r) * tc + (tc == 1 ? 0 : j)];
+  }
+  return out;
+}
+
 // features, labels: [batch, classes] -> loss [batch], backprop = softmax(features) - labels.
+// As in TensorFlow, features and labels broadcast against each other ([1, n] labels for every row).
 template <typename T>
 class SoftmaxXentOp : public OpKernel {
  public:
@@ -20,16 +42,21 @@ class SoftmaxXentOp : public OpKernel {
   bool IsExpensive() const override { return true; }
 
   void Compute(OpKernelContext* ctx) override {
-    const Tensor& features = ctx->input(0);
-    const Tensor& labels = ctx->input(1);
-    OP_REQUIRES(ctx, features.dims() == 2 && features.shape() == labels.shape(),
+    const Tensor& features_in = ctx->input(0);
+    const Tensor& labels_in = ctx->input(1);
+    const bool two_d = features_in.dims() == 2 && labels_in.dims() == 2;
+    const int64_t batch = two_d ? BroadcastDim(features_in.dim_size(0), labels_in.dim_size(0)) : -2;
+    const int64_t depth = two_d ? BroadcastDim(features_in.dim_size(1), labels_in.dim_size(1)) : -2;
+    OP_REQUIRES(ctx, batch >= 0 && depth >= 0,
                 errors::InvalidArgument(type_string(), " '", name(),
-                                        "': logits and labels must be 2-D [batch_size, num_classes] of one shape, got ",
-                                        features.shape().DebugString(), " and ", labels.shape().DebugString()));
-    const int64_t batch = features.dim_size(0), depth = features.dim_size(1);
+                                        "': logits and labels must be 2-D [batch_size, num_classes] and broadcastable, "
+                                        "got ",
+                                        features_in.shape().DebugString(), " and ", labels_in.shape().DebugString()));
+    const Tensor features = Broadcast2D<T>(features_in, batch, depth);
+    const Tensor labels = Broadcast2D<T>(labels_in, batch, depth);
     Tensor *loss = nullptr, *backprop = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape{batch}, &loss));
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(1, features.shape(), &backprop));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape{batch, depth}, &backprop));
     for (int64_t r = 0; r < batch; ++r) {
       const T* f = features.data<T>() + r * depth;
       const T* l = labels.data<T>() + r * depth;
@@ -99,14 +126,14 @@ Status XentShape(InferenceContext* c) {
   PartialTensorShape f, l;
   Status s = c->WithRank(c->input(0), 2, &f);
   if (s.ok()) s = c->WithRank(c->input(1), 2, &l);
-  StatusOr<PartialTensorShape> merged = f;
-  if (s.ok()) merged = f.MergeWith(l);
-  if (!s.ok() || !merged.ok()) {
-    return errors::InvalidArgument("logits and labels must be 2-D [batch_size, num_classes] of one shape, got ",
+  const int64_t batch = s.ok() ? BroadcastDim(f.dim_size(0), l.dim_size(0)) : -2;
+  const int64_t depth = s.ok() ? BroadcastDim(f.dim_size(1), l.dim_size(1)) : -2;
+  if (batch < -1 || depth < -1) {
+    return errors::InvalidArgument("logits and labels must be 2-D [batch_size, num_classes] and broadcastable, got ",
                                    c->input(0).DebugString(), " and ", c->input(1).DebugString());
   }
-  c->set_output(0, PartialTensorShape{merged->dim_size(0)});
-  c->set_output(1, *merged);
+  c->set_output(0, PartialTensorShape{batch});
+  c->set_output(1, PartialTensorShape{batch, depth});
   return absl::OkStatus();
 }
 

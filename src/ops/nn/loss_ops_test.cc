@@ -87,6 +87,22 @@ TEST(SoftmaxXentTest, BadShapes) {
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("SoftmaxCrossEntropyWithLogits 'node'"));
 }
 
+// As TensorFlow's kernel: logits and labels broadcast against each other (a [1, n] row of labels
+// for every example, or [b, 1] logits).
+TEST(SoftmaxXentTest, BroadcastLabels) {
+  Tensor logits = testing::MakeTensor<double>({0.0, std::log(3.0), std::log(3.0), 0.0}, TensorShape{2, 2});
+  Tensor labels = testing::MakeTensor<double>({0.0, 1.0}, TensorShape{1, 2});
+  auto out = RunOp("SoftmaxCrossEntropyWithLogits", {logits, labels});
+  ASSERT_EQ(out.size(), 2u);
+  ExpectClose(out[0], {-std::log(0.75), -std::log(0.25)}, TensorShape{2}, 1e-14);
+  ExpectClose(out[1], {0.25, -0.25, 0.75, -0.75}, TensorShape{2, 2}, 1e-14);
+  auto shapes = testing::InferShapes("SoftmaxCrossEntropyWithLogits", {logits, labels});
+  ASSERT_TRUE(shapes.ok()) << shapes.status();
+  EXPECT_EQ((*shapes)[1], PartialTensorShape({2, 2}));
+  Status s = RunError("SoftmaxCrossEntropyWithLogits", {logits, Tensor(DT_DOUBLE, TensorShape{3, 2})});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(SoftmaxXentTest, EmptyBatch) {
   auto out = RunOp("SoftmaxCrossEntropyWithLogits", {Tensor(DT_FLOAT, TensorShape{0, 3}), Tensor(DT_FLOAT, TensorShape{0, 3})});
   ASSERT_EQ(out.size(), 2u);

@@ -79,6 +79,8 @@ void RegisterUniqueOp() {
   RegisterUniqueKernels<double>();
   RegisterUniqueKernels<int32_t>();
   RegisterUniqueKernels<int64_t>();
+  RegisterUniqueKernels<uint8_t>();
+  RegisterUniqueKernels<bool>();
   RegisterUniqueKernels<std::string>();
   // TensorFlow registers no gradient for Unique: a path through it to a loss is an error there too.
 }

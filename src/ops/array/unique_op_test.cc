@@ -44,6 +44,21 @@ TEST(UniqueTest, FloatsAndStrings) {
   EXPECT_EQ(Values<int32_t>((*out)[1]), (std::vector<int32_t>{0, 1, 0}));
 }
 
+TEST(UniqueTest, EveryDTypeTheOpDefAllows) {
+  // T: type, as in TensorFlow: uint8 and bool have kernels too.
+  auto u8 = RunOpKernel("Unique", {MakeTensor<uint8_t>({255, 0, 255}, TensorShape({3}))});
+  ASSERT_TRUE(u8.ok()) << u8.status();
+  EXPECT_EQ(Values<uint8_t>((*u8)[0]), (std::vector<uint8_t>{255, 0}));
+  Tensor b(DT_BOOL, TensorShape({3}));
+  b.data<bool>()[0] = false;
+  b.data<bool>()[1] = false;
+  b.data<bool>()[2] = true;
+  auto bo = RunOpKernel("Unique", {b}, {{"out_idx", DT_INT64}});
+  ASSERT_TRUE(bo.ok()) << bo.status();
+  ASSERT_EQ((*bo)[0].NumElements(), 2);
+  EXPECT_EQ(Values<int64_t>((*bo)[1]), (std::vector<int64_t>{0, 0, 1}));
+}
+
 TEST(UniqueTest, EmptyAndBadShapes) {
   auto out = RunOpKernel("Unique", {Tensor(DT_INT32, TensorShape({0}))});
   ASSERT_TRUE(out.ok()) << out.status();

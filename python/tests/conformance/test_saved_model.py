@@ -311,3 +311,30 @@ def test_signature_helpers_build_what_tensorflow_builds():
     for k in ("DEFAULT_SERVING_SIGNATURE_DEF_KEY", "PREDICT_METHOD_NAME", "CLASSIFY_METHOD_NAME",
               "CLASSIFY_OUTPUT_SCORES", "REGRESS_METHOD_NAME", "PREDICT_INPUTS"):
         assert getattr(dflow.saved_model.signature_constants, k) == getattr(tf.saved_model.signature_constants, k)
+
+
+def test_custom_estimator_export_predicts_in_tensorflow(tmp_path):
+    tf = real_tf()
+    x = np.random.RandomState(1).randn(20, 2).astype(np.float32)
+    y = x[:, :1] * 2 - x[:, 1:]
+
+    def model_fn(features, labels, mode):
+        w = dflow.get_variable("w", initializer=dflow.constant([[0.5], [0.5]]))
+        pred = dflow.matmul(features["x"], w)
+        if mode == dflow.estimator.ModeKeys.PREDICT:
+            return dflow.estimator.EstimatorSpec(mode, predictions={"p": pred})
+        loss = dflow.reduce_mean(dflow.square(pred - labels))
+        opt = dflow.train.GradientDescentOptimizer(0.1)
+        return dflow.estimator.EstimatorSpec(mode, loss=loss,
+                                             train_op=opt.minimize(loss, dflow.train.get_global_step()))
+    est = dflow.estimator.Estimator(model_fn, model_dir=str(tmp_path / "model"))
+    est.train(lambda: dflow.data.Dataset.from_tensor_slices(({"x": x}, y)).repeat().batch(10), steps=5)
+    fn = dflow.estimator.export.build_raw_serving_input_receiver_fn({"x": dflow.placeholder(dflow.float32, [None, 2])})
+    path = est.export_saved_model(str(tmp_path / "export"), fn).decode()
+    expected = np.stack([p["p"] for p in est.predict(lambda: dflow.data.Dataset.from_tensor_slices({"x": x}).batch(20))])
+    with tf.Graph().as_default(), tf.Session() as sess:
+        meta = tf.saved_model.loader.load(sess, ["serve"], path)
+        assert list(meta.signature_def) == ["serving_default"]
+        sig = meta.signature_def["serving_default"]
+        got = sess.run(sig.outputs["p"].name, {sig.inputs["x"].name: x})
+    assert_same(got, expected)

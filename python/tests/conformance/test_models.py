@@ -15,11 +15,15 @@ accumulation), and the loss curve and the final variables at rtol 1e-4 (atol 1e-
 zero): ten times the measured drift, while a wrong gradient, a wrong optimizer formula or a
 missing update changes losses in the second or third digit within a few steps.
 """
+import os
+import subprocess
+
 import numpy as np
 import pytest
 
 import dflow
-from tfref import real_tf, tf_graph_def
+from conftest import BUILD
+from tfref import real_tf, run_tf, tf_graph_def
 
 STEPS = 200
 FIRST_RTOL = 1e-5
@@ -414,3 +418,23 @@ def test_optimizer_updates_match(optimizer, sparse):
             np.testing.assert_allclose(df_vars[name], tf_vars[name], rtol=rtol, atol=atol,
                                        err_msg="%s: %s after %d steps" % (optimizer, name, n))
     assert tf_losses[-10:].mean() < tf_losses[:10].mean()
+
+
+def test_cli_trains_tensorflow_graph(tmp_path):
+    """The C++ importer (`dflow run`, no Python between) takes TensorFlow 2.21's CNN graph (MaxPool's
+    explicit_paddings, MatMul's grad_a/grad_b, FusedBatchNormV3...): init, one Momentum step,
+    then the loss on the same batch, as TensorFlow computes it."""
+    graph_def, names = tf_graph_def(cnn)
+    feed = cnn_batch(np.random.RandomState(5), 0)
+    (tmp_path / "g.pb").write_bytes(graph_def)
+    np.save(tmp_path / "x.npy", feed["x:0"])
+    np.save(tmp_path / "y.npy", feed["y:0"])
+    env = dict(os.environ, DFLOW_CONFIG_DIR=str(tmp_path / "config"))
+    out = subprocess.run([os.path.join(BUILD, "bin", "dflow"), "run", str(tmp_path / "g.pb"),
+                          "--feed", "x=@%s" % (tmp_path / "x.npy"), "--feed", "y=@%s" % (tmp_path / "y.npy"),
+                          "--target", names["init"], "--target", names["train"], "--fetch", names["loss"],
+                          "--out", str(tmp_path / "loss.npy")],
+                         capture_output=True, text=True, timeout=60, env=env)
+    assert out.returncode == 0, out.stderr
+    want = run_tf(graph_def, names["loss"], feed, targets=[names["init"], names["train"]])
+    np.testing.assert_allclose(np.load(tmp_path / "loss.npy"), want, rtol=FIRST_RTOL)

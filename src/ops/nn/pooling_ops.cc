@@ -204,6 +204,7 @@ void RegisterPoolingOps() {
   // MaxPool and its gradients take integers too, as TensorFlow's CPU kernels (AvgPool: floats).
   RegisterOp(WithPoolAttrs(OpDefBuilder("MaxPool").Input("input: T").Output("output: T"))
                  .Attr("T: {float, double, int32, int64, uint8} = DT_FLOAT")
+                 .Attr("explicit_paddings: list(int) = []")  // TensorFlow's; used only by padding EXPLICIT
                  .SetShapeFn(PoolShape)
                  .Doc("The maximum of each ksize window of input, windows strides apart."));
   RegisterOp(WithPoolAttrs(OpDefBuilder("AvgPool").Input("value: T").Output("output: T"))
@@ -216,6 +217,7 @@ void RegisterPoolingOps() {
                                .Input("grad: T")
                                .Output("output: T"))
                  .Attr("T: {float, double, int32, int64, uint8} = DT_FLOAT")
+                 .Attr("explicit_paddings: list(int) = []")
                  .SetShapeFn(MaxPoolGradShape)
                  .Doc("The gradient of MaxPool: grad routed to the maximum of each window of orig_input."));
   RegisterOp(WithPoolAttrs(OpDefBuilder("MaxPoolGradGrad")

@@ -234,7 +234,7 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
                 a.shape, "most_specific_compatible_shape") else None
             if shape is not None and shape.ndims is not None and m.shape.is_compatible_with(shape):
                 m.set_shape(shape)
-        packed = _pack(rt, merged) if _is_sequence(rt) else merged[0]
+        packed = _pack(rt, merged) if _is_sequence(rt) else _pack([rt], merged)[0]
         if not strict and isinstance(packed, (list, builtin_tuple)) and len(packed) == 1:
             packed = packed[0]
         return packed

@@ -168,3 +168,21 @@ def test_reverse_and_reverse_sequence():
             return s.run(outs + m.gradients(loss, [x]))
     d, t = run_both(fn)
     assert_same(d, t)
+
+
+def test_tensor_array_through_cond_and_grad_method():
+    def fn(m):
+        x = m.constant(X[0])  # [5, 4]
+        p = m.placeholder(m.bool, [])
+        ta = m.TensorArray(m.float32, size=6).unstack(x)
+        ta = m.cond(p, lambda: ta.write(5, x[1] * 2.0), lambda: ta.identity())
+        y = ta.stack()
+        g = ta.grad("manual")  # the gradient array of the same handle
+        gflow = g.write(1, x[0]).flow
+        with m.control_dependencies([gflow]):
+            got = g.identity().read(1)
+        grad = m.gradients(m.reduce_sum(y * y), x)[0]
+        with m.Session() as s:
+            return [s.run([y, grad], {p: v}) for v in (True, False)] + [s.run(got, {p: False})]
+    d, t = run_both(fn)
+    assert_same(d, t)

@@ -40,9 +40,4 @@ def _sparse_to_dense(dtype):
 SPECS.append(Spec("SparseToDense", _sparse_to_dense))
 
 EXCLUDED = {}
-KNOWN = {
-    ("SparseToDense", r"gradient: dflow raises LookupError"): (
-        "NOT YET FIXED (reported): dflow registers no gradient for SparseToDense (TensorFlow: the values' "
-        "gradient is a gather of the incoming gradient at the indices, the default's the rest's sum)"),
-    ("SparseToDense", r"^uint8 .*no kernel"): "NOT YET FIXED (reported): dflow has no uint8 SparseToDense kernel",
-}
+KNOWN = {}

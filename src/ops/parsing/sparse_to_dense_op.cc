@@ -1,13 +1,15 @@
 // SparseToDense (TensorFlow's op): the dense tensor of a sparse one's (indices, shape, values),
 // default_value elsewhere. The way a parsed VarLenFeature becomes a dense feature column input.
-// No gradient is registered yet (TensorFlow's is a GatherNd of the output gradient for the
-// values), so tf.gradients through it fails loudly rather than returning None.
+// Gradient (TensorFlow's): the values get the output gradient at their indices, the default value
+// the sum of the rest.
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_join.h"
 #include "framework/op_kernel.h"
 #include "framework/shape_inference.h"
+#include "graph/gradients.h"
+#include "ops/array/grad_util.h"
 
 namespace dflow {
 namespace {
@@ -91,6 +93,46 @@ Status SparseToDenseShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
+// d values = grad at the indices (gathered from the flattened gradient at each index's row-major
+// offset); d default = sum(grad) - sum(d values). No gradient for the indices or the shape.
+Status SparseToDenseGrad(GradContext* c) {
+  GraphBuilder* b = c->b;
+  const NodeOut indices = c->inputs[0], shape = c->inputs[1], values = c->inputs[2];
+  const NodeOut grad = c->GradOrZeros(0);
+  const DType it = ValueType(indices);
+  const PartialTensorShape& is = array::StaticShape(indices);
+  if (is.unknown_rank() || (is.dims() == 2 && is.dim_size(1) < 0)) {
+    return errors::Unimplemented("SparseToDense gradient: sparse_indices of unknown rank or width ",
+                                 is.DebugString());
+  }
+  NodeOut flat = indices;  // a scalar or a vector: offsets in a 1-D output
+  if (is.dims() == 2) {
+    // offset = sum_k indices[:, k] * prod(shape[k+1:])
+    const int64_t rank = is.dim_size(1);
+    std::vector<NodeOut> strides;
+    for (int64_t k = 0; k < rank; ++k) {
+      NodeOut rest = b->Op("Slice", {shape, array::IndexConst(b, it, {k + 1}), array::IndexConst(b, it, {-1})});
+      strides.push_back(b->Op("Prod", {rest, b->Scalar(DT_INT32, 0)}));
+    }
+    NodeOut stride = strides.empty() ? array::IndexConst(b, it, {}) : b->Op("Pack", strides);
+    flat = b->Op("Sum", {b->Op("Mul", {indices, stride}), b->Scalar(DT_INT32, 1)});
+  }
+  NodeOut gathered = b->Op("GatherV2", {b->Op("Reshape", {grad, array::IndexConst(b, DT_INT32, {-1})}), flat,
+                                        b->Scalar(DT_INT32, 0)});
+  ASSIGN_OR_RETURN(NodeOut sum_all, array::SumAll(b, grad));
+  ASSIGN_OR_RETURN(NodeOut sum_values, array::SumAll(b, gathered));
+  const PartialTensorShape& vs = array::StaticShape(values);
+  if (vs.dims() == 0) {
+    c->grad_inputs[2] = sum_values;  // one value broadcast to every index
+  } else if (is.dims() == 0) {
+    c->grad_inputs[2] = b->Op("Reshape", {gathered, array::IndexConst(b, DT_INT32, {-1})});  // [1]
+  } else {
+    c->grad_inputs[2] = gathered;
+  }
+  c->grad_inputs[3] = b->Op("Sub", {sum_all, sum_values});
+  return b->status();
+}
+
 template <typename T>
 void RegisterFor() {
   RegisterKernel<SparseToDenseOp<T, int32_t>>(
@@ -118,8 +160,10 @@ void RegisterSparseToDenseOp() {
   RegisterFor<double>();
   RegisterFor<int32_t>();
   RegisterFor<int64_t>();
+  RegisterFor<uint8_t>();
   RegisterFor<bool>();
   RegisterFor<std::string>();
+  RegisterGradient("SparseToDense", SparseToDenseGrad);
 }
 
 }  // namespace dflow

@@ -45,6 +45,9 @@ struct ExportMetaGraphOptions {
 // The MetaGraphDef of the scope's graph, with `saver`'s SaverDef when it is non-null and valid.
 StatusOr<proto::MetaGraphDef> ExportMetaGraph(const Scope& scope, const Saver* saver,
                                               const ExportMetaGraphOptions& options = {});
+// The OpDefs of the ops a graph uses (its nodes' and its functions'), sorted by name: a
+// MetaGraphDef's meta_info_def.stripped_op_list, which ExportMetaGraph writes as TensorFlow does.
+proto::OpList StrippedOpList(const proto::GraphDef& graph_def);
 // The SaverDef of a Saver (the names of its filename tensor, save tensor and restore op).
 proto::SaverDef SaverDefOf(const Saver& saver);
 

@@ -10,6 +10,7 @@
 
 #include "api/scope_internal.h"
 #include "binding.h"
+#include "dflow/meta_graph.h"
 #include "dflow/ops.h"
 #include "framework/op_def.h"
 #include "graph/graph_def.h"
@@ -463,6 +464,13 @@ void BindCore(py::module_& m) {
     for (const OpDef* d : OpRegistry::Global()->ListOps()) l.append(OpDefToDict(*d));
     return l;
   }, "Every registered op's OpDef, as dicts.");
+  m.def("stripped_op_list", [](py::bytes graph_def) {
+    // The OpList of the ops a serialized GraphDef uses (a MetaGraphDef's stripped_op_list).
+    proto::GraphDef def;
+    std::string s = graph_def;
+    if (!def.ParseFromString(s)) ThrowStatus(errors::InvalidArgument("Could not parse ", s.size(), " bytes as a GraphDef"));
+    return py::bytes(train::StrippedOpList(def).SerializeAsString());
+  });
   m.def("proto_files", [] {
     // The .proto files the Python side builds message classes from (GraphDef, Event, Summary,
     // CheckpointState), as serialized FileDescriptorProtos, each after the files it imports: the

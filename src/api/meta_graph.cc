@@ -5,6 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "api/scope_internal.h"
+#include "framework/op_def.h"
 #include "base/env.h"
 #include "framework/session.h"
 #include "graph/graph_def.h"
@@ -36,7 +37,49 @@ proto::VariableDef VariableDefOf(const Graph& g, const Node* var, bool trainable
   return d;
 }
 
+void ArgToProto(const ArgDef& a, proto::OpDef::ArgDef* p) {
+  p->set_name(a.name);
+  if (a.type != DT_INVALID) p->set_type(static_cast<proto::DataType>(a.type));
+  p->set_type_attr(a.type_attr);
+  p->set_number_attr(a.number_attr);
+  p->set_type_list_attr(a.type_list_attr);
+  p->set_is_ref(a.is_ref);
+}
+
+void OpDefToProto(const OpDef& d, proto::OpDef* p) {
+  p->set_name(d.name);
+  for (const ArgDef& a : d.inputs) ArgToProto(a, p->add_input_arg());
+  for (const ArgDef& a : d.outputs) ArgToProto(a, p->add_output_arg());
+  for (const AttrDef& a : d.attrs) {
+    proto::OpDef::AttrDef* pa = p->add_attr();
+    pa->set_name(a.name);
+    pa->set_type(a.type);
+    if (a.default_value.has_value()) AttrValueToProto(*a.default_value, pa->mutable_default_value());
+    if (a.minimum.has_value()) {
+      pa->set_has_minimum(true);
+      pa->set_minimum(*a.minimum);
+    }
+    for (DType t : a.allowed_types) pa->mutable_allowed_values()->mutable_list()->add_type(static_cast<proto::DataType>(t));
+  }
+  p->set_summary(d.summary);
+  p->set_is_stateful(d.is_stateful);
+}
+
 }  // namespace
+
+proto::OpList StrippedOpList(const proto::GraphDef& graph_def) {
+  std::set<std::string> used;
+  for (const auto& n : graph_def.node()) used.insert(n.op());
+  for (const auto& f : graph_def.library().function()) {
+    for (const auto& n : f.node_def()) used.insert(n.op());
+  }
+  for (const auto& f : graph_def.library().function()) used.erase(f.signature().name());
+  proto::OpList list;
+  for (const std::string& op : used) {  // sorted, as TensorFlow writes them
+    if (const OpDef* d = OpRegistry::Global()->LookUp(op); d != nullptr) OpDefToProto(*d, list.add_op());
+  }
+  return list;
+}
 
 proto::SaverDef SaverDefOf(const Saver& saver) {
   proto::SaverDef d;
@@ -60,6 +103,7 @@ StatusOr<proto::MetaGraphDef> ExportMetaGraph(const Scope& scope, const Saver* s
   for (const std::string& t : options.tags) info->add_tags(t);
   const Graph& g = *scope.graph();
   ExportGraphDef(g, m.mutable_graph_def());
+  *info->mutable_stripped_op_list() = StrippedOpList(m.graph_def());
   if (options.clear_devices) {
     for (auto& n : *m.mutable_graph_def()->mutable_node()) n.clear_device();
   }

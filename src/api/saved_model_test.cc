@@ -57,6 +57,11 @@ TEST(MetaGraphTest, ResumesFromTheMetaFileAlone) {
     EXPECT_EQ(meta->saver_def().restore_op_name(), saver.restore_op().name());
     EXPECT_EQ(meta->collection_def().at("trainable_variables").bytes_list().value_size(), 2);
     EXPECT_EQ(meta->collection_def().at("variables").bytes_list().value_size(), 3);
+    std::vector<std::string> op_names;
+    for (const auto& op : meta->meta_info_def().stripped_op_list().op()) op_names.push_back(op.name());
+    EXPECT_TRUE(std::is_sorted(op_names.begin(), op_names.end()));
+    EXPECT_NE(std::find(op_names.begin(), op_names.end(), "VariableV2"), op_names.end());
+    EXPECT_NE(std::find(op_names.begin(), op_names.end(), "RestoreV2"), op_names.end());
     ASSERT_TRUE(train::WriteMetaGraph(*meta, prefix + ".meta").ok());
     // One more step here: the resumed run must take the same one.
     ASSERT_TRUE(session.Run({{m.x, Input2()}}, {}, {m.train_op}).ok());

@@ -267,6 +267,8 @@ def export_scoped_meta_graph(filename=None, graph_def=None, graph=None, export_s
     else:
         gd = graph_pb.as_graph_def_message(graph_def)
     m.graph_def.MergeFrom(gd)
+    from dflow import _dflow
+    m.meta_info_def.stripped_op_list.MergeFromString(_dflow.stripped_op_list(gd.SerializeToString()))
     if export_scope:
         prefix = export_scope.rstrip("/") + "/"
         keep = [n for n in m.graph_def.node if n.name.startswith(prefix)]

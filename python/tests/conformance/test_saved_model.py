@@ -214,7 +214,15 @@ def test_meta_graphs_both_ways(tmp_path):
     # A dflow .meta written as text, and with an import scope and cleared devices.
     with dflow.Graph().as_default():
         _train_model(dflow)
-        dflow.train.Saver().export_meta_graph(str(tmp_path / "m.pbtxt"), as_text=True)
+        meta = dflow.train.Saver().export_meta_graph(str(tmp_path / "m.pbtxt"), as_text=True)
+        ops_used = sorted({n.op for n in meta.graph_def.node})
+        assert [o.name for o in meta.meta_info_def.stripped_op_list.op] == ops_used
+        # TensorFlow's OpDefs of the same ops agree on their arguments and attrs' names.
+        from tensorflow.python.framework import op_def_registry
+        for o in meta.meta_info_def.stripped_op_list.op:
+            theirs = op_def_registry.get(o.name)
+            assert [a.name for a in o.input_arg] == [a.name for a in theirs.input_arg], o.name
+            assert {a.name for a in o.attr} <= {a.name for a in theirs.attr}, o.name
     with dflow.Graph().as_default():
         saver = dflow.train.import_meta_graph(str(tmp_path / "m.pbtxt"), clear_devices=True, import_scope="imp")
         assert saver.saver_def.restore_op_name == "imp/save/restore_all"

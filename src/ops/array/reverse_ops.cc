@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "framework/op_kernel.h"
+#include "framework/shape_inference.h"
 #include "graph/gradients.h"
 #include "ops/array/array_util.h"
 
@@ -101,15 +102,67 @@ class ReverseSequenceOp : public OpKernel {
   int64_t batch_dim_ = 0;
 };
 
+// TensorFlow's shape functions: constant axes checked while building; seq_lengths must match the
+// batch dimension and seq_dim/batch_dim lie within the rank.
+Status ReverseV2Shape(InferenceContext* c) {
+  const PartialTensorShape& in = c->input(0);
+  DimVector axes;
+  ASSIGN_OR_RETURN(bool known, ConstIndexVector(c, 1, "axis", &axes));
+  if (known && !in.unknown_rank()) {
+    const int64_t rank = in.dims();
+    std::vector<bool> seen(static_cast<size_t>(rank), false);
+    for (size_t i = 0; i < axes.size(); ++i) {
+      const int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
+      if (a < 0 || a >= rank) {
+        return errors::InvalidArgument("'axis'[", i, "] = ", axes[i], " is out of valid range [0, ", rank - 1, "]");
+      }
+      if (seen[a]) return errors::InvalidArgument("axis ", a, " specified more than once.");
+      seen[a] = true;
+    }
+  }
+  c->set_output(0, in);
+  return absl::OkStatus();
+}
+
+Status ReverseSequenceShape(InferenceContext* c) {
+  PartialTensorShape lens;
+  RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &lens));
+  int64_t seq_dim = 0, batch_dim = 0;
+  RETURN_IF_ERROR(c->GetAttr("seq_dim", &seq_dim));
+  RETURN_IF_ERROR(c->GetAttr("batch_dim", &batch_dim));
+  const PartialTensorShape& in = c->input(0);
+  if (in.unknown_rank()) {
+    c->set_output(0, in);
+    return absl::OkStatus();
+  }
+  if (batch_dim >= in.dims()) {
+    return errors::InvalidArgument("batch_dim must be < input rank: ", batch_dim, " vs. ", in.dims());
+  }
+  if (seq_dim >= in.dims()) {
+    return errors::InvalidArgument("seq_dim must be < input rank: ", seq_dim, " vs. ", in.dims());
+  }
+  std::vector<int64_t> dims(in.dim_sizes().begin(), in.dim_sizes().end());
+  if (batch_dim >= 0) {
+    const int64_t b = dims[batch_dim], n = lens.dim_size(0);
+    if (b >= 0 && n >= 0 && b != n) {
+      return errors::InvalidArgument("Dimensions must be equal, but are ", b, " and ", n);
+    }
+    if (b < 0) dims[batch_dim] = n;
+  }
+  ASSIGN_OR_RETURN(PartialTensorShape out, PartialTensorShape::FromDims(dims));
+  c->set_output(0, std::move(out));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void RegisterReverseOps() {
   RegisterOp(OpDefBuilder("ReverseV2").Input("tensor: T").Input("axis: Tidx").Output("output: T")
-                 .Attr("Tidx: {int32, int64} = DT_INT32").Attr("T: type").SetShapeFn(UnchangedShape)
+                 .Attr("Tidx: {int32, int64} = DT_INT32").Attr("T: type").SetShapeFn(ReverseV2Shape)
                  .Doc("The tensor with the given axes reversed."));
   RegisterOp(OpDefBuilder("ReverseSequence").Input("input: T").Input("seq_lengths: Tlen").Output("output: T")
                  .Attr("seq_dim: int").Attr("batch_dim: int = 0").Attr("T: type")
-                 .Attr("Tlen: {int32, int64} = DT_INT64").SetShapeFn(UnchangedShape)
+                 .Attr("Tlen: {int32, int64} = DT_INT64").SetShapeFn(ReverseSequenceShape)
                  .Doc("Reverses the first seq_lengths[b] slices along seq_dim of each batch row b."));
   RegisterKernel<ReverseV2Op>(KernelBuilder("ReverseV2"));
   RegisterKernel<ReverseSequenceOp>(KernelBuilder("ReverseSequence"));

@@ -48,5 +48,23 @@ TEST(ReverseOpsTest, ReverseSequence) {
             absl::StatusCode::kInvalidArgument);  // seq_dim == batch_dim
 }
 
+TEST(ReverseOpsTest, ShapeFunctionsCheckWhatTensorFlowsDo) {
+  Tensor x(DT_FLOAT, TensorShape({3, 4}));
+  // Constant axes out of range or named twice fail while building, as in TensorFlow.
+  EXPECT_FALSE(testing::InferShapes("ReverseV2", {x, MakeTensor<int32_t>({2}, {1})}).ok());
+  EXPECT_FALSE(testing::InferShapes("ReverseV2", {x, MakeTensor<int32_t>({0, -2}, {2})}).ok());
+  EXPECT_TRUE(testing::InferShapes("ReverseV2", {x, MakeTensor<int32_t>({-1, 0}, {2})}).ok());
+  // seq_dim / batch_dim beyond the rank, and seq_lengths not of the batch size.
+  AttrMap seq1 = {{"seq_dim", int64_t{1}}, {"batch_dim", int64_t{0}}};
+  EXPECT_TRUE(testing::InferShapes("ReverseSequence", {x, MakeTensor<int64_t>({1, 1, 1}, {3})}, seq1).ok());
+  EXPECT_FALSE(testing::InferShapes("ReverseSequence", {x, MakeTensor<int64_t>({1, 1}, {2})}, seq1).ok());
+  EXPECT_FALSE(testing::InferShapes("ReverseSequence", {x, MakeTensor<int64_t>({1, 1, 1}, {3})},
+                                    {{"seq_dim", int64_t{2}}, {"batch_dim", int64_t{0}}})
+                   .ok());
+  EXPECT_FALSE(testing::InferShapes("ReverseSequence", {x, MakeTensor<int64_t>({1, 1, 1}, {3})},
+                                    {{"seq_dim", int64_t{0}}, {"batch_dim", int64_t{2}}})
+                   .ok());
+}
+
 }  // namespace
 }  // namespace dflow

@@ -1,5 +1,6 @@
 """tf.nn.rnn_cell (tf.compat.v1.nn.rnn_cell)."""
-from dflow.ops.rnn_cell_impl import (BasicLSTMCell, BasicRNNCell, GRUCell, LSTMCell, LSTMStateTuple,  # noqa: F401
-                                     MultiRNNCell, RNNCell)
+from dflow.ops.rnn_cell_impl import (BasicLSTMCell, BasicRNNCell, DeviceWrapper, DropoutWrapper,  # noqa: F401
+                                     GRUCell, LSTMCell, LSTMStateTuple, MultiRNNCell, ResidualWrapper, RNNCell)
 
-__all__ = ["RNNCell", "BasicRNNCell", "BasicLSTMCell", "LSTMCell", "GRUCell", "MultiRNNCell", "LSTMStateTuple"]
+__all__ = ["RNNCell", "BasicRNNCell", "BasicLSTMCell", "LSTMCell", "GRUCell", "MultiRNNCell", "LSTMStateTuple",
+           "DropoutWrapper", "ResidualWrapper", "DeviceWrapper"]

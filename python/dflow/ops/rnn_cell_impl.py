@@ -14,7 +14,8 @@ from dflow.ops import math_ops
 from dflow.ops import nn_ops
 from dflow.ops import variable_scope as vs
 
-__all__ = ["RNNCell", "BasicRNNCell", "BasicLSTMCell", "LSTMCell", "GRUCell", "MultiRNNCell", "LSTMStateTuple"]
+__all__ = ["RNNCell", "BasicRNNCell", "BasicLSTMCell", "LSTMCell", "GRUCell", "MultiRNNCell", "LSTMStateTuple",
+           "DropoutWrapper", "ResidualWrapper", "DeviceWrapper"]
 
 
 # ---- nested structures (tuples, lists and namedtuples, as TensorFlow's nest) ----
@@ -417,3 +418,126 @@ class MultiRNNCell(RNNCell):
                 new_states.append(new_state)
         new_states = tuple(new_states) if self._state_is_tuple else array_ops.concat(new_states, 1)
         return cur_inp, new_states
+
+
+class _Wrapper(RNNCell):
+    """A cell around another: its variables stay the wrapped cell's (no scope of its own)."""
+
+    def __init__(self, cell):
+        super().__init__()
+        self._cell = cell
+
+    @property
+    def wrapped_cell(self):
+        return self._cell
+
+    @property
+    def state_size(self):
+        return self._cell.state_size
+
+    @property
+    def output_size(self):
+        return self._cell.output_size
+
+    @property
+    def trainable_weights(self):
+        return self._cell.trainable_weights
+
+    def zero_state(self, batch_size, dtype):
+        with ops.name_scope(type(self).__name__ + "ZeroState", values=[batch_size]):
+            return self._cell.zero_state(batch_size, dtype)
+
+
+def _default_dropout_state_filter(substate):
+    if isinstance(substate, LSTMStateTuple):
+        return LSTMStateTuple(c=False, h=True)  # the memory cell is never dropped
+    return True
+
+
+class DropoutWrapper(_Wrapper):
+    """Dropout on the inputs, outputs and state of the given cell (keep probabilities, each
+    element scaled by 1 / keep_prob). variational_recurrent is not supported."""
+
+    def __init__(self, cell, input_keep_prob=1.0, output_keep_prob=1.0, state_keep_prob=1.0,
+                 variational_recurrent=False, input_size=None, dtype=None, seed=None,
+                 dropout_state_filter_visitor=None):
+        super().__init__(cell)
+        if variational_recurrent:
+            raise NotImplementedError("dflow's DropoutWrapper does not support variational_recurrent")
+        for name, p in (("input_keep_prob", input_keep_prob), ("output_keep_prob", output_keep_prob),
+                        ("state_keep_prob", state_keep_prob)):
+            if isinstance(p, (int, float)) and not 0.0 < float(p) <= 1.0:
+                raise ValueError("Parameter %s must be between 0 and 1: %r" % (name, p))
+        self._input_keep_prob = input_keep_prob
+        self._output_keep_prob = output_keep_prob
+        self._state_keep_prob = state_keep_prob
+        self._seed = seed
+        self._filter = dropout_state_filter_visitor or _default_dropout_state_filter
+
+    @staticmethod
+    def _should_dropout(p):
+        return (not isinstance(p, (int, float))) or p < 1
+
+    def _dropout(self, values, keep_prob, salt):
+        flat = _flatten(values)
+        out = []
+        for i, v in enumerate(flat):
+            seed = None if self._seed is None else (self._seed + salt * 1000 + i) % (2 ** 31)
+            out.append(nn_ops.dropout(v, keep_prob=keep_prob, seed=seed))
+        return _pack_as(values, out) if _is_seq(values) else out[0]
+
+    def __call__(self, inputs, state, scope=None):
+        if self._should_dropout(self._input_keep_prob):
+            inputs = self._dropout(inputs, self._input_keep_prob, 1)
+        output, new_state = self._cell(inputs, state, scope=scope)
+        if self._should_dropout(self._state_keep_prob):
+            new_state = self._dropout_state(new_state)
+        if self._should_dropout(self._output_keep_prob):
+            output = self._dropout(output, self._output_keep_prob, 3)
+        return output, new_state
+
+    def _dropout_state(self, state):
+        def rec(s):
+            keep = self._filter(s)
+            if isinstance(keep, tuple) and _is_seq(s):
+                parts = [rec_part(x, k) for x, k in zip(s, keep)]
+                return type(s)(*parts) if hasattr(s, "_fields") else type(s)(parts)
+            if _is_seq(s):
+                parts = [rec(x) for x in s]
+                return type(s)(*parts) if hasattr(s, "_fields") else type(s)(parts)
+            return self._dropout(s, self._state_keep_prob, 2) if keep else s
+
+        def rec_part(x, k):
+            return self._dropout(x, self._state_keep_prob, 2) if k else x
+        return rec(state)
+
+
+class ResidualWrapper(_Wrapper):
+    """Adds the inputs to the wrapped cell's outputs (or combines them with residual_fn)."""
+
+    def __init__(self, cell, residual_fn=None):
+        super().__init__(cell)
+        self._residual_fn = residual_fn
+
+    def __call__(self, inputs, state, scope=None):
+        outputs, new_state = self._cell(inputs, state, scope=scope)
+        if self._residual_fn is not None:
+            return self._residual_fn(inputs, outputs), new_state
+        flat = [i + o for i, o in zip(_flatten(inputs), _flatten(outputs))]
+        return (_pack_as(outputs, flat) if _is_seq(outputs) else flat[0]), new_state
+
+
+class DeviceWrapper(_Wrapper):
+    """Runs the wrapped cell on `device`."""
+
+    def __init__(self, cell, device):
+        super().__init__(cell)
+        self._device = device
+
+    def zero_state(self, batch_size, dtype):
+        with ops.device(self._device):
+            return super().zero_state(batch_size, dtype)
+
+    def __call__(self, inputs, state, scope=None):
+        with ops.device(self._device):
+            return self._cell(inputs, state, scope=scope)

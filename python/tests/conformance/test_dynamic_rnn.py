@@ -34,6 +34,8 @@ CELLS = {
                                                       proj_clip=0.5),
     "gru": lambda c: c.GRUCell(5),
     "multi": lambda c: c.MultiRNNCell([c.BasicLSTMCell(4), c.GRUCell(3)]),
+    "wrappers": lambda c: c.MultiRNNCell([c.DropoutWrapper(c.BasicLSTMCell(4), 1.0, 1.0, 1.0),
+                                          c.ResidualWrapper(c.DeviceWrapper(c.GRUCell(4), "/cpu:0"))]),
 }
 
 
@@ -186,3 +188,20 @@ def test_tensor_array_through_cond_and_grad_method():
             return [s.run([y, grad], {p: v}) for v in (True, False)] + [s.run(got, {p: False})]
     d, t = run_both(fn)
     assert_same(d, t)
+
+
+def test_dropout_wrapper_drops_and_scales():
+    import dflow as tf
+    with tf.Graph().as_default():
+        x = tf.constant(np.tile(X, (20, 1, 1)))  # [60, 5, 4]
+        cell = tf.nn.rnn_cell.BasicLSTMCell(6)
+        ref, _ = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)
+        drop, _ = tf.nn.dynamic_rnn(tf.nn.rnn_cell.DropoutWrapper(cell, output_keep_prob=0.5, seed=3), x,
+                                    dtype=tf.float32)
+        assert len(tf.trainable_variables()) == 2  # the wrapper uses the cell's variables
+        with tf.Session() as s:
+            s.run(tf.global_variables_initializer())
+            r, d = s.run([ref, drop])
+    kept = d != 0
+    np.testing.assert_allclose(d[kept], 2 * r[kept], rtol=1e-5, atol=1e-6)
+    assert 0.35 < kept.mean() < 0.65

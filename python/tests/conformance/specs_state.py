@@ -293,11 +293,19 @@ def _resource_gather(dtype):
             out.append(Case("%s %s %s" % (shape, idx, np.dtype(it).name), fn,
                             [gen(dtype, shape, "normal", len(out)), np.array(idx, it)]))
 
-    def batch(tf, a, i):
+    def batch(tf, a, i, bd=1):
         h, init = _res_init(tf, a)
         with tf.control_dependencies([init]):
-            return tf.raw_ops.ResourceGather(resource=h, indices=i, dtype=a.dtype, batch_dims=1)
+            return tf.raw_ops.ResourceGather(resource=h, indices=i, dtype=a.dtype, batch_dims=bd)
     out.append(Case("batch_dims=1", batch, [gen(dtype, (2, 4, 3)), np.array([[0, 3], [1, 1]], np.int32)]))
+    out.append(Case("batch_dims=1, 3-D indices", batch, [gen(dtype, (2, 4)), np.array([[[0], [3]], [[1], [2]]],
+                                                                                  np.int64)]))
+    out.append(Case("batch_dims=2", lambda tf, a, i: batch(tf, a, i, 2),
+                    [gen(dtype, (2, 2, 3)), np.array([[0, 2], [1, 1]], np.int32)]))
+    out.append(Case("batch_dims=-1 (rejected)", lambda tf, a, i: batch(tf, a, i, -1),
+                    [gen(dtype, (2, 4, 3)), np.array([[0, 3], [1, 1]], np.int32)]))
+    # (batch sizes that differ abort TensorFlow's process: not compared)
+    out.append(Case("batch_dims=1, index out of range", batch, [gen(dtype, (2, 4)), np.array([[0], [4]], np.int32)]))
     return out
 
 
@@ -343,6 +351,4 @@ KNOWN = {
     ("ReadVariableOp", r"read as another dtype"): _HANDLE_DATA,
     ("AssignAddVariableOp", r"shape differs"): _HANDLE_DATA,
     ("AssignSubVariableOp", r"shape differs"): _HANDLE_DATA,
-    ("ResourceGather", r"batch_dims=1"): "ResourceGather with batch_dims != 0 is not implemented in dflow "
-                                         "(rejected with a clear error when the graph is built)",
 }

@@ -185,24 +185,33 @@ class ResourceGatherOp : public OpKernel {
   explicit ResourceGatherOp(OpKernelConstruction* c) : OpKernel(c) {
     c->SetStatus(c->GetAttr("dtype", &dtype_));
     c->SetStatus(c->GetAttr("batch_dims", &batch_dims_));
-    if (batch_dims_ != 0) {
-      c->SetStatus(errors::InvalidArgument("ResourceGather ", name(), ": batch_dims = ", batch_dims_,
-                                           " is not supported (only 0)"));
-    }
   }
   void Compute(OpKernelContext* ctx) override {
     OP_REQUIRES_ASSIGN(ctx, std::shared_ptr<Var> var, LookupVar(ctx));
     OP_REQUIRES_OK(ctx, CheckDtype(ctx, *var, dtype_));
     OP_REQUIRES_ASSIGN(ctx, Tensor params, var->Read());  // a snapshot: no lock while copying
     const Tensor& indices = ctx->input(1);
-    OP_REQUIRES(ctx, params.dims() >= 1,
-                errors::InvalidArgument("ResourceGather ", name(), ": variable ", var->name(),
-                                        " must be at least a vector, but has shape ", params.shape().DebugString()));
-    const int64_t rows = params.dim_size(0);
-    const int64_t row_elems = rows == 0 ? 0 : params.NumElements() / rows;
+    // batch_dims leading dimensions shared by the variable and the indices: each batch gathers
+    // from its own slice (TensorFlow's rule; a negative batch_dims is rejected, as there).
+    const int64_t bd = batch_dims_;
+    OP_REQUIRES(ctx, bd >= 0 && bd <= indices.dims() && bd < params.dims(),
+                errors::InvalidArgument("ResourceGather ", name(), ": batch_dims = ", batch_dims_,
+                                        " must be in [0, rank(indices) = ", indices.dims(), "] and below rank(params) = ",
+                                        params.dims(), " (variable ", var->name(), ")"));
+    int64_t batches = 1;
+    for (int64_t i = 0; i < bd; ++i) {
+      OP_REQUIRES(ctx, params.dim_size(i) == indices.dim_size(i),
+                  errors::InvalidArgument("ResourceGather ", name(), ": params.shape[", i, "] = ", params.dim_size(i),
+                                          " should equal indices.shape[", i, "] = ", indices.dim_size(i)));
+      batches *= params.dim_size(i);
+    }
+    const int64_t rows = params.dim_size(bd);
+    int64_t row_elems = 1;
+    for (int i = bd + 1; i < params.dims(); ++i) row_elems *= params.dim_size(i);
     TensorShape out_shape = indices.shape();
-    for (int i = 1; i < params.dims(); ++i) OP_REQUIRES_OK(ctx, out_shape.AddDim(params.dim_size(i)));
+    for (int i = bd + 1; i < params.dims(); ++i) OP_REQUIRES_OK(ctx, out_shape.AddDim(params.dim_size(i)));
     const int64_t n = indices.NumElements();
+    const int64_t per_batch = batches == 0 ? 0 : n / batches;
     for (int64_t i = 0; i < n; ++i) {
       const int64_t idx = IndexAt(indices, i);
       OP_REQUIRES(ctx, idx >= 0 && idx < rows,
@@ -212,7 +221,10 @@ class ResourceGatherOp : public OpKernel {
     }
     Tensor* out = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &out));
-    for (int64_t i = 0; i < n; ++i) CopyRow(params, IndexAt(indices, i), out, i, row_elems);
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t batch = per_batch == 0 ? 0 : i / per_batch;
+      CopyRow(params, batch * rows + IndexAt(indices, i), out, i, row_elems);
+    }
   }
 
  private:
@@ -228,9 +240,7 @@ Status VariableShapeShape(InferenceContext* c) {
 Status ResourceGatherShape(InferenceContext* c) {
   int64_t batch_dims = 0;
   RETURN_IF_ERROR(c->GetAttr("batch_dims", &batch_dims));
-  if (batch_dims != 0) {
-    return errors::InvalidArgument("ResourceGather: batch_dims = ", batch_dims, " is not supported (only 0)");
-  }
+  if (batch_dims < 0) return errors::InvalidArgument("ResourceGather: batch_dims is negative (", batch_dims, ")");
   c->set_output(0, PartialTensorShape());
   return absl::OkStatus();
 }

@@ -310,7 +310,7 @@ TEST(ResourceGatherTest, OutOfRangeIndexIsInvalidArgumentNamingIt) {
   EXPECT_EQ(session.Run({neg}).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST(ResourceGatherTest, ScalarVariableAndBatchDimsAreRejected) {
+TEST(ResourceGatherTest, ScalarVariableIsRejected) {
   Scope root = Scope::NewRootScope();
   Output v = ops::VarHandleOp(root.WithOpName("s"), DT_FLOAT, PartialTensorShape({}));
   Operation assign = ops::AssignVariableOp(root, v, 1.0f);
@@ -318,11 +318,23 @@ TEST(ResourceGatherTest, ScalarVariableAndBatchDimsAreRejected) {
   ClientSession session(root);
   ASSERT_TRUE(session.Run({assign}).ok());
   EXPECT_EQ(session.Run({g}).status().code(), absl::StatusCode::kInvalidArgument);
+}
 
-  Scope root2 = Scope::NewRootScope();
-  Output v2 = ops::VarHandleOp(root2, DT_FLOAT, PartialTensorShape({2, 2}));
-  ops::BuildOp(root2, "ResourceGather", {v2, Input({0})}, {{"dtype", DT_FLOAT}, {"batch_dims", 1}});
-  EXPECT_EQ(root2.status().code(), absl::StatusCode::kInvalidArgument);
+// batch_dims = 1 (TensorFlow's rule): row b of the indices gathers from row b of the variable.
+TEST(ResourceGatherTest, BatchDims) {
+  Scope root = Scope::NewRootScope();
+  Output v = ops::VarHandleOp(root.WithOpName("b"), DT_FLOAT, PartialTensorShape({2, 3}));
+  Operation assign = ops::AssignVariableOp(root, v, {{1.0f, 2.0f, 3.0f}, {4.0f, 5.0f, 6.0f}});
+  Operation g = ops::BuildOp(root, "ResourceGather", {v, Input({{2, 0}, {1, 1}})}, {{"dtype", DT_FLOAT}, {"batch_dims", 1}});
+  Operation bad = ops::BuildOp(root, "ResourceGather", {v, Input({{2, 0}, {1, 1}, {0, 0}})},
+                               {{"dtype", DT_FLOAT}, {"batch_dims", 1}});
+  ASSERT_TRUE(root.status().ok()) << root.status();
+  ClientSession session(root);
+  ASSERT_TRUE(session.Run({assign}).ok());
+  auto r = session.Run({Output(g, 0)});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)[0].ToString(), "[[3 1] [5 5]]");
+  EXPECT_EQ(session.Run({Output(bad, 0)}).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(ResourceGatherTest, EmptyIndicesGiveAnEmptyResult) {

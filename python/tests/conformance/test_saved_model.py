@@ -96,6 +96,20 @@ def test_tensorflow_saved_model_runs_in_dflow(tmp_path):
     assert p.returncode == 1 and "its signatures: [serving_default]" in p.stderr, p.stderr
     p = dflow_cli("run", export_dir, "--input", "z=1", check=False)
     assert p.returncode == 1 and "its inputs: [x]" in p.stderr, p.stderr
+    # The older layout (assets in MetaGraphDef.asset_file_def, the init op in legacy_init_op), as
+    # TensorFlow's loader reads it too.
+    sm = dflow.saved_model.loader.parse_saved_model(export_dir)
+    mg = sm.meta_graphs[0]
+    for a in mg.collection_def.pop("saved_model_assets").any_list.value:
+        mg.asset_file_def.add().ParseFromString(a.value)
+    mg.collection_def["legacy_init_op"].CopyFrom(mg.collection_def.pop("saved_model_main_op"))
+    with open(os.path.join(export_dir, "saved_model.pb"), "wb") as f:
+        f.write(sm.SerializeToString())
+    old_layout = _load_and_run(tf, export_dir)
+    assert old_layout["tagged"] == got_tf["tagged"]
+    assert _load_and_run(dflow, export_dir)["tagged"] == got_tf["tagged"]
+    out = dflow_cli("run", export_dir, "--input", "x=[[1,2],[-0.5,3]]", "--output", "tagged").stdout
+    assert "vocab.txt!" in out and "y =" not in out, out
     with dflow.Graph().as_default(), dflow.Session() as sess:
         try:
             dflow.saved_model.loader.load(sess, ["train"], export_dir)

@@ -32,6 +32,7 @@ from dflow.data.scope_graph import adopt_cc_variables, building_in
 from dflow.estimator.run_config import RunConfig
 from dflow.framework import errors
 from dflow.framework import ops
+from dflow.framework import sparse_tensor
 
 _FEATURES_KEY = "__dflow_features__"    # a features tensor that is not a dict
 _PREDICTIONS_KEY = "__dflow_predictions__"  # a predictions tensor that is not a dict
@@ -214,8 +215,8 @@ def _input_for_cc(result):
             if nest.is_sequence(v):
                 raise NotImplementedError("Feature '%s' is a nested structure: dflow's estimators take a flat dict "
                                           "of features" % k)
-            if hasattr(v, "indices") and hasattr(v, "dense_shape"):
-                raise NotImplementedError("Feature '%s' is a SparseTensor: dflow takes dense features" % k)
+            if hasattr(v, "indices") and hasattr(v, "dense_shape"):  # a parsed VarLenFeature
+                v = sparse_tensor.to_dense_for_columns(v)
             feats[str(k)] = ops.convert_to_tensor(v)._out
     else:
         feats = {_FEATURES_KEY: ops.convert_to_tensor(features)._out}
@@ -489,10 +490,9 @@ class Estimator:
                 adopt_cc_variables(g)
                 r = serving_input_receiver_fn()
                 feats = r.features if isinstance(r.features, dict) else {_FEATURES_KEY: r.features}
-                for k, v in feats.items():
-                    if hasattr(v, "indices") and hasattr(v, "dense_shape"):
-                        raise NotImplementedError("Feature '%s' is a SparseTensor: dflow's estimators take dense "
-                                                  "features" % k)
+                # Parsed VarLenFeatures (SparseTensors) as the dense inputs the columns take.
+                feats = {k: sparse_tensor.to_dense_for_columns(v) if hasattr(v, "dense_shape") else v
+                         for k, v in feats.items()}
                 return ({str(k): ops.convert_to_tensor(v)._out for k, v in feats.items()},
                         {str(k): ops.convert_to_tensor(v)._out for k, v in r.receiver_tensors.items()})
         if isinstance(export_dir_base, bytes):

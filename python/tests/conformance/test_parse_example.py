@@ -413,3 +413,35 @@ def test_bytes_feeds_keep_trailing_nuls():
             return list(sess.run(m.identity(s), {s: [b"a\x00\x00", b"\x00", b"b"]}))
     got, want = run_both(build)
     assert got == want == [b"a\x00\x00", b"\x00", b"b"]
+
+
+def test_estimator_export_with_categorical_columns_parses_in_both(tmp_path):
+    """A canned estimator with a categorical column exported with a parsing receiver (a VarLenFeature
+    becomes a SparseTensor feature): TensorFlow and dflow load it and score serialized Examples as
+    the estimator predicts."""
+    tf = real_tf()
+    rng = np.random.RandomState(0)
+    x = rng.randn(60, 2).astype(np.float32)
+    c = np.array([[b"a"], [b"b"], [b"c"]] * 20)
+    y = ((x[:, 0] > 0) ^ (c[:, 0] == b"b")).astype(np.int64)
+    fc = dflow.feature_column
+    cols = [fc.numeric_column("x", shape=[2]), fc.indicator_column(fc.categorical_column_with_hash_bucket("c", 5))]
+    est = dflow.estimator.DNNClassifier([4], cols, model_dir=str(tmp_path / "m"),
+                                        config=dflow.estimator.RunConfig(tf_random_seed=3))
+    est.train(lambda: dflow.data.Dataset.from_tensor_slices(({"x": x, "c": c}, y)).repeat().batch(30), steps=10)
+    spec = fc.make_parse_example_spec(cols)
+    assert type(spec["c"]).__name__ == "VarLenFeature"
+    path = est.export_saved_model(str(tmp_path / "export"),
+                                  dflow.estimator.export.build_parsing_serving_input_receiver_fn(spec)).decode()
+    preds = list(est.predict(lambda: dflow.data.Dataset.from_tensor_slices({"x": x[:6], "c": c[:6]}).batch(6)))
+    probs = np.stack([p["probabilities"] for p in preds])
+    serialized = [tf.train.Example(features=tf.train.Features(feature={
+        "x": tf.train.Feature(float_list=tf.train.FloatList(value=x[i].tolist())),
+        "c": tf.train.Feature(bytes_list=tf.train.BytesList(value=[c[i, 0]]))})).SerializeToString()
+        for i in range(6)]
+    for m in (tf, dflow):
+        with m.Graph().as_default(), m.Session() as sess:
+            meta = m.saved_model.loader.load(sess, ["serve"], path)
+            sig = meta.signature_def["serving_default"]
+            scores = sess.run(sig.outputs["scores"].name, {sig.inputs["inputs"].name: serialized})
+            assert_same(scores, probs)

@@ -236,3 +236,14 @@ def test_all_any_reductions():
     assert_same(run_dflow(gd, fetch), run_tf(gd, fetch))
     gd, fetch = tf_graph_def(lambda tf: tf.reduce_all(tf.constant(b), tf.placeholder_with_default(3, [])))
     assert _error_class(run_dflow, gd, fetch) == _error_class(run_tf, gd, fetch) == "InvalidArgumentError"
+
+
+def test_gradient_of_the_final_state_only_with_unknown_batch():
+    """No gradient reaches the output array: its gradient array is never written, and the
+    backward loop reads zeros from it (the element shape is known from the forward writes)."""
+    def build(tf):
+        x = tf.placeholder(tf.float32, [None, None, 4], name="x")
+        h, ys = _rnn_loop(tf, x, tf.constant(W), tf.constant(U))
+        loss = tf.reduce_sum(h * h)
+        return {"loss": loss, "xs": [x], "fetch": [h, ys], "feeds": {x: X}}
+    _compare(build)

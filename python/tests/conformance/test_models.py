@@ -356,6 +356,8 @@ _OPTIMIZERS = {
     "Momentum": lambda t: t.MomentumOptimizer(0.05, 0.9),
     "Momentum_nesterov": lambda t: t.MomentumOptimizer(0.05, 0.9, use_nesterov=True),
     "Adagrad": lambda t: t.AdagradOptimizer(0.1),
+    "AdagradDA": lambda t: t.AdagradDAOptimizer(0.1, t.get_or_create_global_step(), l1_regularization_strength=0.001,
+                                                l2_regularization_strength=0.01),
     "Adam": lambda t: t.AdamOptimizer(0.01),
     "RMSProp": lambda t: t.RMSPropOptimizer(0.01),
     "RMSProp_centered_momentum": lambda t: t.RMSPropOptimizer(0.005, momentum=0.5, centered=True),
@@ -383,7 +385,8 @@ def _regression(make_optimizer, sparse=False):
             x = x + tf.reduce_mean(tf.nn.embedding_lookup(table, ids), axis=1)
         h = tf.tanh(_dense(tf, rng, "hidden", x, 6, 8))
         loss = tf.reduce_mean(tf.square(_dense(tf, rng, "out", h, 8, 2) - y))
-        return _result(tf, loss, make_optimizer(tf.compat.v1.train).minimize(loss))
+        optimizer = make_optimizer(tf.compat.v1.train)
+        return _result(tf, loss, optimizer.minimize(loss, global_step=tf.compat.v1.train.get_or_create_global_step()))
     return build
 
 

@@ -1,6 +1,7 @@
-// ApplyAdadelta, ApplyProximalGradientDescent, ApplyProximalAdagrad, ApplyFtrlV2: the dense
-// updates of tf.compat.v1.train's AdadeltaOptimizer, ProximalGradientDescentOptimizer,
-// ProximalAdagradOptimizer and FtrlOptimizer with l2_shrinkage_regularization_strength, with
+// ApplyAdadelta, ApplyProximalGradientDescent, ApplyProximalAdagrad, ApplyFtrlV2, ApplyAdagradDA:
+// the dense updates of tf.compat.v1.train's AdadeltaOptimizer, ProximalGradientDescentOptimizer,
+// ProximalAdagradOptimizer, FtrlOptimizer with l2_shrinkage_regularization_strength and
+// AdagradDAOptimizer, with
 // TensorFlow's OpDefs and formulas. Kernels behave as those of apply_kernels.cc: every variable
 // locked, initialized, of var's dtype and shape; buffers another reader holds copied first; the
 // output is the reference to var.
@@ -57,7 +58,8 @@ class MoreApplyKernel : public OpKernel {
       const Tensor& t = ctx->input(i);
       OP_REQUIRES(ctx, t.IsInitialized() && t.dims() == 0,
                   errors::InvalidArgument(Where(), ": input ", i, " is not a scalar: ", t.shape().DebugString()));
-      s.push_back(t.scalar<T>());
+      // global_step (AdagradDA) is int64 whatever T is
+      s.push_back(t.dtype() == DT_INT64 ? static_cast<T>(t.scalar<int64_t>()) : t.scalar<T>());
     }
     const Tensor& grad = ctx->input(dense_);
     OP_REQUIRES(ctx, grad.IsInitialized() && grad.shape() == shape,
@@ -200,6 +202,34 @@ class ApplyFtrlV2Op : public MoreApplyKernel<T> {
   bool multiply_linear_by_lr_ = false;
 };
 
+// AdagradDA: g and gg accumulate grad and grad^2; with t the global step,
+// var = -sign(g) lr max(|g| - l1 t, 0) / (l2 t lr + sqrt(gg)) (without the max when l1 is 0).
+template <typename T>
+void AdagradDARow(T* var, T* g_acc, T* gg_acc, const T* g, T lr, T l1, T l2, T step, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    g_acc[i] += g[i];
+    gg_acc[i] += g[i] * g[i];
+    const T denom = l2 * (step * lr) + std::sqrt(gg_acc[i]);
+    if (l1 > T(0)) {
+      const T sign = g_acc[i] > T(0) ? T(1) : (g_acc[i] < T(0) ? T(-1) : T(0));
+      var[i] = lr * T(-1) * sign * std::max(std::abs(g_acc[i]) - step * l1, T(0)) / denom;
+    } else {
+      var[i] = lr * g_acc[i] * T(-1) / denom;
+    }
+  }
+}
+
+template <typename T>
+class ApplyAdagradDAOp : public MoreApplyKernel<T> {
+ public:
+  explicit ApplyAdagradDAOp(OpKernelConstruction* c) : MoreApplyKernel<T>(c, 3, {4, 5, 6, 7}, 3) {}
+
+ protected:
+  void Update(T* const* v, const T* s, const T* g, int64_t n) const override {
+    AdagradDARow(v[0], v[1], v[2], g, s[0], s[1], s[2], s[3], n);
+  }
+};
+
 // Shape function: inputs `same` have var's shape, `scalars` are rank 0; the output is var's shape.
 ShapeFn MoreApplyShape(std::vector<int> same, std::vector<int> scalars) {
   return [same = std::move(same), scalars = std::move(scalars)](InferenceContext* c) -> Status {
@@ -265,6 +295,16 @@ void RegisterProximalApplyOps() {
                  .SetShapeFn(MoreApplyShape({1, 2, 3}, {4, 5, 6, 7, 8}))
                  .Doc("The FTRL-proximal update with L2 shrinkage (grad + 2 * l2_shrinkage * var in the "
                       "linear term)."));
+  RegisterOp(OpDefBuilder("ApplyAdagradDA")
+                 .Input("var: Ref(T)").Input("gradient_accumulator: Ref(T)")
+                 .Input("gradient_squared_accumulator: Ref(T)").Input("grad: T").Input("lr: T").Input("l1: T")
+                 .Input("l2: T").Input("global_step: int64").Output("out: Ref(T)")
+                 .Attr(kTypes).Attr(kLocking)
+                 .SetShapeFn(MoreApplyShape({1, 2, 3}, {4, 5, 6, 7}))
+                 .Doc("Adagrad dual averaging: the accumulators add grad and grad^2; var = -sign(g) * lr * "
+                      "max(|g| - l1 * global_step, 0) / (l2 * global_step * lr + sqrt(gg))."));
+  RegisterBoth<ApplyAdagradDAOp>("ApplyAdagradDA");
+  RegisterNoGradient("ApplyAdagradDA");
   RegisterBoth<ApplyAdadeltaOp>("ApplyAdadelta");
   RegisterBoth<ApplyProximalGradientDescentOp>("ApplyProximalGradientDescent");
   RegisterBoth<ApplyProximalAdagradOp>("ApplyProximalAdagrad");

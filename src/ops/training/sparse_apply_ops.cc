@@ -1,6 +1,7 @@
-// The SparseApply* ops: the optimizer updates of rows `indices` of var (and of its slots) by the
-// rows of grad, which tf.compat.v1.train's optimizers write for IndexedSlices gradients
-// (embedding lookups, gathers). TensorFlow's OpDefs and per-element formulas (the dense Apply*
+// The SparseApply* ops (Adagrad, AdagradDA, Momentum, RMSProp, CenteredRMSProp, Adadelta,
+// ProximalGradientDescent, ProximalAdagrad, Ftrl, FtrlV2): the optimizer updates of rows `indices`
+// of var (and of its slots) by the rows of grad, which tf.compat.v1.train's optimizers write for
+// IndexedSlices gradients (embedding lookups, gathers). TensorFlow's OpDefs and per-element formulas (the dense Apply*
 // ops' formulas, row by row, rows in the order of indices). Kernels lock every variable, check
 // that each is initialized, of var's shape and dtype, that grad is [len(indices)] + var.shape[1:]
 // and that every index is in [0, var.shape[0]) before they change anything; buffers another reader
@@ -66,7 +67,8 @@ class SparseApplyKernel : public OpKernel {
       const Tensor& t = ctx->input(i);
       OP_REQUIRES(ctx, t.IsInitialized() && t.dims() == 0,
                   errors::InvalidArgument(Where(), ": input ", i, " is not a scalar: ", t.shape().DebugString()));
-      s.push_back(t.scalar<T>());
+      // global_step (AdagradDA) is int64 whatever T is
+      s.push_back(t.dtype() == DT_INT64 ? static_cast<T>(t.scalar<int64_t>()) : t.scalar<T>());
     }
     OP_REQUIRES_OK(ctx, Check(s));
     const Tensor& grad = ctx->input(l_.grad);
@@ -244,6 +246,31 @@ class SparseApplyProximalAdagradOp : public SparseApplyKernel<T, Idx> {
   }
 };
 
+// Adagrad dual averaging on rows (the formula of ApplyAdagradDA in apply_proximal_ops.cc).
+template <typename T, typename Idx>
+class SparseApplyAdagradDAOp : public SparseApplyKernel<T, Idx> {
+ public:
+  explicit SparseApplyAdagradDAOp(OpKernelConstruction* c)
+      : SparseApplyKernel<T, Idx>(c, {3, {5, 6, 7, 8}, 3, 4}) {}
+
+ protected:
+  void UpdateRow(T* const* v, const T* s, const T* g, int64_t n) const override {
+    const T lr = s[0], l1 = s[1], l2 = s[2], step = s[3];
+    T *var = v[0], *g_acc = v[1], *gg_acc = v[2];
+    for (int64_t i = 0; i < n; ++i) {
+      g_acc[i] += g[i];
+      gg_acc[i] += g[i] * g[i];
+      const T denom = l2 * (step * lr) + std::sqrt(gg_acc[i]);
+      if (l1 > T(0)) {
+        const T sign = g_acc[i] > T(0) ? T(1) : (g_acc[i] < T(0) ? T(-1) : T(0));
+        var[i] = lr * T(-1) * sign * std::max(std::abs(g_acc[i]) - step * l1, T(0)) / denom;
+      } else {
+        var[i] = lr * g_acc[i] * T(-1) / denom;
+      }
+    }
+  }
+};
+
 // SparseApplyFtrl (shrinkage false) and SparseApplyFtrlV2 (an l2_shrinkage input).
 template <typename T, typename Idx, bool kShrinkage>
 class SparseApplyFtrlOp : public SparseApplyKernel<T, Idx> {
@@ -394,6 +421,11 @@ void RegisterSparseApplyOps() {
                        "l1: T", "l2: T", "l2_shrinkage: T", "lr_power: T"},
                       {3, {5, 6, 7, 8, 9}, 3, 4}, "ApplyFtrlV2 on the rows `indices` of var, accum and linear.",
                       "multiply_linear_by_lr: bool = false");
+  RegisterSparseOpDef("SparseApplyAdagradDA",
+                      {"var: Ref(T)", "gradient_accumulator: Ref(T)", "gradient_squared_accumulator: Ref(T)",
+                       "grad: T", "indices: Tindices", "lr: T", "l1: T", "l2: T", "global_step: int64"},
+                      {3, {5, 6, 7, 8}, 3, 4}, "ApplyAdagradDA on the rows `indices` of var and its accumulators.");
+  RegisterSparseKernels<SparseApplyAdagradDAOp>("SparseApplyAdagradDA");
   RegisterSparseKernels<SparseApplyAdagradOp>("SparseApplyAdagrad");
   RegisterSparseKernels<SparseApplyMomentumOp>("SparseApplyMomentum");
   RegisterSparseKernels<SparseApplyRMSPropOp>("SparseApplyRMSProp");

@@ -1,6 +1,7 @@
 // The SparseApply* kernels: rows `indices` updated by the dense ops' formulas (compared with the
 // dense Apply* kernel run on the same rows), repeated indices applied in turn, other rows
 // untouched, int32 and int64 indices, and bad input.
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -92,6 +93,7 @@ struct Case {
   int grad_at;     // position of grad among the value inputs
   int indices_at;  // position of indices among the value inputs (sparse op only)
   AttrMap attrs;
+  bool step_last = false;  // the last scalar is an int64 global_step
 };
 
 std::vector<Case> Cases() {
@@ -105,6 +107,8 @@ std::vector<Case> Cases() {
       {"ProximalAdagrad", 2, {0.1, 0.01, 0.1}, 3, 4, {}},
       {"Ftrl", 3, {0.1, 0.01, 0.1, -0.5}, 0, 1, {}},
       {"FtrlV2", 3, {0.1, 0.01, 0.1, 0.05, -0.5}, 0, 1, {}},
+      {"AdagradDA", 3, {0.1, 0.01, 0.1, 7}, 0, 1, {}, true},
+      {"AdagradDA", 3, {0.1, 0.0, 0.1, 7}, 0, 1, {}, true},
   };
 }
 
@@ -113,6 +117,7 @@ std::vector<Case> Cases() {
 std::vector<Tensor> Values(const Case& c, const Tensor& grad, const Tensor* indices) {
   std::vector<Tensor> v;
   for (double s : c.scalars) v.push_back(Tensor(s));
+  if (c.step_last) v.back() = Tensor(static_cast<int64_t>(c.scalars.back()));
   v.insert(v.begin() + c.grad_at, grad);
   if (indices != nullptr) v.insert(v.begin() + c.indices_at, *indices);
   return v;
@@ -129,6 +134,7 @@ TEST(SparseApplyTest, RowsMatchTheDenseUpdateInTurn) {
       const Tensor indices = index_type == DT_INT32 ? Tensor::FromValues<int32_t>({2, 0, 2}, TensorShape{3}).value()
                                                     : Tensor::FromValues<int64_t>({2, 0, 2}, TensorShape{3}).value();
       std::vector<DType> types(c.scalars.size() + 2, DT_DOUBLE);
+      if (c.step_last) types.back() = DT_INT64;
       types[c.indices_at] = index_type;
       AttrMap attrs = c.attrs;
       attrs["Tindices"] = index_type;
@@ -141,7 +147,9 @@ TEST(SparseApplyTest, RowsMatchTheDenseUpdateInTurn) {
       const int64_t order[3] = {2, 0, 2};
       std::vector<std::unique_ptr<Runner>> dense;
       for (int k = 0; k < 3; ++k) {
-        Runner d("Apply" + c.op, rows[order[k]], std::vector<DType>(c.scalars.size() + 1, DT_DOUBLE), c.attrs);
+        std::vector<DType> dense_types(c.scalars.size() + 1, DT_DOUBLE);
+        if (c.step_last) dense_types.back() = DT_INT64;
+        Runner d("Apply" + c.op, rows[order[k]], dense_types, c.attrs);
         ASSERT_TRUE(d.Run(Values(c, Row(grad, k), nullptr)).ok());
         for (int i = 0; i < c.refs; ++i) rows[order[k]][i] = d.value(i).DeepCopy();
       }
@@ -156,6 +164,34 @@ TEST(SparseApplyTest, RowsMatchTheDenseUpdateInTurn) {
       // Row 1 and 3 were not in indices: unchanged.
       EXPECT_EQ(sparse.value(0).flat<double>()[2], 0.25);
       EXPECT_EQ(sparse.value(0).flat<double>()[7], -0.3);
+    }
+  }
+}
+
+// ApplyAdagradDA (its global_step is int64) against the formula, computed here.
+TEST(SparseApplyTest, DenseAdagradDAFormula) {
+  const std::vector<double> var0 = {0.5, -1.0, 0.001}, grad = {0.3, -0.2, 0.05};
+  const double lr = 0.5, l2 = 0.2;
+  auto vec = [](const std::vector<double>& v) {
+    return Tensor::FromValues<double>(v, TensorShape{static_cast<int64_t>(v.size())}).value();
+  };
+  for (double l1 : {0.0, 0.05}) {
+    Runner r("ApplyAdagradDA", {vec(var0), vec({0, 0, 0}), vec({0.1, 0.1, 0.1})},
+             {DT_DOUBLE, DT_DOUBLE, DT_DOUBLE, DT_DOUBLE, DT_INT64}, {});
+    std::vector<double> g_acc = {0, 0, 0}, gg_acc = {0.1, 0.1, 0.1};
+    for (int64_t step = 1; step <= 2; ++step) {
+      ASSERT_TRUE(r.Run({vec(grad), Tensor(lr), Tensor(l1), Tensor(l2), Tensor(step)}).ok());
+      for (int i = 0; i < 3; ++i) {
+        g_acc[i] += grad[i];
+        gg_acc[i] += grad[i] * grad[i];
+        const double denom = l2 * step * lr + std::sqrt(gg_acc[i]);
+        const double sign = g_acc[i] > 0 ? 1 : -1;
+        const double want = l1 > 0 ? -sign * lr * std::max(std::abs(g_acc[i]) - step * l1, 0.0) / denom
+                                   : -lr * g_acc[i] / denom;
+        EXPECT_NEAR(r.value(0).flat<double>()[i], want, 1e-14) << "l1 " << l1 << " step " << step << " i " << i;
+        EXPECT_NEAR(r.value(1).flat<double>()[i], g_acc[i], 1e-14);
+        EXPECT_NEAR(r.value(2).flat<double>()[i], gg_acc[i], 1e-14);
+      }
     }
   }
 }

@@ -5,7 +5,8 @@ namespace dflow {
 
 // The CPU kernels (float, double) of the Apply* ops; see apply_kernels.cc.
 void RegisterApplyKernels();
-// ApplyAdadelta, ApplyProximalGradientDescent, ApplyProximalAdagrad, ApplyFtrlV2 (OpDefs and kernels).
+// ApplyAdadelta, ApplyProximalGradientDescent, ApplyProximalAdagrad, ApplyFtrlV2, ApplyAdagradDA
+// (OpDefs and kernels).
 void RegisterProximalApplyOps();
 // The SparseApply* ops (OpDefs and kernels); see sparse_apply_ops.cc.
 void RegisterSparseApplyOps();

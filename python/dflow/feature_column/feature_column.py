@@ -6,7 +6,8 @@ print, compare and hash as TensorFlow's do. `input_layer` and `linear_model` bui
 graph and name scope; the variables the C++ side makes (embedding tables, linear weights) are
 added to TensorFlow's collections as Variables.
 
-Inputs are dense tensors (dflow has no SparseTensor): a categorical feature is [batch] or
+Inputs are dense tensors (a SparseTensor, as parse_example gives for a VarLenFeature, is made
+dense first): a categorical feature is [batch] or
 [batch, k] with "" or -1 marking absent values, which is what TensorFlow does with a dense input.
 """
 import collections

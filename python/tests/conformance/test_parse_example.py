@@ -445,3 +445,15 @@ def test_estimator_export_with_categorical_columns_parses_in_both(tmp_path):
             sig = meta.signature_def["serving_default"]
             scores = sess.run(sig.outputs["scores"].name, {sig.inputs["inputs"].name: serialized})
             assert_same(scores, probs)
+
+
+def test_constant_batches_from_python_lists():
+    """Serialized Examples given as Python bytes (a Const: trailing NULs of float values kept)."""
+    def build(m):
+        b = [full(m, e) for e in range(3)]
+        out = m.io.parse_example(b, spec(m))
+        one = m.parse_single_example(b[1], spec(m))
+        with m.Session() as sess:
+            return sess.run([out, one])
+    got, want = run_both(build)
+    assert_same(got, want)

@@ -1,5 +1,5 @@
-"""Differential specs: control flow v1 — Enter, Exit, Merge, Switch, NextIteration, LoopCond,
-ControlTrigger. The graphs are TensorFlow's own tf.while_loop / tf.cond (control flow v1: frames,
+"""Differential specs: control flow v1 — Enter, Exit, Merge, Switch, RefSwitch, NextIteration,
+LoopCond, ControlTrigger. The graphs are TensorFlow's own tf.while_loop / tf.cond (control flow v1: frames,
 dead tensors), with their gradients built by TensorFlow into the same graph (tf.gradients: the
 stacks and the gradient loops run in dflow too) and fetched as outputs; plus raw Switch/Merge and
 ControlTrigger nodes. The suite's own gradient comparison is off for these ops: a GraphDef does not
@@ -135,6 +135,31 @@ def _trigger_cases(dtype):
     return [Case("control input", fn, [gen("float32", (3,))]),
             Case("in a loop body", in_loop, [gen("float32", (2,))])]
 
+
+def _ref_switch_cases(dtype):
+    """RefSwitch forwards a reference variable (tf.cond on a VariableV2) to the taken branch."""
+    out = []
+
+    def fn(tf, p, x, y):
+        v = tf.raw_ops.VariableV2(shape=x.shape, dtype=x.dtype)
+        init = tf.raw_ops.Assign(ref=v, value=x)
+        with tf.control_dependencies([init]):
+            f_out, t_out = tf.raw_ops.RefSwitch(data=v, pred=p)
+            # the taken branch assigns through the forwarded reference; the untaken one is dead
+            a = tf.raw_ops.Assign(ref=t_out, value=y)
+            b = tf.raw_ops.Assign(ref=f_out, value=x)
+        m = tf.raw_ops.Merge(inputs=[tf.identity(b), tf.identity(a)])
+        with tf.control_dependencies([m[0]]):
+            return [m[0], m[1], tf.identity(v)]
+    for pv in (True, False):
+        out.append(Case("pred=%s" % pv, fn, [np.array(pv), gen(dtype, (2, 3), "normal", 1),
+                                              gen(dtype, (2, 3), "normal", 2)]))
+    out.append(Case("pred not a scalar", fn, [np.array([True]), gen(dtype, (2,), "normal", 3),
+                                              gen(dtype, (2,), "normal", 4)]))
+    return out
+
+
+SPECS.append(Spec("RefSwitch", _ref_switch_cases, dtypes=["float32", "int64", "string"], grad=False))
 
 for _op, _types in (("Enter", TYPES), ("Exit", ["float64", "int32"]), ("NextIteration", ["float32", "int64"])):
     SPECS.append(Spec(_op, _while_cases, dtypes=_types, grad=False, tol=TOL,

@@ -229,7 +229,8 @@ def _depthwise(dtype):
                         lambda tf, x, f, kw=kw: tf.raw_ops.DepthwiseConv2dNative(input=x, filter=f, **kw),
                         [gen(dtype, xs, "normal", len(out)), gen(dtype, fs, "normal", len(out) + 50)]))
     out.append(Case("channels differ", lambda tf, x, f: tf.raw_ops.DepthwiseConv2dNative(
-        input=x, filter=f, strides=[1, 1, 1, 1], padding="VALID"), [gen(dtype, (1, 4, 4, 2)), gen(dtype, (2, 2, 3, 1))]))
+        input=x, filter=f, strides=[1, 1, 1, 1], padding="VALID"),
+        [gen(dtype, (1, 4, 4, 2)), gen(dtype, (2, 2, 3, 1))]))
     return out
 
 
@@ -579,7 +580,7 @@ def _resize_nearest_grad(dtype):
 
 SPECS.append(Spec("ResizeBilinear", _resize("ResizeBilinear"), tol=CONV_TOL,
                   grad_tol={"float32": (2e-4, 1e-4), "float64": (1e-6, 1e-7)},
-                  note="gradients: ResizeBilinearGrad takes float32 grads, so float64 is compared at float32 precision"))
+                  note="gradients: ResizeBilinearGrad takes float32 grads (float64 compared at float32 precision)"))
 SPECS.append(Spec("ResizeNearestNeighbor", _resize("ResizeNearestNeighbor")))
 SPECS.append(Spec("ResizeBilinearGrad", _resize_bilinear_grad, tol={"float32": (1e-4, 1e-5), "float64": (1e-6, 1e-7)},
                   note="float64 output from float32 grads: TensorFlow weighs in float32 (float32 tolerance)"))

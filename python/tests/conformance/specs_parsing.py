@@ -57,7 +57,8 @@ def _parse_example(dtype):
     out.append(Case("batch of 3", lambda tf, s, n, d: _parse_v1(tf, s, n, d), [_strings(batch), names, d7]))
     out.append(Case("names given", lambda tf, s, n, d: _parse_v1(tf, s, n, d),
                     [_strings(batch), _strings([b"e0", b"e1", b"e2"]), d7]))
-    out.append(Case("empty batch", lambda tf, s, n, d: _parse_v1(tf, s, n, d), [_strings([]).astype(object), names, d7]))
+    out.append(Case("empty batch", lambda tf, s, n, d: _parse_v1(tf, s, n, d),
+                    [_strings([]).astype(object), names, d7]))
     out.append(Case("dense only", lambda tf, s, n, d: _parse_v1(tf, s, n, d, sparse=False),
                     [_strings(batch[:1]), names, d7]))
     out.append(Case("required feature missing", lambda tf, s, n, d: _parse_v1(tf, s, n, d),

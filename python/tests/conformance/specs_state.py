@@ -133,7 +133,8 @@ def _scatter(op):
                                              lambda: getattr(tf.raw_ops, op)(ref=v, indices=i, updates=c)])
                 out.append(Case("%s %s %s" % (shape, idx, np.dtype(it).name), fn,
                                 [gen(dtype, shape, "normal", len(out)), np.array(idx, it),
-                                 gen(dtype, ushape, "normal", len(out) + 1), gen(dtype, ushape, "normal", len(out) + 2)]))
+                                 gen(dtype, ushape, "normal", len(out) + 1),
+                                 gen(dtype, ushape, "normal", len(out) + 2)]))
 
         def one(tf, a, i, u):
             v, init = _ref(tf, a)

@@ -290,7 +290,12 @@ Status ParseConfig::Finalize() {
     }
     s.variable_length = s.shape.dims() > 0 && s.shape.dim_size(0) < 0;
     s.elements_per_stride = 1;
-    for (int k = s.variable_length ? 1 : 0; k < s.shape.dims(); ++k) s.elements_per_stride *= s.shape.dim_size(k);
+    for (int k = s.variable_length ? 1 : 0; k < s.shape.dims(); ++k) {
+      s.elements_per_stride = MultiplyWithoutOverflow(s.elements_per_stride, s.shape.dim_size(k));
+      if (s.elements_per_stride < 0) {
+        return errors::InvalidArgument("dense_shapes[", d, "] has too many elements: ", s.shape.DebugString());
+      }
+    }
     const Tensor& def = s.default_value;
     if (s.variable_length) {
       if (def.NumElements() != 1) {
@@ -347,7 +352,9 @@ Status ParseExamples(const ParseConfig& config, absl::Span<const std::string> se
     if (s.variable_length) continue;
     TensorShape shape = batch_shape;
     for (int k = 0; k < s.shape.dims(); ++k) RETURN_IF_ERROR(shape.AddDim(s.shape.dim_size(k)));
-    result->dense_values[d] = Tensor(s.dtype, shape);
+    // Sizes come from the input: allocation failures are ResourceExhausted, not a crash. Every
+    // element is written below (values or the default), so nothing is zero-filled.
+    ASSIGN_OR_RETURN(result->dense_values[d], Tensor::Allocate(s.dtype, shape));
   }
   std::vector<Gathered> dense_var(nd), sparse(ns), ragged(nr);
   for (size_t d = 0; d < nd; ++d) {
@@ -493,8 +500,8 @@ Status ParseExamples(const ParseConfig& config, absl::Span<const std::string> se
     g.counts.resize(n, 0);
     const DType t = config.sparse[i].dtype;
     const int64_t total = static_cast<int64_t>(g.values.size(t));
-    Tensor idx(DT_INT64, TensorShape({total, batch_rank + 1}));
-    Tensor vals(t, TensorShape({total}));
+    ASSIGN_OR_RETURN(Tensor idx, Tensor::Allocate(DT_INT64, TensorShape({total, batch_rank + 1})));
+    ASSIGN_OR_RETURN(Tensor vals, Tensor::Allocate(t, TensorShape({total})));
     Tensor shape(DT_INT64, TensorShape({batch_rank + 1}));
     g.values.CopyTo(t, 0, static_cast<size_t>(total), &vals, 0);
     int64_t* ix = idx.data<int64_t>();
@@ -534,7 +541,7 @@ Status ParseExamples(const ParseConfig& config, absl::Span<const std::string> se
     TensorShape shape = batch_shape;
     RETURN_IF_ERROR(shape.AddDim(rows));
     for (int k = 1; k < s.shape.dims(); ++k) RETURN_IF_ERROR(shape.AddDim(s.shape.dim_size(k)));
-    Tensor out(s.dtype, shape);
+    ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(s.dtype, shape));
     const int64_t per_example = rows * stride;
     size_t from = 0;
     for (int64_t e = 0; e < n; ++e) {
@@ -554,7 +561,7 @@ Status ParseExamples(const ParseConfig& config, absl::Span<const std::string> se
     g.counts.resize(n, 0);
     const DType t = config.ragged[i].dtype;
     const int64_t total = static_cast<int64_t>(g.values.size(t));
-    Tensor vals(t, TensorShape({total}));
+    ASSIGN_OR_RETURN(Tensor vals, Tensor::Allocate(t, TensorShape({total})));
     g.values.CopyTo(t, 0, static_cast<size_t>(total), &vals, 0);
     // One example (a scalar input) has no rows to split: empty row_splits, as TensorFlow.
     Tensor splits(config.ragged[i].split_dtype, TensorShape({single ? 0 : n + 1}));

@@ -55,7 +55,8 @@ def _lstm_step(tf, x, h, c, w, b):
 
 def _result(tf, loss, train):
     return dict(init=tf.compat.v1.global_variables_initializer(), train=train, loss=loss,
-                variables=[v.op.name for v in tf.compat.v1.global_variables()])
+                variables={v.op.name: v.name if v.dtype._is_ref_dtype else v.read_value().name
+                           for v in tf.compat.v1.global_variables()})
 
 
 # ---- the models: build(tf) -> names; batches(rng, step) -> feed dict ----
@@ -307,8 +308,8 @@ def _train(module, graph_def, names, feeds):
                 losses.append(s.run([names["loss"], names["train"]], feed)[0])
                 if "after" in names:
                     s.run(names["after"])
-            values = s.run([v + ":0" for v in names["variables"]])
-    return np.array(losses), dict(zip(names["variables"], values))
+            values = s.run(names["variables"])
+    return np.array(losses), values
 
 
 @pytest.mark.parametrize("model", sorted(MODELS))
@@ -373,11 +374,19 @@ _OPTIMIZERS = {
 }
 
 
-def _regression(make_optimizer, sparse=False):
-    """A tanh layer and a linear one; with `sparse`, x is added to the mean of embedding rows picked
-    by fed ids (the table's gradient is IndexedSlices: the optimizer's SparseApply* op, or its
-    scatter updates)."""
+def _regression(make_optimizer, mode="dense"):
+    """A tanh layer and a linear one; "sparse": x is added to the mean of embedding rows picked by
+    fed ids (the table's gradient is IndexedSlices: the optimizer's SparseApply* op, or its scatter
+    updates); "resource": resource variables (VarHandleOp; ResourceApply* updates)."""
+    sparse = mode == "sparse"
+
     def build(tf):
+        if mode == "resource":
+            with tf.compat.v1.variable_scope(tf.compat.v1.get_variable_scope(), use_resource=True):
+                return _build(tf)
+        return _build(tf)
+
+    def _build(tf):
         rng = np.random.RandomState(17)
         x = tf.compat.v1.placeholder(tf.float32, [None, 6], name="x")
         y = tf.compat.v1.placeholder(tf.float32, [None, 2], name="y")
@@ -404,15 +413,15 @@ def _regression_batch(rng, step, sparse=False):
     return feed
 
 
-@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+@pytest.mark.parametrize("mode", ["dense", "sparse", "resource"])
 @pytest.mark.parametrize("optimizer", sorted(_OPTIMIZERS))
-def test_optimizer_updates_match(optimizer, sparse):
-    """The optimizer's Apply* (and SparseApply*) ops as TensorFlow writes them (hyperparameters,
-    slots, attrs) update the variables as TensorFlow's kernels do: one step tightly, 100 steps at
-    RTOL."""
-    graph_def, names = tf_graph_def(_regression(_OPTIMIZERS[optimizer], sparse))
+def test_optimizer_updates_match(optimizer, mode):
+    """The optimizer's Apply*, SparseApply* and ResourceApply* ops as TensorFlow writes them
+    (hyperparameters, slots, attrs) update the variables as TensorFlow's kernels do: one step
+    tightly, 100 steps at RTOL."""
+    graph_def, names = tf_graph_def(_regression(_OPTIMIZERS[optimizer], mode))
     rng = np.random.RandomState(101)
-    feeds = [_regression_batch(rng, step, sparse) for step in range(100)]
+    feeds = [_regression_batch(rng, step, mode == "sparse") for step in range(100)]
     for n in (1, len(feeds)):
         tf_losses, tf_vars = _train(real_tf(), graph_def, names, feeds[:n])
         df_losses, df_vars = _train(dflow, graph_def, names, feeds[:n])

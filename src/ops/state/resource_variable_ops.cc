@@ -278,7 +278,9 @@ void RegisterUpdateKernels() {
 void RegisterResourceVariableOps() {
   RegisterOp(OpDefBuilder("VarHandleOp").Output("resource: resource").Attr("container: string = ''")
                  .Attr("shared_name: string = ''").Attr("dtype: type").Attr("shape: shape")
-                 .Attr("allowed_devices: list(string) = []").SetIsStateful().SetShapeFn(ScalarShape)
+                 .Attr("allowed_devices: list(string) = []")
+                 .Attr("debug_name: string = ''")  // TensorFlow's (2.13 on): a name for messages only
+                 .SetIsStateful().SetShapeFn(ScalarShape)
                  .Doc("A handle to the resource variable (container, shared_name or the node name)."));
   RegisterOp(OpDefBuilder("ReadVariableOp").Input("resource: resource").Output("value: dtype").Attr("dtype: type")
                  .SetShapeFn(UnknownShape).Doc("A snapshot of the variable's value."));

@@ -10,10 +10,12 @@
 #include <mutex>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "framework/op_kernel.h"
 #include "framework/shape_inference.h"
 #include "framework/variable.h"
 #include "graph/gradients.h"
+#include "ops/state/resource_util.h"
 #include "ops/training/training_ops.h"
 
 namespace dflow {
@@ -25,11 +27,24 @@ template <typename T>
 class MoreApplyKernel : public OpKernel {
  public:
   MoreApplyKernel(OpKernelConstruction* c, int refs, std::vector<int> scalar_inputs, int dense_input)
-      : OpKernel(c), refs_(refs), scalars_(std::move(scalar_inputs)), dense_(dense_input) {}
+      : OpKernel(c), refs_(refs), scalars_(std::move(scalar_inputs)), dense_(dense_input),
+        resource_(absl::StartsWith(c->node().op, "Resource")) {}
 
   void Compute(OpKernelContext* ctx) final {
     std::vector<Var*> vars(refs_);
+    std::vector<std::shared_ptr<Var>> held(refs_);  // ResourceApply*: the variables the handles name
     for (int i = 0; i < refs_; ++i) {
+      if (resource_) {
+        StatusOr<const ResourceHandle*> h = HandleFromInput(ctx, i);
+        OP_REQUIRES_OK(ctx, h.status());
+        StatusOr<std::shared_ptr<Var>> v = LookupResource<Var>(ctx, **h);
+        OP_REQUIRES(ctx, v.ok(),
+                    errors::FailedPrecondition(Where(), ": attempting to use uninitialized value ", (*h)->name,
+                                               " (", v.status().message(), ")"));
+        held[i] = *v;
+        vars[i] = held[i].get();
+        continue;
+      }
       vars[i] = ctx->input_ref(i);
       OP_REQUIRES(ctx, vars[i] != nullptr,
                   errors::InvalidArgument(Where(), ": input ", i, " is not a variable reference"));
@@ -73,7 +88,7 @@ class MoreApplyKernel : public OpKernel {
     for (int i = 0; i < refs_; ++i) data[i] = vars[i]->tensor()->template data<T>();
     Update(data.data(), s.data(), grad.data<T>(), shape.num_elements());
     locks.clear();
-    ctx->set_output_ref(0, ctx->input_ref_ptr(0));
+    if (!resource_) ctx->set_output_ref(0, ctx->input_ref_ptr(0));
   }
 
  protected:
@@ -85,6 +100,7 @@ class MoreApplyKernel : public OpKernel {
   const int refs_;
   const std::vector<int> scalars_;
   const int dense_;
+  const bool resource_;
 };
 
 // sign(p) * max(|p| - threshold, 0) / (1 + shrink): the proximal step of L1/L2 regularization.
@@ -150,11 +166,13 @@ class ApplyProximalAdagradOp : public MoreApplyKernel<T> {
   }
 };
 
-// FTRL-proximal with L2 shrinkage: the linear term sees g + 2 l2_shrinkage var, the accumulator g.
-template <typename T>
-class ApplyFtrlV2Op : public MoreApplyKernel<T> {
+// FTRL-proximal; with kShrinkage (FtrlV2) the linear term sees g + 2 l2_shrinkage var, the
+// accumulator g.
+template <typename T, bool kShrinkage>
+class FtrlOp : public MoreApplyKernel<T> {
  public:
-  explicit ApplyFtrlV2Op(OpKernelConstruction* c) : MoreApplyKernel<T>(c, 3, {4, 5, 6, 7, 8}, 3) {
+  explicit FtrlOp(OpKernelConstruction* c)
+      : MoreApplyKernel<T>(c, 3, kShrinkage ? std::vector<int>{4, 5, 6, 7, 8} : std::vector<int>{4, 5, 6, 7}, 3) {
     c->SetStatus(c->GetAttr("multiply_linear_by_lr", &multiply_linear_by_lr_));
   }
 
@@ -163,23 +181,24 @@ class ApplyFtrlV2Op : public MoreApplyKernel<T> {
     if (!(s[0] > T(0))) return errors::InvalidArgument(this->Where(), ": lr is not a positive scalar: ", s[0]);
     const char* what[] = {"l1 regularization strength", "l2 regularization strength",
                           "l2 shrinkage regularization strength"};
-    for (int i = 1; i <= 3; ++i) {
+    const int last = kShrinkage ? 4 : 3;
+    for (int i = 1; i < last; ++i) {
       if (!(s[i] >= T(0))) {
         return errors::InvalidArgument(this->Where(), ": ", what[i - 1], " is not a non-negative scalar: ", s[i]);
       }
     }
-    if (!(s[4] <= T(0))) {
-      return errors::InvalidArgument(this->Where(), ": lr_power is not a non-positive scalar: ", s[4]);
+    if (!(s[last] <= T(0))) {
+      return errors::InvalidArgument(this->Where(), ": lr_power is not a non-positive scalar: ", s[last]);
     }
     return absl::OkStatus();
   }
 
   void Update(T* const* v, const T* s, const T* g, int64_t n) const override {
     T *var = v[0], *accum = v[1], *linear = v[2];
-    const T lr = s[0], l1 = s[1], l2 = s[2], shrinkage = s[3], lr_power = s[4];
+    const T lr = s[0], l1 = s[1], l2 = s[2], shrinkage = kShrinkage ? s[3] : T(0), lr_power = s[kShrinkage ? 4 : 3];
     auto power = [lr_power](T a) { return lr_power == T(-0.5) ? std::sqrt(a) : std::pow(a, -lr_power); };
     for (int64_t i = 0; i < n; ++i) {
-      const T gs = g[i] + T(2) * shrinkage * var[i];
+      const T gs = kShrinkage ? g[i] + T(2) * shrinkage * var[i] : g[i];
       const T new_accum = accum[i] + g[i] * g[i];
       const T sigma = power(new_accum) - power(accum[i]);
       T threshold, quadratic;
@@ -230,6 +249,122 @@ class ApplyAdagradDAOp : public MoreApplyKernel<T> {
   }
 };
 
+template <typename T>
+using ApplyFtrlV2Op = FtrlOp<T, true>;
+template <typename T>
+using ResourceFtrlOp = FtrlOp<T, false>;
+
+// The updates of apply_kernels.cc for the ResourceApply* forms (same formulas, same order).
+template <typename T>
+class GradientDescentOp : public MoreApplyKernel<T> {
+ public:
+  explicit GradientDescentOp(OpKernelConstruction* c) : MoreApplyKernel<T>(c, 1, {1}, 2) {}
+
+ protected:
+  void Update(T* const* v, const T* s, const T* g, int64_t n) const override {
+    for (int64_t i = 0; i < n; ++i) v[0][i] -= g[i] * s[0];
+  }
+};
+
+template <typename T>
+class MomentumOp : public MoreApplyKernel<T> {
+ public:
+  explicit MomentumOp(OpKernelConstruction* c) : MoreApplyKernel<T>(c, 2, {2, 4}, 3) {
+    c->SetStatus(c->GetAttr("use_nesterov", &nesterov_));
+  }
+
+ protected:
+  void Update(T* const* v, const T* s, const T* g, int64_t n) const override {
+    const T lr = s[0], momentum = s[1];
+    for (int64_t i = 0; i < n; ++i) {
+      v[1][i] = v[1][i] * momentum + g[i];
+      if (nesterov_) v[0][i] -= g[i] * lr + v[1][i] * momentum * lr;
+      else v[0][i] -= v[1][i] * lr;
+    }
+  }
+
+ private:
+  bool nesterov_ = false;
+};
+
+template <typename T>
+class AdagradOp : public MoreApplyKernel<T> {
+ public:
+  explicit AdagradOp(OpKernelConstruction* c) : MoreApplyKernel<T>(c, 2, {2}, 3) {
+    c->SetStatus(c->GetAttr("update_slots", &update_slots_));
+  }
+
+ protected:
+  void Update(T* const* v, const T* s, const T* g, int64_t n) const override {
+    for (int64_t i = 0; i < n; ++i) {
+      if (update_slots_) v[1][i] += g[i] * g[i];
+      v[0][i] -= g[i] * s[0] / std::sqrt(v[1][i]);
+    }
+  }
+
+ private:
+  bool update_slots_ = true;
+};
+
+template <typename T>
+class AdamOp : public MoreApplyKernel<T> {
+ public:
+  explicit AdamOp(OpKernelConstruction* c) : MoreApplyKernel<T>(c, 3, {3, 4, 5, 6, 7, 8}, 9) {
+    c->SetStatus(c->GetAttr("use_nesterov", &nesterov_));
+  }
+
+ protected:
+  void Update(T* const* v, const T* s, const T* g, int64_t n) const override {
+    T *var = v[0], *m = v[1], *vv = v[2];
+    const T beta1_power = s[0], beta2_power = s[1], lr = s[2], beta1 = s[3], beta2 = s[4], epsilon = s[5];
+    const T alpha = lr * std::sqrt(T(1) - beta2_power) / (T(1) - beta1_power);
+    for (int64_t i = 0; i < n; ++i) {
+      m[i] += (g[i] - m[i]) * (T(1) - beta1);
+      vv[i] += (g[i] * g[i] - vv[i]) * (T(1) - beta2);
+      const T denom = std::sqrt(vv[i]) + epsilon;
+      if (nesterov_) var[i] -= ((g[i] * (T(1) - beta1) + beta1 * m[i]) * alpha) / denom;
+      else var[i] -= (m[i] * alpha) / denom;
+    }
+  }
+
+ private:
+  bool nesterov_ = false;
+};
+
+template <typename T>
+class RMSPropOp : public MoreApplyKernel<T> {
+ public:
+  explicit RMSPropOp(OpKernelConstruction* c) : MoreApplyKernel<T>(c, 3, {3, 4, 5, 6}, 7) {}
+
+ protected:
+  void Update(T* const* v, const T* s, const T* g, int64_t n) const override {
+    const T lr = s[0], rho = s[1], momentum = s[2], epsilon = s[3];
+    for (int64_t i = 0; i < n; ++i) {
+      v[1][i] += (g[i] * g[i] - v[1][i]) * (T(1) - rho);
+      v[2][i] = v[2][i] * momentum + (g[i] * lr) / std::sqrt(v[1][i] + epsilon);
+      v[0][i] -= v[2][i];
+    }
+  }
+};
+
+template <typename T>
+class CenteredRMSPropOp : public MoreApplyKernel<T> {
+ public:
+  explicit CenteredRMSPropOp(OpKernelConstruction* c) : MoreApplyKernel<T>(c, 4, {4, 5, 6, 7}, 8) {}
+
+ protected:
+  void Update(T* const* v, const T* s, const T* g, int64_t n) const override {
+    const T lr = s[0], rho = s[1], momentum = s[2], epsilon = s[3];
+    T *var = v[0], *mg = v[1], *ms = v[2], *mom = v[3];
+    for (int64_t i = 0; i < n; ++i) {
+      ms[i] += (g[i] * g[i] - ms[i]) * (T(1) - rho);
+      mg[i] += (g[i] - mg[i]) * (T(1) - rho);
+      mom[i] = mom[i] * momentum + (g[i] * lr) / std::sqrt(ms[i] - mg[i] * mg[i] + epsilon);
+      var[i] -= mom[i];
+    }
+  }
+};
+
 // Shape function: inputs `same` have var's shape, `scalars` are rank 0; the output is var's shape.
 ShapeFn MoreApplyShape(std::vector<int> same, std::vector<int> scalars) {
   return [same = std::move(same), scalars = std::move(scalars)](InferenceContext* c) -> Status {
@@ -255,10 +390,91 @@ ShapeFn MoreApplyShape(std::vector<int> same, std::vector<int> scalars) {
   };
 }
 
+// ResourceApply*: `args` the inputs in order ("var: resource" ...), `scalars` those that are
+// rank 0; no outputs.
+void RegisterResourceApplyOpDef(const char* op, std::vector<const char*> args, std::vector<int> scalars,
+                                std::vector<const char*> attrs, const char* doc) {
+  OpDefBuilder b(op);
+  for (const char* a : args) b.Input(a);
+  b.Attr("T: {float, double}").Attr("use_locking: bool = false");
+  for (const char* a : attrs) b.Attr(a);
+  b.SetShapeFn([scalars = std::move(scalars)](InferenceContext* c) -> Status {
+    PartialTensorShape unused;
+    for (int i : scalars) {
+      if (!c->WithRank(c->input(i), 0, &unused).ok()) {
+        return errors::InvalidArgument(c->node().op_def->name, ": ", c->node().op_def->inputs[i].name,
+                                       " must be a scalar, got shape ", c->input(i).DebugString());
+      }
+    }
+    return absl::OkStatus();
+  });
+  RegisterOp(b.SetIsStateful().Doc(doc));
+  RegisterNoGradient(op);
+}
+
 template <template <typename> class K>
 void RegisterBoth(const char* op) {
   RegisterKernel<K<float>>(KernelBuilder(op).TypeConstraint<float>("T"));
   RegisterKernel<K<double>>(KernelBuilder(op).TypeConstraint<double>("T"));
+}
+
+// The ResourceApply* forms of every dense update (resource variables: VarHandleOp handles).
+void RegisterResourceApplyOps() {
+  const char* kNesterov = "use_nesterov: bool = false";
+  const char* kByLr = "multiply_linear_by_lr: bool = false";
+  RegisterResourceApplyOpDef("ResourceApplyGradientDescent", {"var: resource", "alpha: T", "delta: T"}, {1}, {},
+                             "var -= alpha * delta, var a resource variable.");
+  RegisterResourceApplyOpDef("ResourceApplyMomentum",
+                             {"var: resource", "accum: resource", "lr: T", "grad: T", "momentum: T"}, {2, 4},
+                             {kNesterov}, "ApplyMomentum on resource variables.");
+  RegisterResourceApplyOpDef("ResourceApplyAdagrad", {"var: resource", "accum: resource", "lr: T", "grad: T"}, {2},
+                             {"update_slots: bool = true"}, "ApplyAdagrad on resource variables.");
+  RegisterResourceApplyOpDef("ResourceApplyAdam",
+                             {"var: resource", "m: resource", "v: resource", "beta1_power: T", "beta2_power: T",
+                              "lr: T", "beta1: T", "beta2: T", "epsilon: T", "grad: T"},
+                             {3, 4, 5, 6, 7, 8}, {kNesterov}, "ApplyAdam on resource variables.");
+  RegisterResourceApplyOpDef("ResourceApplyRMSProp",
+                             {"var: resource", "ms: resource", "mom: resource", "lr: T", "rho: T", "momentum: T",
+                              "epsilon: T", "grad: T"},
+                             {3, 4, 5, 6}, {}, "ApplyRMSProp on resource variables.");
+  RegisterResourceApplyOpDef("ResourceApplyCenteredRMSProp",
+                             {"var: resource", "mg: resource", "ms: resource", "mom: resource", "lr: T", "rho: T",
+                              "momentum: T", "epsilon: T", "grad: T"},
+                             {4, 5, 6, 7}, {}, "ApplyCenteredRMSProp on resource variables.");
+  RegisterResourceApplyOpDef("ResourceApplyFtrl",
+                             {"var: resource", "accum: resource", "linear: resource", "grad: T", "lr: T", "l1: T",
+                              "l2: T", "lr_power: T"},
+                             {4, 5, 6, 7}, {kByLr}, "ApplyFtrl on resource variables.");
+  RegisterResourceApplyOpDef("ResourceApplyFtrlV2",
+                             {"var: resource", "accum: resource", "linear: resource", "grad: T", "lr: T", "l1: T",
+                              "l2: T", "l2_shrinkage: T", "lr_power: T"},
+                             {4, 5, 6, 7, 8}, {kByLr}, "ApplyFtrlV2 on resource variables.");
+  RegisterResourceApplyOpDef("ResourceApplyAdadelta",
+                             {"var: resource", "accum: resource", "accum_update: resource", "lr: T", "rho: T",
+                              "epsilon: T", "grad: T"},
+                             {3, 4, 5}, {}, "ApplyAdadelta on resource variables.");
+  RegisterResourceApplyOpDef("ResourceApplyProximalGradientDescent",
+                             {"var: resource", "alpha: T", "l1: T", "l2: T", "delta: T"}, {1, 2, 3}, {},
+                             "ApplyProximalGradientDescent on a resource variable.");
+  RegisterResourceApplyOpDef("ResourceApplyProximalAdagrad",
+                             {"var: resource", "accum: resource", "lr: T", "l1: T", "l2: T", "grad: T"}, {2, 3, 4}, {},
+                             "ApplyProximalAdagrad on resource variables.");
+  RegisterResourceApplyOpDef("ResourceApplyAdagradDA",
+                             {"var: resource", "gradient_accumulator: resource",
+                              "gradient_squared_accumulator: resource", "grad: T", "lr: T", "l1: T", "l2: T", "global_step: int64"},
+                             {4, 5, 6, 7}, {}, "ApplyAdagradDA on resource variables.");
+  RegisterBoth<GradientDescentOp>("ResourceApplyGradientDescent");
+  RegisterBoth<MomentumOp>("ResourceApplyMomentum");
+  RegisterBoth<AdagradOp>("ResourceApplyAdagrad");
+  RegisterBoth<AdamOp>("ResourceApplyAdam");
+  RegisterBoth<RMSPropOp>("ResourceApplyRMSProp");
+  RegisterBoth<CenteredRMSPropOp>("ResourceApplyCenteredRMSProp");
+  RegisterBoth<ResourceFtrlOp>("ResourceApplyFtrl");
+  RegisterBoth<ApplyFtrlV2Op>("ResourceApplyFtrlV2");
+  RegisterBoth<ApplyAdadeltaOp>("ResourceApplyAdadelta");
+  RegisterBoth<ApplyProximalGradientDescentOp>("ResourceApplyProximalGradientDescent");
+  RegisterBoth<ApplyProximalAdagradOp>("ResourceApplyProximalAdagrad");
+  RegisterBoth<ApplyAdagradDAOp>("ResourceApplyAdagradDA");
 }
 
 }  // namespace
@@ -309,6 +525,7 @@ void RegisterProximalApplyOps() {
   RegisterBoth<ApplyProximalGradientDescentOp>("ApplyProximalGradientDescent");
   RegisterBoth<ApplyProximalAdagradOp>("ApplyProximalAdagrad");
   RegisterBoth<ApplyFtrlV2Op>("ApplyFtrlV2");
+  RegisterResourceApplyOps();
   for (const char* op : {"ApplyAdadelta", "ApplyProximalGradientDescent", "ApplyProximalAdagrad", "ApplyFtrlV2"}) {
     RegisterNoGradient(op);
   }

@@ -178,6 +178,9 @@ class ExecutorState : public std::enable_shared_from_this<ExecutorState> {
     }
     bool any_dead = iter->dead_control[item.local].load(std::memory_order_acquire) != 0;
     for (int i = 0; i < item.num_inputs; ++i) any_dead |= in[i].is_dead;
+    // A ControlTrigger runs even when its inputs are dead, as in TensorFlow: while-loop gradients
+    // use it to join a cond's branches, one of which is always dead.
+    if (any_dead && item.node->op() == "ControlTrigger") any_dead = false;
     // A dead node reads no variable: an untaken branch may refer to one not initialized yet.
     for (int i = 0; i < item.num_inputs && !any_dead; ++i) {
       if (in[i].ref != nullptr && !item.input_is_ref[i]) {

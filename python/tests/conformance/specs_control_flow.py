@@ -172,8 +172,4 @@ for _op, _types in (("Switch", TYPES), ("Merge", ["float64", "int32"])):
 SPECS.append(Spec("ControlTrigger", _trigger_cases, grad=False))
 
 EXCLUDED = {}
-_COND_IN_WHILE_GRAD = (
-    "NOT YET FIXED (a dflow bug, reported): the gradient loop of a tf.while_loop whose body holds a tf.cond "
-    "(TensorFlow's own gradient graph) leaves the gradient's Exit without a value in dflow")
-KNOWN = {(_op, r"float.* cond inside while: .*produced no value"): _COND_IN_WHILE_GRAD
-         for _op in ("Enter", "Exit", "NextIteration", "LoopCond")}
+KNOWN = {}

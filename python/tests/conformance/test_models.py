@@ -377,11 +377,12 @@ _OPTIMIZERS = {
 def _regression(make_optimizer, mode="dense"):
     """A tanh layer and a linear one; "sparse": x is added to the mean of embedding rows picked by
     fed ids (the table's gradient is IndexedSlices: the optimizer's SparseApply* op, or its scatter
-    updates); "resource": resource variables (VarHandleOp; ResourceApply* updates)."""
-    sparse = mode == "sparse"
+    updates); "resource": resource variables (VarHandleOp; ResourceApply* updates);
+    "resource_sparse": both (ResourceSparseApply*, ResourceScatterAdd)."""
+    sparse = mode in ("sparse", "resource_sparse")
 
     def build(tf):
-        if mode == "resource":
+        if mode.startswith("resource"):
             with tf.compat.v1.variable_scope(tf.compat.v1.get_variable_scope(), use_resource=True):
                 return _build(tf)
         return _build(tf)
@@ -413,7 +414,7 @@ def _regression_batch(rng, step, sparse=False):
     return feed
 
 
-@pytest.mark.parametrize("mode", ["dense", "sparse", "resource"])
+@pytest.mark.parametrize("mode", ["dense", "sparse", "resource", "resource_sparse"])
 @pytest.mark.parametrize("optimizer", sorted(_OPTIMIZERS))
 def test_optimizer_updates_match(optimizer, mode):
     """The optimizer's Apply*, SparseApply* and ResourceApply* ops as TensorFlow writes them
@@ -421,7 +422,7 @@ def test_optimizer_updates_match(optimizer, mode):
     tightly, 100 steps at RTOL."""
     graph_def, names = tf_graph_def(_regression(_OPTIMIZERS[optimizer], mode))
     rng = np.random.RandomState(101)
-    feeds = [_regression_batch(rng, step, mode == "sparse") for step in range(100)]
+    feeds = [_regression_batch(rng, step, mode.endswith("sparse")) for step in range(100)]
     for n in (1, len(feeds)):
         tf_losses, tf_vars = _train(real_tf(), graph_def, names, feeds[:n])
         df_losses, df_vars = _train(dflow, graph_def, names, feeds[:n])

@@ -5,6 +5,7 @@ namespace dflow {
 
 void RegisterResourceVariableOps();  // VarHandleOp, ReadVariableOp, AssignVariableOp, ...
 void RegisterScatterOps();           // ScatterUpdate, ScatterAdd, ScatterSub, CountUpTo
+void RegisterResourceScatterOps();   // ResourceScatterUpdate, ResourceScatterAdd, ResourceScatterSub
 void RegisterMutexOps();             // MutexV2, MutexLock, ConsumeMutexLock
 
 }  // namespace dflow

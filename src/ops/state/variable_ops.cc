@@ -194,6 +194,7 @@ void RegisterStateOps() {
   RegisterUpdateKernels<uint8_t>();
   RegisterResourceVariableOps();
   RegisterScatterOps();
+  RegisterResourceScatterOps();
   RegisterMutexOps();
 }
 

@@ -95,6 +95,63 @@ TEST(ResourceApplyTest, SameUpdatesAsOnReferenceVariables) {
   }
 }
 
+// ResourceSparseApply*: the same rows updated as SparseApply* does on reference variables.
+TEST(ResourceApplyTest, SparseSameAsOnReferenceVariables) {
+  for (const char* op : {"SparseApplyAdagrad", "SparseApplyMomentum", "SparseApplyFtrl"}) {
+    SCOPED_TRACE(op);
+    std::vector<Tensor> results[2];
+    for (bool resource : {false, true}) {
+      Scope root = Scope::NewRootScope();
+      std::vector<Input> inputs;
+      std::vector<Output> reads;
+      std::vector<Operation> inits;
+      const int vars = std::string(op) == "SparseApplyFtrl" ? 3 : 2;
+      for (int i = 0; i < vars; ++i) {
+        Scope s = root.WithOpName("v" + std::to_string(i));
+        // var, then slots (accumulators: positive)
+        const Input::Initializer init = i == 0 ? Input::Initializer({{0.5, -1.0}, {0.25, 2.0}, {-0.75, 0.1}})
+                                               : Input::Initializer({{0.1, 0.2}, {0.3, 0.4}, {0.5, 0.6}});
+        if (resource) {
+          Output h = ops::VarHandleOp(s, DT_DOUBLE, PartialTensorShape({3, 2}));
+          inits.push_back(ops::AssignVariableOp(root, h, ops::Const(root, init)));
+          inputs.push_back(h);
+          reads.push_back(ops::ReadVariableOp(root, h, DT_DOUBLE));
+        } else {
+          Variable v = Variable::Create(s, {3, 2}, DT_DOUBLE, init::Constant(init));
+          inits.push_back(v.initializer());
+          inputs.push_back(v.ref());
+          reads.push_back(v.read());
+        }
+      }
+      Output grad = ops::Const(root, {{0.3, -0.2}, {0.05, 0.4}});
+      Output indices = ops::Const(root, {2, 0});
+      std::vector<Input> rest;
+      if (std::string(op) == "SparseApplyAdagrad") rest = {ops::Const(root, 0.1), grad, indices};
+      if (std::string(op) == "SparseApplyMomentum") {
+        rest = {ops::Const(root, 0.1), grad, indices, ops::Const(root, 0.9)};
+      }
+      if (std::string(op) == "SparseApplyFtrl") {
+        rest = {grad, indices, ops::Const(root, 0.1), ops::Const(root, 0.01), ops::Const(root, 0.1),
+                ops::Const(root, -0.5)};
+      }
+      for (const Input& in : rest) inputs.push_back(in);
+      Operation update = ops::BuildOp(root, (resource ? std::string("Resource") : std::string()) + op, inputs);
+      ASSERT_TRUE(root.ok()) << root.status();
+      ClientSession session(root);
+      ASSERT_TRUE(session.Run(inits).ok());
+      Status s = session.Run(std::vector<Operation>{update});
+      ASSERT_TRUE(s.ok()) << s;
+      auto r = session.Run(reads);
+      ASSERT_TRUE(r.ok()) << r.status();
+      results[resource] = *r;
+    }
+    for (size_t i = 0; i < results[0].size(); ++i) {
+      EXPECT_EQ(results[1][i].ToString(), results[0][i].ToString()) << i;
+    }
+    EXPECT_EQ(results[0][0].flat<double>()[2], 0.25);  // row 1 was not in indices
+  }
+}
+
 TEST(ResourceApplyTest, NeverAssignedVariableAndBadScalar) {
   Scope root = Scope::NewRootScope();
   Output h = ops::VarHandleOp(root.WithOpName("w"), DT_DOUBLE, PartialTensorShape({3}));

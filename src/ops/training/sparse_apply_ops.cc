@@ -12,10 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "framework/op_kernel.h"
 #include "framework/shape_inference.h"
 #include "framework/variable.h"
 #include "graph/gradients.h"
+#include "ops/state/resource_util.h"
 #include "ops/training/training_ops.h"
 
 namespace dflow {
@@ -33,11 +35,24 @@ struct Layout {
 template <typename T, typename Idx>
 class SparseApplyKernel : public OpKernel {
  public:
-  SparseApplyKernel(OpKernelConstruction* c, Layout layout) : OpKernel(c), l_(std::move(layout)) {}
+  SparseApplyKernel(OpKernelConstruction* c, Layout layout)
+      : OpKernel(c), l_(std::move(layout)), resource_(absl::StartsWith(c->node().op, "Resource")) {}
 
   void Compute(OpKernelContext* ctx) final {
     std::vector<Var*> vars(l_.refs);
+    std::vector<std::shared_ptr<Var>> held(l_.refs);  // ResourceSparseApply*: the handles' variables
     for (int i = 0; i < l_.refs; ++i) {
+      if (resource_) {
+        StatusOr<const ResourceHandle*> h = HandleFromInput(ctx, i);
+        OP_REQUIRES_OK(ctx, h.status());
+        StatusOr<std::shared_ptr<Var>> v = LookupResource<Var>(ctx, **h);
+        OP_REQUIRES(ctx, v.ok(),
+                    errors::FailedPrecondition(Where(), ": attempting to use uninitialized value ", (*h)->name,
+                                               " (", v.status().message(), ")"));
+        held[i] = *v;
+        vars[i] = held[i].get();
+        continue;
+      }
       vars[i] = ctx->input_ref(i);
       OP_REQUIRES(ctx, vars[i] != nullptr,
                   errors::InvalidArgument(Where(), ": input ", i, " is not a variable reference"));
@@ -102,7 +117,7 @@ class SparseApplyKernel : public OpKernel {
       UpdateRow(row.data(), s.data(), g + k * inner, inner);
     }
     locks.clear();
-    ctx->set_output_ref(0, ctx->input_ref_ptr(0));
+    if (!resource_) ctx->set_output_ref(0, ctx->input_ref_ptr(0));
   }
 
  protected:
@@ -113,6 +128,7 @@ class SparseApplyKernel : public OpKernel {
 
  private:
   const Layout l_;
+  const bool resource_;
 };
 
 template <typename T>
@@ -360,7 +376,17 @@ ShapeFn SparseApplyShape(Layout l) {
 }
 
 template <template <typename, typename> class K>
-void RegisterSparseKernels(const char* op) {
+void RegisterSparseKernels(const std::string& op);
+
+// The kernels of the op and of its Resource* form.
+template <template <typename, typename> class K>
+void RegisterBothSparseKernels(const char* op) {
+  RegisterSparseKernels<K>(op);
+  RegisterSparseKernels<K>(absl::StrCat("Resource", op));
+}
+
+template <template <typename, typename> class K>
+void RegisterSparseKernels(const std::string& op) {
   RegisterKernel<K<float, int32_t>>(
       KernelBuilder(op).TypeConstraint<float>("T").TypeConstraint<int32_t>("Tindices"));
   RegisterKernel<K<float, int64_t>>(
@@ -372,6 +398,8 @@ void RegisterSparseKernels(const char* op) {
 }
 
 // One OpDef: `args` are "name: type" of the inputs in order (Ref(T) for the variables).
+// The op on reference variables and its Resource* form on resource variables (no output; the
+// slots' shapes are known only while running).
 void RegisterSparseOpDef(const char* op, std::vector<const char*> args, Layout layout, const char* doc,
                          const char* extra_attr = nullptr) {
   OpDefBuilder b(op);
@@ -379,8 +407,33 @@ void RegisterSparseOpDef(const char* op, std::vector<const char*> args, Layout l
   b.Output("out: Ref(T)").Attr("T: {float, double}").Attr("Tindices: {int32, int64}");
   b.Attr("use_locking: bool = false");
   if (extra_attr != nullptr) b.Attr(extra_attr);
-  RegisterOp(b.SetShapeFn(SparseApplyShape(std::move(layout))).Doc(doc));
+  RegisterOp(b.SetShapeFn(SparseApplyShape(layout)).Doc(doc));
   RegisterNoGradient(op);
+
+  const std::string resource_op = absl::StrCat("Resource", op);
+  OpDefBuilder r(resource_op);
+  for (int i = 0; i < static_cast<int>(args.size()); ++i) {
+    r.Input(i < layout.refs ? absl::StrCat(std::string(args[i]).substr(0, std::string(args[i]).find(':')), ": resource")
+                            : std::string(args[i]));
+  }
+  r.Attr("T: {float, double}").Attr("Tindices: {int32, int64}").Attr("use_locking: bool = false");
+  if (extra_attr != nullptr) r.Attr(extra_attr);
+  r.SetShapeFn([layout](InferenceContext* c) -> Status {
+    PartialTensorShape unused;
+    for (int i : layout.scalars) {
+      if (!c->WithRank(c->input(i), 0, &unused).ok()) {
+        return errors::InvalidArgument(c->node().op_def->name, ": ", c->node().op_def->inputs[i].name,
+                                       " must be a scalar, got shape ", c->input(i).DebugString());
+      }
+    }
+    if (!c->WithRank(c->input(layout.indices), 1, &unused).ok()) {
+      return errors::InvalidArgument(c->node().op_def->name, ": indices must be one-dimensional, got shape ",
+                                     c->input(layout.indices).DebugString());
+    }
+    return absl::OkStatus();
+  });
+  RegisterOp(r.SetIsStateful().Doc(absl::StrCat(doc, " (resource variables)")));
+  RegisterNoGradient(resource_op);
 }
 
 }  // namespace
@@ -425,16 +478,16 @@ void RegisterSparseApplyOps() {
                       {"var: Ref(T)", "gradient_accumulator: Ref(T)", "gradient_squared_accumulator: Ref(T)",
                        "grad: T", "indices: Tindices", "lr: T", "l1: T", "l2: T", "global_step: int64"},
                       {3, {5, 6, 7, 8}, 3, 4}, "ApplyAdagradDA on the rows `indices` of var and its accumulators.");
-  RegisterSparseKernels<SparseApplyAdagradDAOp>("SparseApplyAdagradDA");
-  RegisterSparseKernels<SparseApplyAdagradOp>("SparseApplyAdagrad");
-  RegisterSparseKernels<SparseApplyMomentumOp>("SparseApplyMomentum");
-  RegisterSparseKernels<SparseApplyRMSPropOp>("SparseApplyRMSProp");
-  RegisterSparseKernels<SparseApplyCenteredRMSPropOp>("SparseApplyCenteredRMSProp");
-  RegisterSparseKernels<SparseApplyAdadeltaOp>("SparseApplyAdadelta");
-  RegisterSparseKernels<SparseApplyProximalGradientDescentOp>("SparseApplyProximalGradientDescent");
-  RegisterSparseKernels<SparseApplyProximalAdagradOp>("SparseApplyProximalAdagrad");
-  RegisterSparseKernels<SparseApplyFtrlV1Op>("SparseApplyFtrl");
-  RegisterSparseKernels<SparseApplyFtrlV2Op>("SparseApplyFtrlV2");
+  RegisterBothSparseKernels<SparseApplyAdagradDAOp>("SparseApplyAdagradDA");
+  RegisterBothSparseKernels<SparseApplyAdagradOp>("SparseApplyAdagrad");
+  RegisterBothSparseKernels<SparseApplyMomentumOp>("SparseApplyMomentum");
+  RegisterBothSparseKernels<SparseApplyRMSPropOp>("SparseApplyRMSProp");
+  RegisterBothSparseKernels<SparseApplyCenteredRMSPropOp>("SparseApplyCenteredRMSProp");
+  RegisterBothSparseKernels<SparseApplyAdadeltaOp>("SparseApplyAdadelta");
+  RegisterBothSparseKernels<SparseApplyProximalGradientDescentOp>("SparseApplyProximalGradientDescent");
+  RegisterBothSparseKernels<SparseApplyProximalAdagradOp>("SparseApplyProximalAdagrad");
+  RegisterBothSparseKernels<SparseApplyFtrlV1Op>("SparseApplyFtrl");
+  RegisterBothSparseKernels<SparseApplyFtrlV2Op>("SparseApplyFtrlV2");
 }
 
 }  // namespace dflow

@@ -28,6 +28,7 @@ void RegisterAllOps() {
     RegisterLoggingOps();
     RegisterAccumulatorOps();
     RegisterCheckpointOps();
+    RegisterLookupOps();
   });
 }
 

@@ -24,7 +24,7 @@ void RegisterParsingOps();   // ParseExample, ParseExampleV2, ParseSingleExample
 void RegisterFeatureOps();   // Bucketize, StringToHashBucketFast, VocabularyLookup (feature columns)
 void RegisterLoggingOps();   // Assert
 void RegisterAccumulatorOps();  // ResourceConditionalAccumulator and its apply/take ops (sync replicas)
-void RegisterCheckpointOps();
-void RegisterLookupOps();  // HashTableV2, LookupTableFindV2, InitializeTable*V2 (tf.lookup tables)  // SaveV2, RestoreV2, MergeV2Checkpoints, ShardedFilename, StringJoin
+void RegisterCheckpointOps();  // SaveV2, RestoreV2, MergeV2Checkpoints, ShardedFilename, StringJoin
+void RegisterLookupOps();  // HashTableV2, LookupTableFindV2, InitializeTable*V2 (tf.lookup tables)
 
 }  // namespace dflow

@@ -228,12 +228,36 @@ def while_model(tf):
     return _result(tf, loss, train)
 
 
+def while_cond_model(tf):
+    """A while_loop whose body holds a tf.cond (even iterations tanh, odd ones relu), the gradient
+    through both, Momentum."""
+    rng = np.random.RandomState(19)
+    x = tf.compat.v1.placeholder(tf.float32, [None, 6], name="x")
+    y = tf.compat.v1.placeholder(tf.float32, [None, 6], name="y")
+    w = _var(tf, "w", rng.uniform(-1, 1, (6, 6)) / np.sqrt(6))
+    b = _var(tf, "b", rng.uniform(-0.1, 0.1, (6,)))
+
+    def body(i, h):
+        z = tf.matmul(h, w) + b
+        return i + 1, tf.compat.v1.cond(tf.equal(i % 2, 0), lambda: tf.tanh(z), lambda: tf.nn.relu(z))
+
+    _, h = tf.compat.v1.while_loop(lambda i, h: i < 4, body, [tf.constant(0), x])
+    loss = tf.reduce_mean(tf.square(h - y))
+    train = tf.compat.v1.train.MomentumOptimizer(0.2, 0.9).minimize(loss)
+    return _result(tf, loss, train)
+
+
 _ROT = np.linalg.qr(np.random.RandomState(2).normal(size=(6, 6)))[0]
 
 
 def while_batch(rng, step):
     x = rng.uniform(-1, 1, size=(16, 6)).astype(np.float32)
     return {"x:0": x, "y:0": (0.8 * np.tanh(x @ _ROT)).astype(np.float32)}
+
+
+def while_cond_batch(rng, step):
+    x = rng.uniform(-1, 1, size=(16, 6)).astype(np.float32)
+    return {"x:0": x, "y:0": (0.5 * np.maximum(x @ _ROT, 0)).astype(np.float32)}
 
 
 def cond_model(tf):
@@ -287,6 +311,7 @@ MODELS = {
     "lstm": (lstm, seq_batch),
     "dyn_rnn": (dyn_rnn, lambda rng, step: seq_batch(rng, step, T=6)),
     "while_loop": (while_model, while_batch),
+    "while_loop_with_cond": (while_cond_model, while_cond_batch),
     "cond": (cond_model, cond_batch),
     "cnn_training_script": (cnn_training_script, script_batch),
 }

@@ -14,7 +14,9 @@ TOL = {"float32": (1e-5, 1e-6), "float64": (1e-10, 1e-12)}
 def _train(tf, op, n_vars, var_args, values, hyper, grads, indices=None, **attrs):
     """Variables named by var_args (first n_vars of `values`), initialized from them, updated by
     `op` once per tensor in `grads`; returns the variables' values after the last update and the
-    op's output of the last step."""
+    op's output of the last step. A Resource* op gets resource variables (VarHandleOp)."""
+    if op.startswith("Resource"):
+        return _train_resource(tf, op, n_vars, var_args, values, hyper, grads, indices, **attrs)
     refs, inits = [], []
     for name, v in zip(var_args, values[:n_vars]):
         ref = tf.raw_ops.VariableV2(shape=v.shape, dtype=v.dtype, name=name)
@@ -32,6 +34,29 @@ def _train(tf, op, n_vars, var_args, values, hyper, grads, indices=None, **attrs
         deps = [last]
     with tf.control_dependencies(deps):
         return [tf.identity(last)] + [tf.identity(r) for r in refs]
+
+
+_N = [0]
+
+
+def _train_resource(tf, op, n_vars, var_args, values, hyper, grads, indices, **attrs):
+    handles, inits = [], []
+    for name, v in zip(var_args, values[:n_vars]):
+        _N[0] += 1
+        h = tf.raw_ops.VarHandleOp(dtype=v.dtype, shape=v.shape, shared_name="train_var_%d" % _N[0])
+        handles.append(h)
+        inits.append(tf.raw_ops.AssignVariableOp(resource=h, value=v))
+    deps = inits
+    for g in grads:
+        with tf.control_dependencies(deps):
+            kw = dict(zip(var_args, handles))
+            kw.update(hyper)
+            kw[_GRAD_NAME.get(op[len("Resource"):], "grad")] = g
+            if indices is not None:
+                kw["indices"] = indices
+            deps = [getattr(tf.raw_ops, op)(**kw, **attrs)]
+    with tf.control_dependencies(deps):
+        return [tf.raw_ops.ReadVariableOp(resource=h, dtype=v.dtype) for h, v in zip(handles, values)]
 
 
 _GRAD_NAME = {"ApplyGradientDescent": "delta", "ApplyProximalGradientDescent": "delta"}
@@ -68,7 +93,7 @@ POSITIVE = {"accum", "ms", "v", "accum_update", "gradient_squared_accumulator"}
 
 
 def _cases(op):
-    slots, hyper, variants = OPS[op]
+    slots, hyper, variants = OPS[op[len("Resource"):] if op.startswith("Resource") else op]
     names = ["var"] + slots
 
     def cases(dtype):
@@ -109,7 +134,7 @@ def _cases(op):
 
 
 def _sparse_cases(op):
-    slots, hyper, variants = OPS["Apply" + op[len("SparseApply"):]]
+    slots, hyper, variants = OPS["Apply" + op[op.index("SparseApply") + len("SparseApply"):]]
     names = ["var"] + slots
 
     def cases(dtype):
@@ -141,9 +166,19 @@ for _op in SPARSE:
     SPECS.append(Spec(_op, _sparse_cases(_op), tol=TOL, grad=False,
                       note="rows of VariableV2 variables updated at indices (duplicates, none, out of range)"))
 
+for _op in SPARSE:
+    SPECS.append(Spec("Resource" + _op, _sparse_cases("Resource" + _op), tol=TOL, grad=False,
+                      note="resource variables (VarHandleOp) updated at indices"))
+for _op in OPS:
+    SPECS.append(Spec("Resource" + _op, _cases("Resource" + _op), tol=TOL, grad=False,
+                      note="resource variables (VarHandleOp), 1 and 3 chained steps"))
+
 for _op in OPS:
     SPECS.append(Spec(_op, _cases(_op), tol=TOL, grad=False,
                       note="variables initialized by Assign, 1 and 3 chained steps, values after the last"))
 
 EXCLUDED = {}
-KNOWN = {}
+_HANDLE_DATA = ("a gradient whose shape is not the variable's: TensorFlow's shape function rejects it when the graph "
+                "is built (the resource handle carries the shape); dflow's kernel when it runs (InvalidArgument)")
+KNOWN = {(_op, r"grad shape wrong: .*TensorFlow raises ValueError"): _HANDLE_DATA
+         for _op in ("ResourceApplyGradientDescent", "ResourceApplyProximalAdagrad")}

@@ -25,13 +25,12 @@ del _name
 
 
 
-def tables_initializer(name="init_all_tables"):
-    """dflow's vocabulary columns need no lookup tables: a NoOp, so that TensorFlow programs that run
-    tf.tables_initializer() work unchanged."""
-    from dflow.ops import gen_ops
-    return gen_ops.no_op(name=name)
+from dflow import lookup  # noqa: F401,E402  tf.lookup
+from dflow.ops.lookup_ops import tables_initializer  # noqa: F401,E402  groups TABLE_INITIALIZERS
+from dflow.ops.lookup_ops import initialize_all_tables  # noqa: F401,E402
 
 
-__all__ = ["data", "feature_column", "estimator", "decode_csv", "python_io", "TensorSpec"]
+__all__ = ["data", "feature_column", "estimator", "decode_csv", "python_io", "TensorSpec", "lookup",
+           "initialize_all_tables"]
 if not hasattr(sys.modules["dflow"], "tables_initializer"):
     __all__.append("tables_initializer")

@@ -27,7 +27,7 @@ class LookupTable::Impl {
  public:
   virtual ~Impl() = default;
   virtual int64_t size() const = 0;
-  virtual void Find(const Tensor& keys, const Tensor& dflt, Tensor* out) const = 0;
+  virtual void Find(const Tensor& keys, const Tensor& dflt, bool per_key, Tensor* out) const = 0;
   // Adds entries; `strict`: a key already present with another value is an error (initialization).
   virtual Status Insert(const Tensor& keys, const Tensor& values, bool strict) = 0;
   virtual void Remove(const Tensor& keys) = 0;
@@ -41,10 +41,9 @@ template <typename K, typename V>
 class TypedImpl : public LookupTable::Impl {
  public:
   int64_t size() const override { return static_cast<int64_t>(map_.size()); }
-  void Find(const Tensor& keys, const Tensor& dflt, Tensor* out) const override {
+  void Find(const Tensor& keys, const Tensor& dflt, bool per_key, Tensor* out) const override {
     const K* k = keys.data<K>();
     const V* d = dflt.data<V>();
-    const bool per_key = dflt.NumElements() != 1;
     V* o = out->data<V>();
     const int64_t n = keys.NumElements();
     for (int64_t i = 0; i < n; ++i) {
@@ -142,15 +141,17 @@ bool LookupTable::is_initialized() {
 }
 
 Status LookupTable::Find(const Tensor& keys, const Tensor& default_value, Tensor* values) {
+  // As TensorFlow: a static table uses the first element of default_value; a mutable one takes
+  // one default, or one per key (dynamic default values).
   const int64_t nd = default_value.NumElements();
-  if (nd != 1 && !(default_value.shape() == keys.shape())) {
+  if (mutable_ ? nd != 1 && !(default_value.shape() == keys.shape()) : nd < 1) {
     return errors::InvalidArgument("Expected shape [] or ", keys.shape().DebugString(),
                                    " for argument 'default_value', got ", default_value.shape().DebugString());
   }
   ASSIGN_OR_RETURN(*values, Tensor::Allocate(value_dtype_, keys.shape()));
   std::lock_guard<std::mutex> l(mu_);
   if (!mutable_ && !initialized_) return errors::FailedPrecondition("Table not initialized.");
-  impl_->Find(keys, default_value, values);
+  impl_->Find(keys, default_value, /*per_key=*/mutable_ && nd != 1, values);
   return absl::OkStatus();
 }
 

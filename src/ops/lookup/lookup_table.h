@@ -37,7 +37,8 @@ class LookupTable : public ResourceBase {
   // 0 for a static table not yet initialized.
   int64_t size();
   bool is_initialized();
-  // values[i] = table[keys[i]] or the default (one element, or one per key). Shape of keys.
+  // values[i] = table[keys[i]] or the default: default_value's first element for a static table;
+  // for a mutable one, its only element or element i (one per key). Shape of keys.
   Status Find(const Tensor& keys, const Tensor& default_value, Tensor* values);
   // Static tables: the one-time initialization (see above). Mutable tables: replaces the contents.
   Status Import(const Tensor& keys, const Tensor& values);

@@ -131,9 +131,14 @@ TEST(ArrayOpsApiTest, BuildErrorsGoToTheScope) {
   EXPECT_FALSE(ops::DynamicStitch(other, {{0}}, {}).valid());
   EXPECT_THAT(std::string(other.status().message()), HasSubstr("1 index tensors but 0 data tensors"));
 
+  // A permutation naming a dimension twice builds (TensorFlow's shape function checks only the
+  // range) and fails the run, as in TensorFlow.
   Scope third = Scope::NewRootScope();
-  EXPECT_FALSE(ops::Transpose(third, ops::Const(third, {{1, 2}}), {0, 0}).valid());
-  EXPECT_THAT(std::string(third.status().message()), HasSubstr("duplicated"));
+  Output t = ops::Transpose(third, ops::Const(third, {{1, 2}}), {0, 0});
+  ASSERT_TRUE(third.ok()) << third.status();
+  auto r = ClientSession(third).Run({t});
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("1 is missing from {0,0}"));
 }
 
 }  // namespace

@@ -227,6 +227,7 @@ void BindFeatureColumns(py::module_& m) {
     d["local_variables"] = refs(c->local_variables);
     d["initializers"] = nodes(c->initializers);
     d["local_initializers"] = nodes(c->local_initializers);
+    d["table_initializers"] = nodes(c->table_initializers);
     return d;
   });
 }

@@ -19,6 +19,8 @@ struct Scope::Collections {
   // accumulators, neither trainable nor global (so never checkpointed).
   std::vector<Output> local_variables;
   std::vector<Operation> local_initializers;
+  // TensorFlow's TABLE_INITIALIZERS: the initializers of lookup tables (dflow/lookup_ops.h).
+  std::vector<Operation> table_initializers;
   // The ref() of every variable of the graph, trainable or not (global_step, optimizer slots,
   // the parts of partitioned variables): what a Saver saves by default.
   std::vector<Output> global_variables;

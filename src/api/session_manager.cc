@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "base/logging.h"
 #include "api/scope_internal.h"
+#include "dflow/lookup_ops.h"
 #include "graph/graph.h"
 #include "dflow/monitored_session.h"
 #include "dflow/summary.h"
@@ -128,6 +129,11 @@ Status Scaffold::Finalize(const Scope& scope) {
     } else {
       ready_op = ReportUninitializedVariables(scope, model);
     }
+  }
+  if (!local_init_op.valid() && !TableInitializers(scope).empty()) {  // TensorFlow's default: tables too
+    std::vector<Operation> parts = TableInitializers(scope);
+    if (!LocalVariables(scope).empty()) parts.push_back(LocalVariablesInitializer(scope));
+    local_init_op = ops::Group(scope.WithOpName("local_init_op"), parts);
   }
   if (!local_init_op.valid() && !LocalVariables(scope).empty()) local_init_op = LocalVariablesInitializer(scope);
   if (saver == nullptr && !model.empty()) {

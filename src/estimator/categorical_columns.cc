@@ -7,6 +7,7 @@
 #include "dflow/array_ops.h"
 #include "dflow/feature_column.h"
 #include "dflow/feature_ops.h"
+#include "dflow/lookup_ops.h"
 #include "dflow/math_ops.h"
 #include "estimator/column_util.h"
 #include "ops/feature/feature_ops.h"
@@ -53,8 +54,10 @@ class VocabularyColumn : public FeatureColumn {
  protected:
   StatusOr<Output> MakeIds(const Scope& s, TransformCache* cache) const override {
     const bool strings = vocab_.dtype() == DT_STRING;
-    ASSIGN_OR_RETURN(Output x, CategoricalInput(s, cache, key_, name(), strings, vocab_.dtype()));
-    Output ids = ops::VocabularyLookup(s, x, vocab_, {.num_oov_buckets = oov_, .default_value = def_});
+    ASSIGN_OR_RETURN(Output x, CategoricalInput(s, cache, key_, name(), strings, DT_INT64));
+    // TensorFlow's graph: index_table_from_tensor (a HashTableV2 whose InitializeTableV2 is a table
+    // initializer) looked up with LookupTableFindV2, OOV keys hashed into buckets after the vocabulary.
+    Output ids = IndexTableLookup(s, vocab_, x, oov_, def_);
     return MaskMissing(s, x, ids);
   }
 

@@ -18,6 +18,7 @@
 #include "base/logging.h"
 #include "dflow/basic_session_run_hooks.h"
 #include "dflow/monitored_session.h"
+#include "dflow/lookup_ops.h"
 #include "dflow/ops.h"
 #include "dflow/replica_device_setter.h"
 #include "dflow/saver.h"
@@ -105,6 +106,7 @@ Operation LocalInitOp(const Scope& root, const BuiltInput& in) {
   std::vector<Operation> local;
   if (in.initializer.valid()) local.push_back(in.initializer);
   if (!LocalVariables(root).empty()) local.push_back(LocalVariablesInitializer(root));
+  for (const Operation& t : TableInitializers(root)) local.push_back(t);  // as TensorFlow's Scaffold
   return local.empty() ? Operation() : ops::Group(root.WithOpName("local_init"), local);
 }
 

@@ -8,6 +8,7 @@
 #include "dflow/array_ops.h"
 #include "dflow/estimator.h"
 #include "dflow/feature_ops.h"
+#include "dflow/lookup_ops.h"
 #include "dflow/ops.h"
 #include "dflow/saved_model.h"
 #include "dflow/saver.h"
@@ -104,8 +105,14 @@ StatusOr<std::string> Estimator::ExportSavedModel(const std::string& export_dir_
     return errors::InvalidArgument("Estimator: the model_fn's PREDICT spec has no predictions");
   }
   ASSIGN_OR_RETURN(auto signatures, Signatures(root, spec, receiver));
-  // TensorFlow's default main op: the local variables' initializer (Scaffold.default_local_init_op).
+  // TensorFlow's default main op: the local variables' and the tables' initializers
+  // (Scaffold.default_local_init_op).
   Operation local_init = LocalVariablesInitializer(root);
+  if (!TableInitializers(root).empty()) {
+    std::vector<Operation> parts = TableInitializers(root);
+    parts.push_back(local_init);
+    local_init = ops::Group(root.WithOpName("main_op"), parts);
+  }
   train::SaverOptions so;
   so.sharded = true;
   so.write_meta_graph = false;

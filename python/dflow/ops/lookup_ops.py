@@ -461,10 +461,27 @@ class MutableHashTable(LookupInterface):
             return gen_ops.lookup_table_export_v2(self._resource_handle, self._key_dtype, self._value_dtype)
 
 
+def table_initializer_ops(graph=None):
+    """The graph's TABLE_INITIALIZERS collection, with the initializers of the tables that C++
+    builders (feature columns) made in the graph."""
+    from dflow import _dflow
+    g = graph if graph is not None else ops.get_default_graph()
+    out = list(g.get_collection(ops.GraphKeys.TABLE_INITIALIZERS))
+    names = {getattr(o, "name", None) for o in out}
+    scope = getattr(g, "_scope", None)
+    if scope is not None:
+        for n in _dflow.scope_collections(scope).get("table_initializers", []):
+            op = g._wrap(n)
+            if op.name not in names:
+                names.add(op.name)
+                out.append(op)
+    return out
+
+
 def tables_initializer(name="init_all_tables"):
     """Groups the initializers of the graph's tables (the TABLE_INITIALIZERS collection)."""
     from dflow.ops import control_flow_ops
-    initializers = ops.get_collection(ops.GraphKeys.TABLE_INITIALIZERS)
+    initializers = table_initializer_ops()
     if initializers:
         return control_flow_ops.group(*initializers, name=name)
     return gen_ops.no_op(name=name)

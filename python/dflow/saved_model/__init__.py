@@ -39,5 +39,6 @@ def main_op():
     from dflow.framework import ops
     from dflow.ops import control_flow_ops, variables
     init_local = variables.local_variables_initializer()
-    tables = ops.get_collection(ops.GraphKeys.TABLE_INITIALIZERS)
+    from dflow.ops import lookup_ops
+    tables = lookup_ops.table_initializer_ops()
     return control_flow_ops.group(init_local, *tables, name="main_op")

@@ -199,8 +199,8 @@ class Scaffold:
         from dflow.ops import control_flow_ops
         from dflow.ops import variables
         parts = [variables.local_variables_initializer()]
-        for t in ops.get_collection(ops.GraphKeys.TABLE_INITIALIZERS) if hasattr(ops.GraphKeys, "TABLE_INITIALIZERS") \
-                else []:
+        from dflow.ops import lookup_ops
+        for t in lookup_ops.table_initializer_ops():
             parts.append(t)
         return control_flow_ops.group(*parts)
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "dflow/dflow.h"
+#include "dflow/lookup_ops.h"
 #include "gmock/gmock.h"
 #include "graph/graph.h"
 #include "gtest/gtest.h"
@@ -87,7 +88,7 @@ TEST(DNNClassifierTest, LearnsSeparableClustersAndEvaluatesLikeAHandComputation)
   ASSERT_TRUE(spec.ok()) << spec.status();
   ASSERT_TRUE(spec->train_op.valid());
   ClientSession session(root);
-  ASSERT_TRUE(session.Run({GlobalVariablesInitializer(root)}).ok());
+  ASSERT_TRUE(session.Run({GlobalVariablesInitializer(root), TablesInitializer(root)}).ok());
   auto first = session.Run({spec->loss});
   ASSERT_TRUE(first.ok()) << first.status();
   for (int step = 0; step < 300; ++step) ASSERT_TRUE(session.Run({spec->train_op}).ok());
@@ -136,7 +137,7 @@ TEST(DNNClassifierTest, LearnsSeparableClustersAndEvaluatesLikeAHandComputation)
   EXPECT_EQ(model_vars, 7);  // the model's variables only: no global step or slots in EVAL
   ClientSession es(eval);
   ASSERT_TRUE(es.Run(restore).ok());
-  ASSERT_TRUE(es.Run({LocalVariablesInitializer(eval)}).ok());
+  ASSERT_TRUE(es.Run({LocalVariablesInitializer(eval), TablesInitializer(eval)}).ok());
   std::vector<Output> updates, values;
   for (const char* k : {"accuracy", "average_loss", "loss"}) {
     ASSERT_EQ(espec->eval_metric_ops.count(k), 1u) << k;

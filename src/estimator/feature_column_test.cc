@@ -10,6 +10,7 @@
 #include "api/scope_internal.h"
 #include "base/fingerprint.h"
 #include "dflow/dflow.h"
+#include "dflow/lookup_ops.h"
 #include "gmock/gmock.h"
 #include "graph/graph.h"
 #include "gtest/gtest.h"
@@ -47,8 +48,9 @@ StatusOr<Tensor> RunInputLayer(const std::map<std::string, Tensor>& values, cons
   Output net = fc::InputLayer(root, features, columns);
   if (!root.ok()) return root.status();
   Operation init = GlobalVariablesInitializer(root);
+  Operation tables = TablesInitializer(root);
   ClientSession session(root);
-  RETURN_IF_ERROR(session.Run({init}));
+  RETURN_IF_ERROR(session.Run({init, tables}));
   ASSIGN_OR_RETURN(std::vector<Tensor> out, session.Run({net}));
   if (out_root != nullptr) *out_root = root;
   return out[0];
@@ -60,7 +62,9 @@ StatusOr<Tensor> RunIds(const Tensor& value, const fc::Column& column, const std
   fc::Features features = {{key, ops::Const(root, value)}};
   fc::TransformCache cache(features);
   ASSIGN_OR_RETURN(Output ids, column->IdTensor(root.NewSubScope(column->name()), &cache));
+  Operation tables = TablesInitializer(root);
   ClientSession session(root);
+  RETURN_IF_ERROR(session.Run({tables}));
   ASSIGN_OR_RETURN(std::vector<Tensor> out, session.Run({ids}));
   return out[0];
 }
@@ -317,8 +321,9 @@ TEST(LinearModelTest, WeightsPerBucketAndTensorFlowNames) {
   Output set_w = ops::Assign(root, Output(wv, 0), ops::Const(root, Values<float>({1, 2, 3, 4}, TensorShape({4, 1}))));
   Output set_x = ops::Assign(root, Output(xv, 0), ops::Const(root, Values<float>({10}, TensorShape({1, 1}))));
   Output set_b = ops::Assign(root, Output(bias, 0), ops::Const(root, Values<float>({0.5f}, TensorShape({1}))));
+  Operation tables = TablesInitializer(root);
   ClientSession session(root);
-  ASSERT_TRUE(session.Run({init}).ok());
+  ASSERT_TRUE(session.Run({init, tables}).ok());
   auto zero = session.Run({logits});
   ASSERT_TRUE(zero.ok()) << zero.status();
   ExpectNear(Floats((*zero)[0]), {0, 0});

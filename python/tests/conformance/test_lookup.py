@@ -263,3 +263,32 @@ def test_estimator_vocabulary_column_saved_model_loads_in_tensorflow(tmp_path):
         ins = {k: v.name for k, v in sig.inputs.items()}
         got = s.run(sig.outputs["probabilities"].name, {ins["color"]: colors, ins["x"]: xs})
     assert_same(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_tensorflow_saved_model_with_tables_loads_in_dflow(tmp_path):
+    """A SavedModel written by TensorFlow's builder whose main op is tf.tables_initializer() (a table
+    from a tensor and one from an asset file with OOV buckets) gives the same ids in dflow."""
+    tf = real_tf()
+    vocab = _vocab(tmp_path, [b"lion", b"tiger", b"bear"])
+    export_dir = str(tmp_path / "sm")
+    feed = np.array([b"bear", b"cat", b"lion", b"ox"], dtype=object)
+    with tf.Graph().as_default():
+        lo = _tf_lookup_ops()
+        x = tf.placeholder(tf.string, [None], name="x")
+        a = lo.index_table_from_tensor(["cat", "lion"], default_value=-2).lookup(x)
+        b = lo.index_table_from_file(vocab, num_oov_buckets=4).lookup(x)
+        with tf.Session() as s:
+            s.run(tf.tables_initializer())
+            want = s.run([a, b], {x: feed})
+            builder = tf.saved_model.builder.SavedModelBuilder(export_dir)
+            sig = tf.saved_model.signature_def_utils.predict_signature_def({"x": x}, {"a": a, "b": b})
+            builder.add_meta_graph_and_variables(s, ["serve"], signature_def_map={"serving_default": sig},
+                                                 main_op=tf.tables_initializer(),
+                                                 assets_collection=tf.get_collection(tf.GraphKeys.ASSET_FILEPATHS))
+            builder.save()
+    os.remove(vocab)  # dflow must read the copy under assets/
+    with dflow.Graph().as_default(), dflow.Session() as s:
+        mg = dflow.saved_model.loader.load(s, ["serve"], export_dir)
+        sig = mg.signature_def["serving_default"]
+        got = s.run([sig.outputs["a"].name, sig.outputs["b"].name], {sig.inputs["x"].name: feed})
+    assert_same(got, want)

@@ -36,8 +36,8 @@ struct VocabularyLookupAttrs {
 // The index of each key in `vocabulary` (a non-empty vector of string, int32 or int64 without
 // duplicates, of keys' dtype), int64 in keys' shape. A miss gets vocabulary size +
 // Fingerprint64(key) % num_oov_buckets (an integer key hashed as its decimal text, as TensorFlow's
-// index tables do), or default_value without OOV buckets. dflow's own op: TensorFlow builds the
-// same lookup from a HashTableV2 resource, which needs an initializer run first.
+// index tables do), or default_value without OOV buckets. dflow's own op, kept for graphs that use
+// it: vocabulary columns build TensorFlow's HashTableV2 lookup (IndexTableLookup, dflow/lookup_ops.h).
 Output VocabularyLookup(const Scope& scope, Input keys, const Tensor& vocabulary,
                         const VocabularyLookupAttrs& attrs = {});
 

@@ -218,5 +218,22 @@ TEST(LookupOpsTest, IndexTableLookupWithOovBucketsAsTensorFlow) {
   EXPECT_THAT(Vec<int64_t>((*out)[2]), ElementsAre(1, 2 + (*out)[4].flat<int64_t>()[0]));
 }
 
+// TensorFlow's Scaffold: the default local_init_op runs the tables' initializers, so a session
+// from a ChiefSessionCreator looks vocabularies up without an explicit TablesInitializer.
+TEST(LookupOpsTest, ScaffoldDefaultLocalInitOpInitializesTables) {
+  Scope root = Scope::NewRootScope();
+  Output ids = IndexTableLookup(root, Strings({"a", "b"}), ops::Const(root, Strings({"b", "x"})), 0, -1);
+  Variable v = Variable::Create(root.WithOpName("v"), TensorShape{}, DT_FLOAT);
+  auto scaffold = std::make_shared<train::Scaffold>();
+  ASSERT_TRUE(scaffold->Finalize(root).ok());
+  ASSERT_TRUE(scaffold->local_init_op.valid());
+  train::ChiefSessionCreator chief(root, scaffold, SessionOptions(), "");
+  auto session = chief.CreateSession();
+  ASSERT_TRUE(session.ok()) << session.status();
+  auto out = (*session)->Run({ids});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Vec<int64_t>((*out)[0]), ElementsAre(1, -1));
+}
+
 }  // namespace
 }  // namespace dflow

@@ -292,3 +292,26 @@ def test_tensorflow_saved_model_with_tables_loads_in_dflow(tmp_path):
         sig = mg.signature_def["serving_default"]
         got = s.run([sig.outputs["a"].name, sig.outputs["b"].name], {sig.inputs["x"].name: feed})
     assert_same(got, want)
+
+
+def test_dflow_built_tables_run_in_tensorflow(tmp_path):
+    """The reverse exchange: tables built by dflow's tf.lookup (from tensors, from a file with OOV
+    buckets, int→string, mutable) serialize into a GraphDef that TensorFlow runs with dflow's values."""
+    vocab = _vocab(tmp_path, [b"one", b"two", b"three"])
+    g = dflow.Graph()
+    with g.as_default():
+        lo = _dflow_lookup_ops()
+        x = dflow.placeholder(dflow.string, [None], name="x")
+        a = lo.index_table_from_tensor(["two", "one"], num_oov_buckets=3).lookup(x)
+        b = lo.index_table_from_file(vocab, default_value=-4).lookup(x)
+        c = lo.index_to_string_table_from_tensor(["p", "q"]).lookup(dflow.constant([1, 5], dflow.int64))
+        m = dflow.lookup.experimental.MutableHashTable(dflow.string, dflow.int64, -1)
+        ins = m.insert(dflow.constant(["one"]), dflow.constant([11], dflow.int64))
+        f = m.lookup(x)
+        dflow.tables_initializer()
+    gd = g.as_graph_def().SerializeToString()
+    fetches = [a.name, b.name, c.name, f.name]
+    feeds = {"x:0": np.array([b"one", b"four", b"three", b"two"], dtype=object)}
+    d, t = _both(gd, fetches, feeds, INIT + [ins.name])
+    assert not isinstance(t, str), t
+    assert_same(d, t)

@@ -171,8 +171,11 @@ def test_reinitialization_and_duplicate_keys():
         dup = g.initialize_table_v2(h2, tf.constant(["a", "a"]), tf.constant([1, 2], tf.int64))
         dup_same = g.initialize_table_v2(h2, tf.constant(["a", "a"]), tf.constant([1, 1], tf.int64))
         find = g.lookup_table_find_v2(h, tf.constant(["a", "c"]), tf.constant(-1, tf.int64))
-        return same_size, other_size, dup, dup_same, find, g.lookup_table_size_v2(h2)
-    gd, (same_size, other_size, dup, dup_same, find, size2) = tf_graph_def(build)
+        h3 = g.hash_table_v2(key_dtype=tf.string, value_dtype=tf.int64, name="t3")
+        empty = g.initialize_table_v2(h3, tf.constant([], tf.string), tf.constant([], tf.int64))
+        return same_size, other_size, dup, dup_same, find, g.lookup_table_size_v2(h2), empty
+    gd, (same_size, other_size, dup, dup_same, find, size2, empty) = tf_graph_def(build)
+    _same_error(gd, [], "InvalidArgumentError", targets=[empty])
     _same(gd, [find], targets=INIT + [same_size, same_size])
     _same_error(gd, [], "FailedPreconditionError", targets=INIT + [other_size])
     _same_error(gd, [], "FailedPreconditionError", targets=[dup])
@@ -185,17 +188,20 @@ def test_text_file_errors(tmp_path):
         f.write(b"a\t1\n\nb\t2\n")
     short = _vocab(tmp_path, [b"a\t1", b"b"], "s.txt")
     words = _vocab(tmp_path, [b"a\tx"], "w.txt")
+    empty = str(tmp_path / "empty.txt")
+    open(empty, "wb").close()
 
     def build(tf):
         from tensorflow.python.ops import gen_lookup_ops as g
         out = []
         for i, (fn, k, v, vs) in enumerate([(empty_line, 0, 1, -1), (short, 0, 1, -1), (words, 0, 1, -1),
-                                            (short, 0, -1, 5), (str(tmp_path / "missing.txt"), -2, -1, -1)]):
+                                            (short, 0, -1, 5), (str(tmp_path / "missing.txt"), -2, -1, -1),
+                                            (empty, -2, -1, -1)]):
             h = g.hash_table_v2(key_dtype=tf.string, value_dtype=tf.int64, name="t%d" % i)
             out.append(g.initialize_table_from_text_file_v2(h, fn, k, v, vocab_size=vs))
         return out
     gd, inits = tf_graph_def(build)
-    for init, want in zip(inits, ["InvalidArgumentError"] * 4 + ["NotFoundError"]):
+    for init, want in zip(inits, ["InvalidArgumentError"] * 4 + ["NotFoundError", "OutOfRangeError"]):
         _same_error(gd, [], want, targets=[init])
 
 

@@ -66,6 +66,9 @@ TEST(LookupOpsTest, ReinitializationDuplicatesAndSignatures) {
   Output t2 = ops::HashTableV2(root.WithOpName("t2"), DT_INT64, DT_FLOAT);
   Operation dup = ops::InitializeTableV2(root, t2, ops::Const(root, Int64s({4, 4})),
                                          ops::Const(root, Tensor::FromValues<float>({1, 2}, TensorShape{2}).value()));
+  Output t3 = ops::HashTableV2(root.WithOpName("t3"), DT_INT64, DT_FLOAT);
+  Operation empty = ops::InitializeTableV2(root, t3, ops::Const(root, Int64s({})),
+                                           ops::Const(root, Tensor::FromValues<float>({}, TensorShape{0}).value()));
   Output bad_key = ops::LookupTableFindV2(root, t, ops::Const(root, Strings({"1"})), ops::Const(root, Tensor(0.0f)));
   Output bad_default = ops::LookupTableFindV2(root, t, ops::Const(root, Int64s({1})), ops::Const(root, Tensor(0.0)));
   Output find = ops::LookupTableFindV2(root, t, ops::Const(root, Int64s({2, 5, 1, 0}, TensorShape{2, 2})),
@@ -76,6 +79,9 @@ TEST(LookupOpsTest, ReinitializationDuplicatesAndSignatures) {
   Status st = s.Run({bigger});
   EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(st.message()), HasSubstr("Table was already initialized with different data."));
+  st = s.Run({empty});
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(st.message()), HasSubstr("keys and values cannot be empty tensors."));
   st = s.Run({dup});
   EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(st.message()), HasSubstr("HashTable has different value for same key. Key 4 has 1"));

@@ -170,6 +170,7 @@ Status LookupTable::Import(const Tensor& keys, const Tensor& values) {
     impl_->Clear();
     return impl_->Insert(keys, values, /*strict=*/false);
   }
+  if (keys.NumElements() == 0) return errors::InvalidArgument("keys and values cannot be empty tensors.");
   if (initialized_) {
     // TensorFlow's HashTable::AreEntriesSame compares the number of entries only.
     if (impl_->size() == keys.NumElements()) return absl::OkStatus();

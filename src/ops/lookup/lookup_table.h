@@ -4,7 +4,7 @@
 //
 // Semantics follow TensorFlow's lookup_table_op.cc: a static (initializable) table is filled once
 // by InitializeTableV2 / InitializeTableFromTextFileV2 / LookupTableImportV2; a lookup before that
-// is FailedPrecondition "Table not initialized."; a second initialization with the same number of
+// is FailedPrecondition "Table not initialized."; no entries is InvalidArgument; a second initialization with the same number of
 // entries is a no-op and with another number FailedPrecondition "Table was already initialized
 // with different data."; a key given twice with different values is FailedPrecondition. A mutable
 // table takes inserts, removals and imports (which replace its contents).

@@ -57,6 +57,7 @@ Status ReadTextFileTable(const Env* env, const std::string& filename, const Text
   RETURN_IF_ERROR(CheckIndex(opts.key_index, key_dtype, "key"));
   RETURN_IF_ERROR(CheckIndex(opts.value_index, value_dtype, "value"));
   ASSIGN_OR_RETURN(std::string content, env->ReadFile(filename));
+  if (content.empty()) return errors::OutOfRange("Read less bytes than requested: ", filename, " is empty");
   // The lines: split at '\n' (a final '\n' ends the last line), a trailing '\r' dropped.
   std::vector<absl::string_view> lines;
   std::vector<size_t> ends;  // the file position after each line

@@ -478,3 +478,31 @@ def test_cli_trains_tensorflow_graph(tmp_path):
     assert out.returncode == 0, out.stderr
     want = run_tf(graph_def, names["loss"], feed, targets=[names["init"], names["train"]])
     np.testing.assert_allclose(np.load(tmp_path / "loss.npy"), want, rtol=FIRST_RTOL)
+
+
+def test_moving_averages_after_the_train_op_as_documented():
+    """TensorFlow's documented pattern `with tf.control_dependencies([train]): ema.apply(...)`,
+    written in Python under both: the averages follow the updated weights, step for step."""
+    from conftest import run_both
+
+    def build(tf):
+        v = tf.Variable([1.0, 2.0, -3.0])
+        loss = tf.reduce_sum(v * v)
+        opt = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+        ema = tf.train.ExponentialMovingAverage(0.5)
+        with tf.control_dependencies([opt]):
+            train = ema.apply([v])
+        out = []
+        with tf.Session() as s:
+            s.run(tf.global_variables_initializer())
+            for _ in range(4):
+                s.run(train)
+                out.append(s.run([v, ema.average(v)]))
+        return out
+
+    ours, theirs = run_both(build)
+    # The first average is 0.5 * 1 + 0.5 * 0.8 (the updated weight), not the weight before the step.
+    np.testing.assert_allclose(theirs[0][1], [0.9, 1.8, -2.7], rtol=1e-6)
+    for (v1, a1), (v2, a2) in zip(ours, theirs):
+        np.testing.assert_allclose(v1, v2, rtol=1e-6)
+        np.testing.assert_allclose(a1, a2, rtol=1e-6)

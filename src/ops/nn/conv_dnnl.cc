@@ -14,23 +14,28 @@ enum Kind : int64_t { kForward = 0, kBackwardData = 1, kBackwardWeights = 2 };
 // in oneDNN's own layout (reordered per call) brgconv at 108; NCHW with HWIO weights has only
 // the reference implementation (0.04 GFLOP/s!), NCHW with oneDNN's layouts for activations and
 // weights (reordered in and out) 85, against 74 for plain NCHW activations. Hence: weights
-// always `any`; activations NHWC as they are, NCHW `any`.
+// always `any`; activations NHWC as they are, NCHW `any`. Depthwise convolutions (grouped, one
+// group per input channel, out_depth = the multiplier) take the same choices: oneDNN's blocked
+// depthwise weight layouts.
 struct ConvDescs {
   memory::desc src, weights, dst;              // the caller's
   memory::desc pd_src, pd_weights, pd_dst;     // for creating the primitive
   memory::dims strides, dilates, pad_l, pad_r;
 };
 
-ConvDescs MakeDescs(const Conv2DDims& d) {
+// `depthwise`: TensorFlow's [rows, cols, in_depth, multiplier] filter is oneDNN's `hwigo`.
+ConvDescs MakeDescs(const Conv2DDims& d, bool depthwise) {
   const bool nhwc = d.format == DataFormat::kNHWC;
   const tag act = nhwc ? tag::nhwc : tag::nchw;
   const auto f32 = memory::data_type::f32;
+  const int64_t out_channels = depthwise ? d.in_depth * d.out_depth : d.out_depth;
   const memory::dims src{d.batch, d.in_depth, d.rows.in, d.cols.in};
-  const memory::dims weights{d.out_depth, d.in_depth, d.rows.window, d.cols.window};
-  const memory::dims dst{d.batch, d.out_depth, d.rows.out, d.cols.out};
+  const memory::dims weights = depthwise ? memory::dims{d.in_depth, d.out_depth, 1, d.rows.window, d.cols.window}
+                                         : memory::dims{d.out_depth, d.in_depth, d.rows.window, d.cols.window};
+  const memory::dims dst{d.batch, out_channels, d.rows.out, d.cols.out};
   ConvDescs c;
   c.src = memory::desc(src, f32, act);
-  c.weights = memory::desc(weights, f32, tag::hwio);
+  c.weights = memory::desc(weights, f32, depthwise ? tag::hwigo : tag::hwio);
   c.dst = memory::desc(dst, f32, act);
   c.pd_src = nhwc ? c.src : memory::desc(src, f32, tag::any);
   c.pd_weights = memory::desc(weights, f32, tag::any);
@@ -58,10 +63,10 @@ dnnl::convolution_forward::primitive_desc ForwardPd(const ConvDescs& c, dnnl::pr
 
 }  // namespace
 
-Status DnnlConv2D::Forward(const Conv2DDims& d, const float* input, const float* filter, float* out) {
+Status DnnlConvolution::Forward(const Conv2DDims& d, const float* input, const float* filter, float* out) {
   DnnlThreads threads(d.Work());
-  return RunDnnl("convolution forward", [&] {
-    const ConvDescs c = MakeDescs(d);
+  return RunDnnl(depthwise_ ? "depthwise convolution forward" : "convolution forward", [&] {
+    const ConvDescs c = MakeDescs(d, depthwise_);
     auto p = cache_.GetOrCreate(Key(kForward, d, threads.threads()), [&] {
       auto pd = ForwardPd(c, dnnl::prop_kind::forward_inference, DnnlAttr());
       return DnnlPrimitive{dnnl::convolution_forward(pd),
@@ -76,11 +81,11 @@ Status DnnlConv2D::Forward(const Conv2DDims& d, const float* input, const float*
   });
 }
 
-Status DnnlConv2D::BackwardData(const Conv2DDims& d, const float* filter, const float* out_backprop,
-                                float* in_backprop) {
+Status DnnlConvolution::BackwardData(const Conv2DDims& d, const float* filter, const float* out_backprop,
+                                     float* in_backprop) {
   DnnlThreads threads(d.Work());
-  return RunDnnl("convolution backward data", [&] {
-    const ConvDescs c = MakeDescs(d);
+  return RunDnnl(depthwise_ ? "depthwise convolution backward data" : "convolution backward data", [&] {
+    const ConvDescs c = MakeDescs(d, depthwise_);
     auto p = cache_.GetOrCreate(Key(kBackwardData, d, threads.threads()), [&] {
       auto hint = ForwardPd(c, dnnl::prop_kind::forward_training, dnnl::primitive_attr());
       dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, c.pd_src, c.pd_weights,
@@ -98,11 +103,11 @@ Status DnnlConv2D::BackwardData(const Conv2DDims& d, const float* filter, const 
   });
 }
 
-Status DnnlConv2D::BackwardWeights(const Conv2DDims& d, const float* input, const float* out_backprop,
-                                   float* filter_backprop) {
+Status DnnlConvolution::BackwardWeights(const Conv2DDims& d, const float* input, const float* out_backprop,
+                                        float* filter_backprop) {
   DnnlThreads threads(d.Work());
-  return RunDnnl("convolution backward weights", [&] {
-    const ConvDescs c = MakeDescs(d);
+  return RunDnnl(depthwise_ ? "depthwise convolution backward weights" : "convolution backward weights", [&] {
+    const ConvDescs c = MakeDescs(d, depthwise_);
     auto p = cache_.GetOrCreate(Key(kBackwardWeights, d, threads.threads()), [&] {
       auto hint = ForwardPd(c, dnnl::prop_kind::forward_training, dnnl::primitive_attr());
       dnnl::convolution_backward_weights::desc desc(dnnl::algorithm::convolution_direct, c.pd_src, c.pd_weights,

@@ -13,15 +13,26 @@
 
 namespace dflow {
 
-class DnnlConv2D {
+// What DnnlConv2D and DnnlDepthwiseConv2D (depthwise_dnnl.h) share: everything but the filter's
+// shape and layout, which `depthwise` picks.
+class DnnlConvolution {
  public:
   Status Forward(const Conv2DDims& d, const float* input, const float* filter, float* out);
   Status BackwardData(const Conv2DDims& d, const float* filter, const float* out_backprop, float* in_backprop);
   Status BackwardWeights(const Conv2DDims& d, const float* input, const float* out_backprop,
                          float* filter_backprop);
 
+ protected:
+  explicit DnnlConvolution(bool depthwise) : depthwise_(depthwise) {}
+
  private:
+  const bool depthwise_;
   PrimitiveCache<DnnlPrimitive> cache_;
+};
+
+class DnnlConv2D : public DnnlConvolution {
+ public:
+  DnnlConv2D() : DnnlConvolution(/*depthwise=*/false) {}
 };
 
 }  // namespace dflow

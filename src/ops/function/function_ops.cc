@@ -39,6 +39,8 @@ class RetvalOp : public OpKernel {
 
 }  // namespace
 
+void RegisterCallOps();  // call_ops.cc: PartitionedCall, StatefulPartitionedCall
+
 void RegisterFunctionOps() {
   RegisterOp(OpDefBuilder("_Arg").Output("output: T").Attr("T: type").Attr("index: int >= 0").SetIsStateful()
                  .Doc("A value fed into the step."));
@@ -46,6 +48,7 @@ void RegisterFunctionOps() {
                  .SetShapeFn(NoOutputs).Doc("A value fetched from the step."));
   RegisterKernel<ArgOp>(KernelBuilder("_Arg"));
   RegisterKernel<RetvalOp>(KernelBuilder("_Retval"));
+  RegisterCallOps();
 }
 
 }  // namespace dflow

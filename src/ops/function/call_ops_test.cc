@@ -15,7 +15,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-void Setup() {
+void RegisterForTest() {
   static std::once_flag once;
   std::call_once(once, [] {
     RegisterAllOps();
@@ -78,7 +78,7 @@ Tensor Floats(std::vector<float> v) { return Tensor::FromValues<float>(v, Tensor
 
 StatusOr<std::vector<Tensor>> RunGraph(const proto::GraphDef& g, std::vector<std::pair<std::string, Tensor>> feeds,
                                        std::vector<std::string> fetches) {
-  Setup();
+  RegisterForTest();
   auto session = NewDirectSession(SessionOptions(), {LocalCpuDevice()});
   RETURN_IF_ERROR(session->Create(g));
   std::vector<Tensor> out;
@@ -163,6 +163,39 @@ TEST(CallOpsTest, MissingFunctionAndWrongTout) {
   ASSERT_FALSE(out.ok());
   EXPECT_TRUE(absl::IsInvalidArgument(out.status())) << out.status();
   EXPECT_THAT(std::string(out.status().message()), HasSubstr("Tout"));
+}
+
+// A function waiting on a queue (its handle passed in) ends with the caller's run: the run's
+// deadline cancels the call, and the next run, after an enqueue, gets the element.
+TEST(CallOpsTest, CallerCancellationReachesTheFunction) {
+  RegisterForTest();
+  proto::GraphDef g;
+  proto::FunctionDef f;
+  f.mutable_signature()->set_name("take");
+  AddArg(f.mutable_signature(), "q", proto::DT_RESOURCE, false);
+  AddArg(f.mutable_signature(), "r", proto::DT_FLOAT, true);
+  proto::NodeDef* deq = AddNode(f.mutable_node_def(), "deq", "QueueDequeueV2", {"q"});
+  (*deq->mutable_attr())["component_types"].mutable_list()->add_type(proto::DT_FLOAT);
+  (*f.mutable_ret())["r"] = "deq:components:0";
+  *g.mutable_library()->add_function() = f;
+  proto::NodeDef* q = AddNode(g.mutable_node(), "q", "FIFOQueueV2", {});
+  (*q->mutable_attr())["component_types"].mutable_list()->add_type(proto::DT_FLOAT);
+  AddPlaceholder(&g, "v", proto::DT_FLOAT);
+  proto::NodeDef* enq = AddNode(g.mutable_node(), "enq", "QueueEnqueueV2", {"q", "v"});
+  (*enq->mutable_attr())["Tcomponents"].mutable_list()->add_type(proto::DT_FLOAT);
+  AddCall(g.mutable_node(), "call", "StatefulPartitionedCall", "take", {"q"}, {proto::DT_RESOURCE},
+          {proto::DT_FLOAT});
+  auto session = NewDirectSession(SessionOptions(), {LocalCpuDevice()});
+  ASSERT_TRUE(session->Create(g).ok());
+  RunOptions opts;
+  opts.timeout_in_ms = 80;
+  std::vector<Tensor> out;
+  Status s = session->Run(opts, {}, {"call:0"}, {}, &out, nullptr);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+  ASSERT_TRUE(session->Run({{"v", Tensor(5.0f)}}, {}, {"enq"}, &out).ok());
+  s = session->Run({}, {"call:0"}, {}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(out[0].scalar<float>(), 5.0f);
 }
 
 }  // namespace

@@ -125,8 +125,9 @@ def graphs():
         tf.identity(f(a), name="out")
     gd = g.as_graph_def()
     valid_names(gd.library)
-    # dflow calls functions from datasets only (no PartitionedCall op): the call becomes an
-    # Identity, and the library stays.
+    # The call becomes an Identity and the library stays: the seed feeds the importer and the
+    # function library's conversion (PartitionedCall itself is checked by
+    # python/tests/conformance/test_function_call.py).
     for n in gd.node:
         if n.op in ("StatefulPartitionedCall", "PartitionedCall"):
             n.op = "Identity"

@@ -6,18 +6,14 @@
 // that each is initialized, of var's shape and dtype, that grad is [len(indices)] + var.shape[1:]
 // and that every index is in [0, var.shape[0]) before they change anything; buffers another reader
 // holds are copied first; the output is the reference to var.
-#include <algorithm>
-#include <cmath>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "framework/op_kernel.h"
 #include "framework/shape_inference.h"
-#include "framework/variable.h"
 #include "graph/gradients.h"
-#include "ops/state/resource_util.h"
+#include "ops/training/apply_util.h"
 #include "ops/training/training_ops.h"
 
 namespace dflow {
@@ -39,52 +35,12 @@ class SparseApplyKernel : public OpKernel {
       : OpKernel(c), l_(std::move(layout)), resource_(absl::StartsWith(c->node().op, "Resource")) {}
 
   void Compute(OpKernelContext* ctx) final {
-    std::vector<Var*> vars(l_.refs);
-    std::vector<std::shared_ptr<Var>> held(l_.refs);  // ResourceSparseApply*: the handles' variables
-    for (int i = 0; i < l_.refs; ++i) {
-      if (resource_) {
-        StatusOr<const ResourceHandle*> h = HandleFromInput(ctx, i);
-        OP_REQUIRES_OK(ctx, h.status());
-        StatusOr<std::shared_ptr<Var>> v = LookupResource<Var>(ctx, **h);
-        OP_REQUIRES(ctx, v.ok(),
-                    errors::FailedPrecondition(Where(), ": attempting to use uninitialized value ", (*h)->name,
-                                               " (", v.status().message(), ")"));
-        held[i] = *v;
-        vars[i] = held[i].get();
-        continue;
-      }
-      vars[i] = ctx->input_ref(i);
-      OP_REQUIRES(ctx, vars[i] != nullptr,
-                  errors::InvalidArgument(Where(), ": input ", i, " is not a variable reference"));
-    }
-    std::vector<Var*> distinct = vars;
-    std::sort(distinct.begin(), distinct.end());
-    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-    std::vector<std::unique_lock<std::mutex>> locks;
-    for (Var* v : distinct) locks.emplace_back(*v->mu());
-    for (Var* v : vars) {
-      const Tensor& t = *v->tensor();
-      OP_REQUIRES(ctx, t.IsInitialized(),
-                  errors::FailedPrecondition(Where(), ": attempting to use uninitialized value ", v->name()));
-      OP_REQUIRES(ctx, t.dtype() == DTypeOf<T>::value,
-                  errors::InvalidArgument(Where(), ": variable ", v->name(), " holds ", DTypeString(t.dtype()),
-                                          ", the op expects ", DTypeString(DTypeOf<T>::value)));
-    }
-    const TensorShape& shape = vars[0]->tensor()->shape();
+    LockedVars lv;
+    OP_REQUIRES_OK(ctx, LockApplyVars(ctx, l_.refs, resource_, DTypeOf<T>::value, Where(), &lv));
+    const TensorShape& shape = lv.vars[0]->tensor()->shape();
     OP_REQUIRES(ctx, shape.dims() >= 1, errors::InvalidArgument(Where(), ": var must be at least 1 dimensional"));
-    for (int i = 1; i < l_.refs; ++i) {
-      OP_REQUIRES(ctx, vars[i]->tensor()->shape() == shape,
-                  errors::InvalidArgument(Where(), ": var and input ", i, " do not have the same shape: ",
-                                          shape.DebugString(), " vs ", vars[i]->tensor()->shape().DebugString()));
-    }
     std::vector<T> s;
-    for (int i : l_.scalars) {
-      const Tensor& t = ctx->input(i);
-      OP_REQUIRES(ctx, t.IsInitialized() && t.dims() == 0,
-                  errors::InvalidArgument(Where(), ": input ", i, " is not a scalar: ", t.shape().DebugString()));
-      // global_step (AdagradDA) is int64 whatever T is
-      s.push_back(t.dtype() == DT_INT64 ? static_cast<T>(t.scalar<int64_t>()) : t.scalar<T>());
-    }
+    OP_REQUIRES_OK(ctx, ReadApplyScalars(ctx, l_.scalars, Where(), &s));
     OP_REQUIRES_OK(ctx, Check(s));
     const Tensor& grad = ctx->input(l_.grad);
     const Tensor& indices = ctx->input(l_.indices);
@@ -105,18 +61,14 @@ class SparseApplyKernel : public OpKernel {
                   errors::InvalidArgument(Where(), ": Index ", idx[k], " at offset ", k,
                                           " in indices is out of range [0, ", rows, ")"));
     }
-    for (Var* v : distinct) {
-      if (!v->tensor()->RefCountIsOne()) *v->tensor() = v->tensor()->DeepCopy();
-    }
     const int64_t inner = rows == 0 ? 0 : shape.num_elements() / rows;
-    std::vector<T*> data(l_.refs), row(l_.refs);
-    for (int i = 0; i < l_.refs; ++i) data[i] = vars[i]->tensor()->template data<T>();
+    std::vector<T*> data = lv.ExclusiveData<T>(), row(l_.refs);
     const T* g = grad.data<T>();
     for (int64_t k = 0; k < n; ++k) {
       for (int i = 0; i < l_.refs; ++i) row[i] = data[i] + idx[k] * inner;
       UpdateRow(row.data(), s.data(), g + k * inner, inner);
     }
-    locks.clear();
+    lv.locks.clear();
     if (!resource_) ctx->set_output_ref(0, ctx->input_ref_ptr(0));
   }
 
@@ -131,15 +83,7 @@ class SparseApplyKernel : public OpKernel {
   const bool resource_;
 };
 
-template <typename T>
-T Proximal(T p, T threshold, T l1, T shrink) {
-  if (l1 > T(0)) {
-    const T sign = p > T(0) ? T(1) : (p < T(0) ? T(-1) : T(0));
-    return sign * std::max(std::abs(p) - threshold, T(0)) / (T(1) + shrink);
-  }
-  return p / (T(1) + shrink);
-}
-
+// The formulas are apply_util.h's (those of the dense ops, row by row).
 template <typename T, typename Idx>
 class SparseApplyAdagradOp : public SparseApplyKernel<T, Idx> {
  public:
@@ -149,10 +93,7 @@ class SparseApplyAdagradOp : public SparseApplyKernel<T, Idx> {
 
  protected:
   void UpdateRow(T* const* v, const T* s, const T* g, int64_t n) const override {
-    for (int64_t i = 0; i < n; ++i) {
-      if (update_slots_) v[1][i] += g[i] * g[i];
-      v[0][i] -= g[i] * s[0] / std::sqrt(v[1][i]);
-    }
+    AdagradUpdate(v, s, g, n, update_slots_);
   }
 
  private:
@@ -168,12 +109,7 @@ class SparseApplyMomentumOp : public SparseApplyKernel<T, Idx> {
 
  protected:
   void UpdateRow(T* const* v, const T* s, const T* g, int64_t n) const override {
-    const T lr = s[0], momentum = s[1];
-    for (int64_t i = 0; i < n; ++i) {
-      v[1][i] = v[1][i] * momentum + g[i];
-      if (nesterov_) v[0][i] -= g[i] * lr + v[1][i] * momentum * lr;
-      else v[0][i] -= v[1][i] * lr;
-    }
+    MomentumUpdate(v, s, g, n, nesterov_);
   }
 
  private:
@@ -186,14 +122,7 @@ class SparseApplyRMSPropOp : public SparseApplyKernel<T, Idx> {
   explicit SparseApplyRMSPropOp(OpKernelConstruction* c) : SparseApplyKernel<T, Idx>(c, {3, {3, 4, 5, 6}, 7, 8}) {}
 
  protected:
-  void UpdateRow(T* const* v, const T* s, const T* g, int64_t n) const override {
-    const T lr = s[0], rho = s[1], momentum = s[2], epsilon = s[3];
-    for (int64_t i = 0; i < n; ++i) {
-      v[1][i] += (g[i] * g[i] - v[1][i]) * (T(1) - rho);
-      v[2][i] = v[2][i] * momentum + (g[i] * lr) / std::sqrt(v[1][i] + epsilon);
-      v[0][i] -= v[2][i];
-    }
-  }
+  void UpdateRow(T* const* v, const T* s, const T* g, int64_t n) const override { RMSPropUpdate(v, s, g, n); }
 };
 
 template <typename T, typename Idx>
@@ -204,14 +133,7 @@ class SparseApplyCenteredRMSPropOp : public SparseApplyKernel<T, Idx> {
 
  protected:
   void UpdateRow(T* const* v, const T* s, const T* g, int64_t n) const override {
-    const T lr = s[0], rho = s[1], momentum = s[2], epsilon = s[3];
-    T *var = v[0], *mg = v[1], *ms = v[2], *mom = v[3];
-    for (int64_t i = 0; i < n; ++i) {
-      ms[i] += (g[i] * g[i] - ms[i]) * (T(1) - rho);
-      mg[i] += (g[i] - mg[i]) * (T(1) - rho);
-      mom[i] = mom[i] * momentum + (g[i] * lr) / std::sqrt(ms[i] - mg[i] * mg[i] + epsilon);
-      var[i] -= mom[i];
-    }
+    CenteredRMSPropUpdate(v, s, g, n);
   }
 };
 
@@ -221,15 +143,7 @@ class SparseApplyAdadeltaOp : public SparseApplyKernel<T, Idx> {
   explicit SparseApplyAdadeltaOp(OpKernelConstruction* c) : SparseApplyKernel<T, Idx>(c, {3, {3, 4, 5}, 6, 7}) {}
 
  protected:
-  void UpdateRow(T* const* v, const T* s, const T* g, int64_t n) const override {
-    const T lr = s[0], rho = s[1], epsilon = s[2];
-    for (int64_t i = 0; i < n; ++i) {
-      v[1][i] = v[1][i] * rho + g[i] * g[i] * (T(1) - rho);
-      const T update = std::sqrt(v[2][i] + epsilon) * (T(1) / std::sqrt(v[1][i] + epsilon)) * g[i];
-      v[2][i] = v[2][i] * rho + update * update * (T(1) - rho);
-      v[0][i] -= update * lr;
-    }
-  }
+  void UpdateRow(T* const* v, const T* s, const T* g, int64_t n) const override { AdadeltaUpdate(v, s, g, n); }
 };
 
 template <typename T, typename Idx>
@@ -240,8 +154,7 @@ class SparseApplyProximalGradientDescentOp : public SparseApplyKernel<T, Idx> {
 
  protected:
   void UpdateRow(T* const* v, const T* s, const T* g, int64_t n) const override {
-    const T alpha = s[0], l1 = s[1], l2 = s[2];
-    for (int64_t i = 0; i < n; ++i) v[0][i] = Proximal(v[0][i] - g[i] * alpha, alpha * l1, l1, alpha * l2);
+    ProximalGradientDescentUpdate(v, s, g, n);
   }
 };
 
@@ -253,16 +166,10 @@ class SparseApplyProximalAdagradOp : public SparseApplyKernel<T, Idx> {
 
  protected:
   void UpdateRow(T* const* v, const T* s, const T* g, int64_t n) const override {
-    const T lr = s[0], l1 = s[1], l2 = s[2];
-    for (int64_t i = 0; i < n; ++i) {
-      v[1][i] += g[i] * g[i];
-      const T rate = lr * (T(1) / std::sqrt(v[1][i]));
-      v[0][i] = Proximal(v[0][i] - g[i] * rate, rate * l1, l1, l2 * rate);
-    }
+    ProximalAdagradUpdate(v, s, g, n);
   }
 };
 
-// Adagrad dual averaging on rows (the formula of ApplyAdagradDA in apply_proximal_ops.cc).
 template <typename T, typename Idx>
 class SparseApplyAdagradDAOp : public SparseApplyKernel<T, Idx> {
  public:
@@ -270,21 +177,7 @@ class SparseApplyAdagradDAOp : public SparseApplyKernel<T, Idx> {
       : SparseApplyKernel<T, Idx>(c, {3, {5, 6, 7, 8}, 3, 4}) {}
 
  protected:
-  void UpdateRow(T* const* v, const T* s, const T* g, int64_t n) const override {
-    const T lr = s[0], l1 = s[1], l2 = s[2], step = s[3];
-    T *var = v[0], *g_acc = v[1], *gg_acc = v[2];
-    for (int64_t i = 0; i < n; ++i) {
-      g_acc[i] += g[i];
-      gg_acc[i] += g[i] * g[i];
-      const T denom = l2 * (step * lr) + std::sqrt(gg_acc[i]);
-      if (l1 > T(0)) {
-        const T sign = g_acc[i] > T(0) ? T(1) : (g_acc[i] < T(0) ? T(-1) : T(0));
-        var[i] = lr * T(-1) * sign * std::max(std::abs(g_acc[i]) - step * l1, T(0)) / denom;
-      } else {
-        var[i] = lr * g_acc[i] * T(-1) / denom;
-      }
-    }
-  }
+  void UpdateRow(T* const* v, const T* s, const T* g, int64_t n) const override { AdagradDAUpdate(v, s, g, n); }
 };
 
 // SparseApplyFtrl (shrinkage false) and SparseApplyFtrlV2 (an l2_shrinkage input).
@@ -298,44 +191,9 @@ class SparseApplyFtrlOp : public SparseApplyKernel<T, Idx> {
   }
 
  protected:
-  Status Check(const std::vector<T>& s) const override {
-    if (!(s[0] > T(0))) return errors::InvalidArgument(this->Where(), ": lr is not a positive scalar: ", s[0]);
-    const int last = static_cast<int>(s.size()) - 1;
-    for (int i = 1; i < last; ++i) {
-      if (!(s[i] >= T(0))) {
-        return errors::InvalidArgument(this->Where(), ": regularization strength ", i,
-                                       " is not a non-negative scalar: ", s[i]);
-      }
-    }
-    if (!(s[last] <= T(0))) {
-      return errors::InvalidArgument(this->Where(), ": lr_power is not a non-positive scalar: ", s[last]);
-    }
-    return absl::OkStatus();
-  }
-
+  Status Check(const std::vector<T>& s) const override { return CheckFtrlScalars<T, kShrinkage>(this->Where(), s); }
   void UpdateRow(T* const* v, const T* s, const T* g, int64_t n) const override {
-    const T lr = s[0], l1 = s[1], l2 = s[2];
-    const T shrinkage = kShrinkage ? s[3] : T(0), lr_power = kShrinkage ? s[4] : s[3];
-    auto power = [lr_power](T a) { return lr_power == T(-0.5) ? std::sqrt(a) : std::pow(a, -lr_power); };
-    T *var = v[0], *accum = v[1], *linear = v[2];
-    for (int64_t i = 0; i < n; ++i) {
-      const T gs = kShrinkage ? g[i] + T(2) * shrinkage * var[i] : g[i];
-      const T new_accum = accum[i] + g[i] * g[i];
-      const T sigma = power(new_accum) - power(accum[i]);
-      T threshold, quadratic;
-      if (multiply_linear_by_lr_) {
-        linear[i] += gs * lr - sigma * var[i];
-        threshold = l1 * lr;
-        quadratic = power(new_accum) + T(2) * l2 * lr;
-      } else {
-        linear[i] += gs - sigma / lr * var[i];
-        threshold = l1;
-        quadratic = power(new_accum) / lr + T(2) * l2;
-      }
-      const T l = linear[i];
-      var[i] = std::abs(l) > threshold ? ((l > T(0) ? T(1) : T(-1)) * threshold - l) / quadratic : T(0);
-      accum[i] = new_accum;
-    }
+    FtrlUpdate<T, kShrinkage>(v, s, g, n, multiply_linear_by_lr_);
   }
 
  private:
@@ -359,13 +217,9 @@ ShapeFn SparseApplyShape(Layout l) {
       }
       s = *merged;
     }
+    Status st = CheckScalarRanks(c, l.scalars);
+    if (!st.ok()) return st;
     PartialTensorShape unused;
-    for (int i : l.scalars) {
-      if (!c->WithRank(c->input(i), 0, &unused).ok()) {
-        return errors::InvalidArgument(def.name, ": ", def.inputs[i].name, " must be a scalar, got shape ",
-                                       c->input(i).DebugString());
-      }
-    }
     if (!c->WithRank(c->input(l.indices), 1, &unused).ok()) {
       return errors::InvalidArgument(def.name, ": indices must be one-dimensional, got shape ",
                                      c->input(l.indices).DebugString());
@@ -419,13 +273,9 @@ void RegisterSparseOpDef(const char* op, std::vector<const char*> args, Layout l
   r.Attr("T: {float, double}").Attr("Tindices: {int32, int64}").Attr("use_locking: bool = false");
   if (extra_attr != nullptr) r.Attr(extra_attr);
   r.SetShapeFn([layout](InferenceContext* c) -> Status {
+    Status st = CheckScalarRanks(c, layout.scalars);
+    if (!st.ok()) return st;
     PartialTensorShape unused;
-    for (int i : layout.scalars) {
-      if (!c->WithRank(c->input(i), 0, &unused).ok()) {
-        return errors::InvalidArgument(c->node().op_def->name, ": ", c->node().op_def->inputs[i].name,
-                                       " must be a scalar, got shape ", c->input(i).DebugString());
-      }
-    }
     if (!c->WithRank(c->input(layout.indices), 1, &unused).ok()) {
       return errors::InvalidArgument(c->node().op_def->name, ": indices must be one-dimensional, got shape ",
                                      c->input(layout.indices).DebugString());

@@ -10,36 +10,10 @@
 #include "framework/shape_inference.h"
 #include "graph/gradients.h"
 #include "ops/register_all.h"
+#include "ops/training/apply_util.h"
 
 namespace dflow {
 namespace {
-
-// The shape function of an Apply op: inputs `same` have var's shape (input 0); `scalars` are
-// rank 0; the output is var's shape merged with all of them.
-ShapeFn ApplyShape(std::vector<int> same, std::vector<int> scalars) {
-  return [same = std::move(same), scalars = std::move(scalars)](InferenceContext* c) -> Status {
-    const OpDef& def = *c->node().op_def;
-    PartialTensorShape s = c->input(0);
-    for (int i : same) {
-      auto merged = s.MergeWith(c->input(i));
-      if (!merged.ok()) {
-        return errors::InvalidArgument(def.name, ": var and ", def.inputs[i].name,
-                                       " do not have compatible shapes: ", s.DebugString(), " vs ",
-                                       c->input(i).DebugString());
-      }
-      s = *merged;
-    }
-    for (int i : scalars) {
-      PartialTensorShape unused;
-      if (!c->WithRank(c->input(i), 0, &unused).ok()) {
-        return errors::InvalidArgument(def.name, ": ", def.inputs[i].name, " must be a scalar, got shape ",
-                                       c->input(i).DebugString());
-      }
-    }
-    c->set_output(0, s);
-    return absl::OkStatus();
-  };
-}
 
 constexpr char kTypes[] = "T: {float, double}";
 constexpr char kLocking[] = "use_locking: bool = false";

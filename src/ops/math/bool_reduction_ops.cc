@@ -9,33 +9,6 @@
 namespace dflow {
 namespace {
 
-Status BoolReductionShape(InferenceContext* c) {
-  const PartialTensorShape& in = c->input(0);
-  const PartialTensorShape& axes_shape = c->input(1);
-  if (axes_shape.dims() > 1) {
-    return errors::InvalidArgument("reduction_indices must be a scalar or a vector, got ", axes_shape.DebugString());
-  }
-  bool keep_dims = false;
-  RETURN_IF_ERROR(c->GetAttr("keep_dims", &keep_dims));
-  const Tensor* axes = c->input_tensor(1);
-  if (axes != nullptr && !in.unknown_rank()) {
-    absl::InlinedVector<bool, 8> reduced;
-    RETURN_IF_ERROR(ReducedAxes(in.dims(), *axes, &reduced));
-    std::vector<int64_t> dims;
-    for (int i = 0; i < in.dims(); ++i) {
-      if (!reduced[i]) dims.push_back(in.dim_size(i));
-      else if (keep_dims) dims.push_back(1);
-    }
-    ASSIGN_OR_RETURN(PartialTensorShape out, PartialTensorShape::FromDims(dims));
-    c->set_output(0, std::move(out));
-  } else if (!in.unknown_rank() && keep_dims) {
-    c->set_output(0, PartialTensorShape::UnknownOfRank(in.dims()));
-  } else {
-    c->set_output(0, PartialTensorShape());
-  }
-  return absl::OkStatus();
-}
-
 template <bool kAll>
 class BoolReductionOp : public OpKernel {
  public:
@@ -66,7 +39,7 @@ void RegisterBoolReductionOps() {
                    .Output("output: bool")
                    .Attr("keep_dims: bool = false")
                    .Attr("Tidx: {int32, int64} = DT_INT32")
-                   .SetShapeFn(BoolReductionShape)
+                   .SetShapeFn(ReductionShape)
                    .Doc(op[1] == 'l' ? "Logical and of the elements along the given axes."
                                      : "Logical or of the elements along the given axes."));
     RegisterNoGradient(op);

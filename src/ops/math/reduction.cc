@@ -1,5 +1,7 @@
 #include "ops/math/reduction.h"
 
+#include "framework/shape_inference.h"
+
 namespace dflow {
 
 Status ReducedAxes(int rank, const Tensor& axes, absl::InlinedVector<bool, 8>* reduced) {
@@ -68,6 +70,35 @@ StatusOr<ReductionPlan> MakeReductionPlan(const TensorShape& input, const Tensor
     stride *= p.dims[i];
   }
   return p;
+}
+
+Status ReductionShape(InferenceContext* c) {
+  const PartialTensorShape& in = c->input(0);
+  const PartialTensorShape& axes_shape = c->input(1);
+  if (axes_shape.dims() > 1) {
+    return errors::InvalidArgument("reduction_indices must be a scalar or a vector, got ", axes_shape.DebugString());
+  }
+  bool keep_dims = false;
+  RETURN_IF_ERROR(c->GetAttr("keep_dims", &keep_dims));
+  const Tensor* axes = c->input_tensor(1);
+  if (axes != nullptr && !in.unknown_rank()) {
+    absl::InlinedVector<bool, 8> reduced;
+    RETURN_IF_ERROR(ReducedAxes(in.dims(), *axes, &reduced));
+    std::vector<int64_t> dims;
+    for (int i = 0; i < in.dims(); ++i) {
+      if (!reduced[i]) dims.push_back(in.dim_size(i));
+      else if (keep_dims) dims.push_back(1);
+    }
+    ASSIGN_OR_RETURN(PartialTensorShape out, PartialTensorShape::FromDims(dims));
+    c->set_output(0, std::move(out));
+  } else if (axes_shape.dims() == 1 && axes_shape.dim_size(0) == 0) {
+    c->set_output(0, in);  // no axes: nothing is reduced
+  } else if (!in.unknown_rank() && keep_dims) {
+    c->set_output(0, PartialTensorShape::UnknownOfRank(in.dims()));
+  } else {
+    c->set_output(0, PartialTensorShape());
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace dflow

@@ -16,11 +16,17 @@
 
 namespace dflow {
 
+class InferenceContext;
+
 // Reads the reduction axes (a scalar or a vector, int32 or int64) of an input of rank `rank`
 // into a bitmap: (*reduced)[i] is true when axis i is reduced. Negative axes count from the
 // end; duplicates are allowed. InvalidArgument for an axis outside [-rank, rank) or axes of
 // rank > 1.
 Status ReducedAxes(int rank, const Tensor& axes, absl::InlinedVector<bool, 8>* reduced);
+
+// The shape function of the reductions (Sum, Mean, Max, Min, Prod, All, Any): inputs `input`
+// and `reduction_indices`, attr keep_dims.
+Status ReductionShape(InferenceContext* c);
 
 struct ReductionPlan {
   TensorShape output_shape;  // reduced dims dropped, or kept as 1 with keep_dims

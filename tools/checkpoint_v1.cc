@@ -12,6 +12,7 @@
 #include "proto/tensor_slice.pb.h"
 #include "tensor/tensor_proto.h"
 #include "dflow/core.h"
+#include "tools/proto_wire.h"
 #include "tools/tensor_output.h"
 
 namespace dflow::tools {
@@ -19,46 +20,13 @@ namespace {
 
 constexpr int64_t kMaxPrintedElements = 16;
 
-bool ReadVarint(absl::string_view* s, uint64_t* v) {
-  *v = 0;
-  for (int shift = 0; shift < 64; shift += 7) {
-    if (s->empty()) return false;
-    const uint8_t b = static_cast<uint8_t>((*s)[0]);
-    s->remove_prefix(1);
-    *v |= static_cast<uint64_t>(b & 0x7f) << shift;
-    if ((b & 0x80) == 0) return true;
-  }
-  return false;
-}
-
 // Calls fn(field number, varint, bytes) for each field of a message; false when malformed.
 template <typename Fn>
 bool ForEachField(absl::string_view s, Fn fn) {
   while (!s.empty()) {
-    uint64_t tag, v = 0;
-    absl::string_view bytes;
-    if (!ReadVarint(&s, &tag)) return false;
-    switch (tag & 7) {
-      case 0:
-        if (!ReadVarint(&s, &v)) return false;
-        break;
-      case 1:
-        if (s.size() < 8) return false;
-        s.remove_prefix(8);
-        break;
-      case 2:
-        if (!ReadVarint(&s, &v) || v > s.size()) return false;
-        bytes = s.substr(0, v);
-        s.remove_prefix(v);
-        break;
-      case 5:
-        if (s.size() < 4) return false;
-        s.remove_prefix(4);
-        break;
-      default:
-        return false;
-    }
-    if (!fn(static_cast<int>(tag >> 3), v, bytes)) return false;
+    WireField f;
+    if (!ReadWireField(&s, &f)) return false;
+    if (!fn(static_cast<int>(f.number), f.value, f.bytes)) return false;
   }
   return true;
 }

@@ -18,6 +18,7 @@
 #include "proto/checkpoint_state.pb.h"
 #include "proto/event.pb.h"
 #include "proto/graph.pb.h"
+#include "tools/proto_wire.h"
 #include "train/event_file_reader.h"
 
 namespace dflow::tools {
@@ -37,47 +38,12 @@ struct Field {
   absl::string_view bytes;  // wire type 2
 };
 
-bool ReadVarint(absl::string_view* s, uint64_t* v) {
-  *v = 0;
-  for (int shift = 0; shift < 64; shift += 7) {
-    if (s->empty()) return false;
-    const uint8_t b = static_cast<uint8_t>((*s)[0]);
-    s->remove_prefix(1);
-    *v |= static_cast<uint64_t>(b & 0x7f) << shift;
-    if ((b & 0x80) == 0) return true;
-  }
-  return false;
-}
-
 // The top-level fields of `s`; false when `s` is not a well-formed protobuf message.
 bool ScanFields(absl::string_view s, std::vector<Field>* out) {
   while (!s.empty()) {
-    uint64_t tag, n;
-    if (!ReadVarint(&s, &tag) || (tag >> 3) == 0 || (tag >> 3) > (1u << 29)) return false;
-    Field f;
-    f.number = static_cast<int>(tag >> 3);
-    f.wire = static_cast<int>(tag & 7);
-    switch (f.wire) {
-      case 0:
-        if (!ReadVarint(&s, &n)) return false;
-        break;
-      case 1:
-        if (s.size() < 8) return false;
-        s.remove_prefix(8);
-        break;
-      case 2:
-        if (!ReadVarint(&s, &n) || n > s.size()) return false;
-        f.bytes = s.substr(0, n);
-        s.remove_prefix(n);
-        break;
-      case 5:
-        if (s.size() < 4) return false;
-        s.remove_prefix(4);
-        break;
-      default:
-        return false;
-    }
-    out->push_back(f);
+    WireField w;
+    if (!ReadWireField(&s, &w) || w.number == 0 || w.number > (1u << 29)) return false;
+    out->push_back(Field{static_cast<int>(w.number), w.wire, w.bytes});
   }
   return true;
 }

@@ -15,6 +15,7 @@
 #include "proto/graph.pb.h"
 #include "google/protobuf/text_format.h"
 #include "tools/checkpoint_v1.h"
+#include "tools/cli_flags.h"
 #include "tools/events_cmd.h"
 #include "tools/feed_value.h"
 #include "tools/file_kind.h"
@@ -152,26 +153,13 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   std::vector<std::string> fetches, targets;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    auto value_of = [&](const std::string& flag, std::string* v) {
-      if (a == flag) {
-        if (i + 1 >= args.size()) return false;
-        *v = args[++i];
-        return true;
-      }
-      if (absl::StartsWith(a, flag + "=")) {
-        *v = a.substr(flag.size() + 1);
-        return true;
-      }
-      return false;
-    };
+    auto value_of = [&](const std::string& flag, std::string* v) { return FlagValue(args, &i, flag, v); };
     std::string v;
     if (value_of("--feed", &v)) {
-      size_t eq = v.find('=');
-      if (eq == std::string::npos || eq == 0) {
+      if (!SplitKeyValue(v, &feeds.emplace_back())) {
         err << "error: --feed takes NAME=VALUE, got '" << v << "'\n";
         return 2;
       }
-      feeds.emplace_back(v.substr(0, eq), v.substr(eq + 1));
     } else if (value_of("--fetch", &v)) {
       fetches.push_back(v);
     } else if (value_of("--target", &v)) {

@@ -7,6 +7,7 @@
 #include "absl/strings/str_split.h"
 #include "base/env.h"
 #include "dflow/saved_model.h"
+#include "tools/cli_flags.h"
 #include "tools/feed_value.h"
 
 namespace dflow::tools {
@@ -58,26 +59,13 @@ int RunSavedModel(const std::vector<std::string>& args, std::ostream& out, std::
   std::vector<std::string> outputs;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    auto value_of = [&](const std::string& flag, std::string* v) {
-      if (a == flag) {
-        if (i + 1 >= args.size()) return false;
-        *v = args[++i];
-        return true;
-      }
-      if (absl::StartsWith(a, flag + "=")) {
-        *v = a.substr(flag.size() + 1);
-        return true;
-      }
-      return false;
-    };
+    auto value_of = [&](const std::string& flag, std::string* v) { return FlagValue(args, &i, flag, v); };
     std::string v;
     if (value_of("--input", &v) || value_of("--feed", &v)) {
-      size_t eq = v.find('=');
-      if (eq == std::string::npos || eq == 0) {
+      if (!SplitKeyValue(v, &inputs.emplace_back())) {
         err << "error: --input takes KEY=VALUE, got '" << v << "'\n";
         return 2;
       }
-      inputs.emplace_back(v.substr(0, eq), v.substr(eq + 1));
     } else if (value_of("--signature", &v)) {
       signature = v;
     } else if (value_of("--tag", &v) || value_of("--tags", &v)) {

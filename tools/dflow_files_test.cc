@@ -10,7 +10,7 @@
 #include "ops/data/compressed_file.h"
 #include "proto/graph.pb.h"
 #include "tensor/npy.h"
-#include "tools/commands.h"
+#include "tools/cli_test_util.h"
 #include "tools/tensor_output.h"
 #include "train/file_writer.h"
 
@@ -19,19 +19,6 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-struct Result {
-  int code;
-  std::string out, err;
-};
-
-Result Cmd(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  int code = RunDflowCommand(args, out, err);
-  return {code, out.str(), err.str()};
-}
-
-std::string Data(const std::string& name) { return std::string(DFLOW_SOURCE_DIR) + "/testdata/tf/" + name; }
 
 void Write(const std::string& path, const std::string& bytes) {
   ASSERT_TRUE(Env::Default()->WriteFileAtomic(path, bytes).ok()) << path;

@@ -6,26 +6,13 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tensor/npy.h"
-#include "tools/commands.h"
+#include "tools/cli_test_util.h"
 #include "tools/feed_value.h"
 
 namespace dflow::tools {
 namespace {
 
 using ::testing::HasSubstr;
-
-struct Result {
-  int code;
-  std::string out, err;
-};
-
-Result Cmd(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  int code = RunDflowCommand(args, out, err);
-  return {code, out.str(), err.str()};
-}
-
-std::string Data(const std::string& name) { return std::string(DFLOW_SOURCE_DIR) + "/testdata/tf/" + name; }
 
 TEST(DflowCommandTest, RunsTensorFlowAdditionGraph) {
   Result r = Cmd({"run", Data("rust_addition.pb"), "--feed", "x=2", "--feed", "y=3", "--fetch", "z"});

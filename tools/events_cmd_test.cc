@@ -6,7 +6,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "proto/event.pb.h"
-#include "tools/commands.h"
+#include "tools/cli_test_util.h"
 #include "train/file_writer.h"
 
 namespace dflow::tools {
@@ -14,19 +14,6 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-
-struct Result {
-  int code;
-  std::string out, err;
-};
-
-Result Cmd(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  int code = RunDflowCommand(args, out, err);
-  return {code, out.str(), err.str()};
-}
-
-std::string Data(const std::string& name) { return std::string(DFLOW_SOURCE_DIR) + "/testdata/tf/" + name; }
 
 std::vector<std::string> Lines(const std::string& s) {
   std::vector<std::string> lines;

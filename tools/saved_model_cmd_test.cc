@@ -7,21 +7,10 @@
 #include "dflow/dflow.h"
 #include "dflow/saved_model.h"
 #include "gtest/gtest.h"
-#include "tools/commands.h"
+#include "tools/cli_test_util.h"
 
 namespace dflow::tools {
 namespace {
-
-struct Result {
-  int code;
-  std::string out, err;
-};
-
-Result Cmd(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  int code = RunDflowCommand(args, out, err);
-  return {code, out.str(), err.str()};
-}
 
 TEST(SavedModelCmdTest, RunsASignatureByItsKeysAndListsTheModel) {
   TempDir dir;

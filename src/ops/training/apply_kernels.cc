@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "framework/op_kernel.h"
+#include "ops/training/apply_util.h"
 #include "ops/training/training_ops.h"
 
 namespace dflow {
@@ -128,15 +129,7 @@ class ApplyMomentumOp : public ApplyKernel<T> {
 
  protected:
   void Update(T* const* v, const T* s, const T* const* d, int64_t n) const override {
-    T* var = v[0];
-    T* accum = v[1];
-    const T lr = s[0], momentum = s[1];
-    const T* grad = d[0];
-    for (int64_t i = 0; i < n; ++i) {
-      accum[i] = accum[i] * momentum + grad[i];
-      if (nesterov_) var[i] -= grad[i] * lr + accum[i] * momentum * lr;
-      else var[i] -= accum[i] * lr;
-    }
+    MomentumUpdate(v, s, d[0], n, nesterov_);
   }
 
  private:
@@ -152,14 +145,7 @@ class ApplyAdagradOp : public ApplyKernel<T> {
 
  protected:
   void Update(T* const* v, const T* s, const T* const* d, int64_t n) const override {
-    T* var = v[0];
-    T* accum = v[1];
-    const T lr = s[0];
-    const T* grad = d[0];
-    for (int64_t i = 0; i < n; ++i) {
-      if (update_slots_) accum[i] += grad[i] * grad[i];
-      var[i] -= grad[i] * lr / std::sqrt(accum[i]);
-    }
+    AdagradUpdate(v, s, d[0], n, update_slots_);
   }
 
  private:
@@ -175,20 +161,7 @@ class ApplyAdamOp : public ApplyKernel<T> {
 
  protected:
   void Update(T* const* v, const T* s, const T* const* d, int64_t n) const override {
-    T* var = v[0];
-    T* m = v[1];
-    T* vv = v[2];
-    const T beta1_power = s[0], beta2_power = s[1], lr = s[2], beta1 = s[3], beta2 = s[4], epsilon = s[5];
-    const T* grad = d[0];
-    const T alpha = lr * std::sqrt(T(1) - beta2_power) / (T(1) - beta1_power);
-    for (int64_t i = 0; i < n; ++i) {
-      const T g = grad[i];
-      m[i] += (g - m[i]) * (T(1) - beta1);
-      vv[i] += (g * g - vv[i]) * (T(1) - beta2);
-      const T denom = std::sqrt(vv[i]) + epsilon;
-      if (nesterov_) var[i] -= ((g * (T(1) - beta1) + beta1 * m[i]) * alpha) / denom;
-      else var[i] -= (m[i] * alpha) / denom;
-    }
+    AdamUpdate(v, s, d[0], n, nesterov_);
   }
 
  private:
@@ -202,17 +175,7 @@ class ApplyRMSPropOp : public ApplyKernel<T> {
 
  protected:
   void Update(T* const* v, const T* s, const T* const* d, int64_t n) const override {
-    T* var = v[0];
-    T* ms = v[1];
-    T* mom = v[2];
-    const T lr = s[0], rho = s[1], momentum = s[2], epsilon = s[3];
-    const T* grad = d[0];
-    for (int64_t i = 0; i < n; ++i) {
-      const T g = grad[i];
-      ms[i] += (g * g - ms[i]) * (T(1) - rho);
-      mom[i] = mom[i] * momentum + (g * lr) / std::sqrt(ms[i] + epsilon);
-      var[i] -= mom[i];
-    }
+    RMSPropUpdate(v, s, d[0], n);
   }
 };
 
@@ -225,19 +188,7 @@ class ApplyCenteredRMSPropOp : public ApplyKernel<T> {
 
  protected:
   void Update(T* const* v, const T* s, const T* const* d, int64_t n) const override {
-    T* var = v[0];
-    T* mg = v[1];
-    T* ms = v[2];
-    T* mom = v[3];
-    const T lr = s[0], rho = s[1], momentum = s[2], epsilon = s[3];
-    const T* grad = d[0];
-    for (int64_t i = 0; i < n; ++i) {
-      const T g = grad[i];
-      ms[i] += (g * g - ms[i]) * (T(1) - rho);
-      mg[i] += (g - mg[i]) * (T(1) - rho);
-      mom[i] = mom[i] * momentum + (g * lr) / std::sqrt(ms[i] - mg[i] * mg[i] + epsilon);
-      var[i] -= mom[i];
-    }
+    CenteredRMSPropUpdate(v, s, d[0], n);
   }
 };
 
@@ -250,50 +201,11 @@ class ApplyFtrlOp : public ApplyKernel<T> {
 
  protected:
   Status CheckScalars(const std::vector<T>& s) const override {
-    if (!(s[0] > T(0))) return errors::InvalidArgument(this->Where(), ": lr is not a positive scalar: ", s[0]);
-    if (!(s[1] >= T(0))) {
-      return errors::InvalidArgument(this->Where(), ": l1 regularization strength is not a non-negative scalar: ", s[1]);
-    }
-    if (!(s[2] >= T(0))) {
-      return errors::InvalidArgument(this->Where(), ": l2 regularization strength is not a non-negative scalar: ", s[2]);
-    }
-    if (!(s[3] <= T(0))) {
-      return errors::InvalidArgument(this->Where(), ": lr_power is not a non-positive scalar: ", s[3]);
-    }
-    return absl::OkStatus();
+    return CheckFtrlScalars<T, false>(this->Where(), s);
   }
 
   void Update(T* const* v, const T* s, const T* const* d, int64_t n) const override {
-    T* var = v[0];
-    T* accum = v[1];
-    T* linear = v[2];
-    const T lr = s[0], l1 = s[1], l2 = s[2], lr_power = s[3];
-    const T* grad = d[0];
-    // accum^(-lr_power), with the common lr_power = -0.5 as a square root.
-    auto power = [lr_power](T a) { return lr_power == T(-0.5) ? std::sqrt(a) : std::pow(a, -lr_power); };
-    for (int64_t i = 0; i < n; ++i) {
-      const T g = grad[i];
-      const T new_accum = accum[i] + g * g;
-      const T sigma = power(new_accum) - power(accum[i]);
-      T threshold, quadratic;
-      if (multiply_linear_by_lr_) {
-        linear[i] += g * lr - sigma * var[i];
-        threshold = l1 * lr;
-        quadratic = power(new_accum) + T(2) * l2 * lr;
-      } else {
-        linear[i] += g - sigma / lr * var[i];
-        threshold = l1;
-        quadratic = power(new_accum) / lr + T(2) * l2;
-      }
-      const T l = linear[i];
-      if (std::abs(l) > threshold) {
-        const T sign = l > T(0) ? T(1) : T(-1);
-        var[i] = (sign * threshold - l) / quadratic;
-      } else {
-        var[i] = T(0);
-      }
-      accum[i] = new_accum;
-    }
+    FtrlUpdate<T, false>(v, s, d[0], n, multiply_linear_by_lr_);
   }
 
  private:

@@ -168,18 +168,7 @@ class AdamOp : public MoreApplyKernel<T> {
   }
 
  protected:
-  void Update(T* const* v, const T* s, const T* g, int64_t n) const override {
-    T *var = v[0], *m = v[1], *vv = v[2];
-    const T beta1_power = s[0], beta2_power = s[1], lr = s[2], beta1 = s[3], beta2 = s[4], epsilon = s[5];
-    const T alpha = lr * std::sqrt(T(1) - beta2_power) / (T(1) - beta1_power);
-    for (int64_t i = 0; i < n; ++i) {
-      m[i] += (g[i] - m[i]) * (T(1) - beta1);
-      vv[i] += (g[i] * g[i] - vv[i]) * (T(1) - beta2);
-      const T denom = std::sqrt(vv[i]) + epsilon;
-      if (nesterov_) var[i] -= ((g[i] * (T(1) - beta1) + beta1 * m[i]) * alpha) / denom;
-      else var[i] -= (m[i] * alpha) / denom;
-    }
-  }
+  void Update(T* const* v, const T* s, const T* g, int64_t n) const override { AdamUpdate(v, s, g, n, nesterov_); }
 
  private:
   bool nesterov_ = false;

@@ -1,5 +1,6 @@
-// What the optimizer update kernels of apply_proximal_ops.cc (Apply* and ResourceApply*) and
-// sparse_apply_ops.cc (SparseApply* and ResourceSparseApply*) share: finding, locking and checking
+// What the optimizer update kernels of apply_kernels.cc (the first Apply* ops), apply_proximal_ops.cc
+// (the other Apply* and the ResourceApply*) and sparse_apply_ops.cc (SparseApply* and
+// ResourceSparseApply*) share: finding, locking and checking
 // their variables, reading their scalar inputs, the shape functions, and one function per
 // optimizer formula. The formulas update n elements of each variable in place: the whole
 // variables for the dense ops, one row at a time for the sparse ones. `v` are the variables in
@@ -97,6 +98,21 @@ void MomentumUpdate(T* const* v, const T* s, const T* g, int64_t n, bool nestero
     v[1][i] = v[1][i] * momentum + g[i];
     if (nesterov) v[0][i] -= g[i] * lr + v[1][i] * momentum * lr;
     else v[0][i] -= v[1][i] * lr;
+  }
+}
+
+// var, m, v; beta1_power, beta2_power, lr, beta1, beta2, epsilon.
+template <typename T>
+void AdamUpdate(T* const* v, const T* s, const T* g, int64_t n, bool nesterov) {
+  T *var = v[0], *m = v[1], *vv = v[2];
+  const T beta1_power = s[0], beta2_power = s[1], lr = s[2], beta1 = s[3], beta2 = s[4], epsilon = s[5];
+  const T alpha = lr * std::sqrt(T(1) - beta2_power) / (T(1) - beta1_power);
+  for (int64_t i = 0; i < n; ++i) {
+    m[i] += (g[i] - m[i]) * (T(1) - beta1);
+    vv[i] += (g[i] * g[i] - vv[i]) * (T(1) - beta2);
+    const T denom = std::sqrt(vv[i]) + epsilon;
+    if (nesterov) var[i] -= ((g[i] * (T(1) - beta1) + beta1 * m[i]) * alpha) / denom;
+    else var[i] -= (m[i] * alpha) / denom;
   }
 }
 

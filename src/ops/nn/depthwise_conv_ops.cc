@@ -16,6 +16,7 @@
 #include "framework/op_kernel.h"
 #include "framework/shape_inference.h"
 #include "graph/gradients.h"
+#include "ops/nn/conv_reference.h"
 #include "ops/nn/depthwise_dnnl.h"
 #include "ops/nn/dnnl_util.h"
 #include "ops/nn/nn_grad_util.h"
@@ -103,21 +104,9 @@ void DepthwiseForward(const Conv2DDims& d, const T* input, const T* filter, T* o
 template <typename F>
 void ForEachTap(const Conv2DDims& d, const Strides4& is, const Strides4& os, F f) {
   const int64_t OC = d.in_depth * d.out_depth;
-  for (int64_t n = 0; n < d.batch; ++n) {
-    for (int64_t oh = 0; oh < d.rows.out; ++oh) {
-      for (int64_t ow = 0; ow < d.cols.out; ++ow) {
-        for (int64_t kh = 0; kh < d.rows.window; ++kh) {
-          const int64_t ih = oh * d.rows.stride - d.rows.pad_before + kh * d.rows.dilation;
-          if (ih < 0 || ih >= d.rows.in) continue;
-          for (int64_t kw = 0; kw < d.cols.window; ++kw) {
-            const int64_t iw = ow * d.cols.stride - d.cols.pad_before + kw * d.cols.dilation;
-            if (iw < 0 || iw >= d.cols.in) continue;
-            f(n * is.n + ih * is.h + iw * is.w, n * os.n + oh * os.h + ow * os.w, (kh * d.cols.window + kw) * OC);
-          }
-        }
-      }
-    }
-  }
+  conv_internal::ForEachTap(d, [&](int64_t n, int64_t oh, int64_t ow, int64_t ih, int64_t iw, int64_t kh, int64_t kw) {
+    f(n * is.n + ih * is.h + iw * is.w, n * os.n + oh * os.h + ow * os.w, (kh * d.cols.window + kw) * OC);
+  });
 }
 
 template <typename T>

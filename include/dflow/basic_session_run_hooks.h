@@ -172,7 +172,7 @@ class StepCounterHook : public SessionRunHook {
 
 // Logs the named tensors every every_n_iter steps of this session (or every_n_secs seconds), as
 // "tag1 = value1, tag2 = value2 (0.123 sec)", and once more at the end with at_end. The line goes
-// to `log` (default: LOG(INFO)).
+// to `log` (default: dflow's info log on stderr).
 class LoggingTensorHook : public SessionRunHook {
  public:
   LoggingTensorHook(std::vector<std::pair<std::string, Output>> tensors, int64_t every_n_iter, double every_n_secs = 0,

@@ -1,10 +1,13 @@
-// Basic types of the public API: Status, Tensor, DType, shapes.
+// Basic types of the public API: Status (dflow/status.h), Tensor (dflow/tensor.h), DType
+// (dflow/dtype.h), shapes (dflow/tensor_shape.h).
 #pragma once
 
-#include "base/status.h"
-#include "tensor/dtype.h"
-#include "tensor/tensor.h"
-#include "tensor/tensor_shape.h"
+#include <string>
+
+#include "dflow/dtype.h"
+#include "dflow/status.h"
+#include "dflow/tensor.h"
+#include "dflow/tensor_shape.h"
 
 namespace dflow {
 

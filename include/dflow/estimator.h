@@ -58,8 +58,8 @@
 #include "dflow/canned.h"
 #include "dflow/dataset.h"
 #include "dflow/model_fn.h"
+#include "dflow/cluster.h"
 #include "dflow/session_run_hook.h"
-#include "distributed/cluster_spec.h"
 
 namespace dflow {
 class Server;

@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "base/status.h"
 #include "dflow/saver.h"
 #include "dflow/scope.h"
+#include "dflow/status.h"
 #include "proto/meta_graph.pb.h"
 
 namespace dflow {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "dflow/scope.h"
-#include "framework/attr_value.h"
+#include "dflow/attr_value.h"
 
 namespace dflow::ops {
 

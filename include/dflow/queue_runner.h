@@ -2,7 +2,7 @@
 // run the chief's update loop of synchronous training — as TensorFlow's tf.train.QueueRunner.
 //
 //   train::QueueRunner runner({enqueue_op}, /*close_op=*/close, /*cancel_op=*/cancel);
-//   RETURN_IF_ERROR(runner.Start(&session, &coord));   // one thread per enqueue op
+//   DFLOW_RETURN_IF_ERROR(runner.Start(&session, &coord));   // one thread per enqueue op
 //   ...
 //   coord.RequestStop();                              // or runner.RequestStop()
 //   Status s = runner.Join();                         // the first error a thread met

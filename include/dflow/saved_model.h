@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "base/status.h"
 #include "dflow/meta_graph.h"
 #include "dflow/saver.h"
 #include "dflow/session.h"
-#include "framework/session.h"
+#include "dflow/session_interface.h"
+#include "dflow/status.h"
 #include "proto/saved_model.pb.h"
 
 namespace dflow {

@@ -25,10 +25,13 @@
 #include <string>
 #include <vector>
 
-#include "base/env.h"
 #include "dflow/partitioned_variables.h"
 #include "dflow/session.h"
 #include "dflow/variable.h"
+
+namespace dflow {
+class Env;  // defined inside dflow: files and clock (tests inject faults through it)
+}  // namespace dflow
 
 namespace dflow::train {
 

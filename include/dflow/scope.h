@@ -20,7 +20,7 @@
 
 #include "absl/strings/string_view.h"
 #include "dflow/core.h"
-#include "framework/attr_value.h"
+#include "dflow/attr_value.h"
 
 namespace dflow {
 

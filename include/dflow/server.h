@@ -31,8 +31,8 @@
 #include <string>
 #include <vector>
 
-#include "distributed/cluster_spec.h"
-#include "framework/credentials.h"
+#include "dflow/cluster.h"
+#include "dflow/credentials.h"
 
 namespace dflow {
 namespace rpc {
@@ -47,7 +47,7 @@ struct ServerOptions {
   // Unavailable (it logs the tasks it waits for).
   int64_t startup_wait_ms = 30000;
   // What callers must present and this task presents to the others: the cluster secret (checked
-  // on every call), TLS certificates, the chief's secret (see framework/credentials.h and
+  // on every call), TLS certificates, the chief's secret (see dflow/credentials.h and
   // docs/SECURITY.md). Unset: the directory named by DFLOW_CREDENTIALS; else, for a task that
   // listens on loopback only, credentials kept for its cluster in this user's store (made by the
   // first task to start; clients of this user find them by the task's address). A task that would

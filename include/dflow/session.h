@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "dflow/scope.h"
-#include "framework/session.h"
+#include "dflow/session_interface.h"
 
 namespace dflow {
 

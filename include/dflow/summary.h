@@ -18,8 +18,8 @@
 // errors are recorded in the scope (scope.status()) and the functions then return an invalid
 // Output, like every op function.
 //
-// The FileWriter (src/train/file_writer.h) and the reader (src/train/event_file_reader.h) are
-// part of this API; see those headers for their full contract:
+// The FileWriter and the reader (dflow/event_file.h, included here) are part of this API; see
+// that header for their full contract:
 //
 //   class summary::FileWriter {
 //     explicit FileWriter(const std::string& logdir, const FileWriterOptions& = {});
@@ -42,9 +42,8 @@
 #include <string>
 #include <vector>
 
+#include "dflow/event_file.h"
 #include "dflow/ops.h"
-#include "train/event_file_reader.h"
-#include "train/file_writer.h"
 
 namespace dflow::ops {
 

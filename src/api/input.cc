@@ -1,6 +1,7 @@
 // Input::Initializer: values written in code, and their conversion to a wanted dtype.
 #include <cmath>
 
+#include "base/status.h"
 #include "dflow/scope.h"
 
 namespace dflow {

@@ -4,6 +4,7 @@
 #include "dflow/saved_model.h"
 
 #include "absl/strings/match.h"
+#include "base/env.h"
 #include "base/temp_dir.h"
 #include "dflow/dflow.h"
 #include "gtest/gtest.h"

@@ -1,69 +1,11 @@
-// Status helpers on absl::Status / absl::StatusOr: the one error type of dflow.
+// Status helpers: the public dflow/status.h, plus the short macro names used inside dflow.
 //
-// Every fallible function returns absl::Status or absl::StatusOr<T>. The macros below propagate
-// errors without exceptions. Error messages name what was wrong (node, shape, file).
+// RETURN_IF_ERROR and ASSIGN_OR_RETURN are internal spellings of DFLOW_RETURN_IF_ERROR and
+// DFLOW_ASSIGN_OR_RETURN; they are defined only here, never in include/dflow, so that programs
+// using dflow (and glog or absl's own macros) do not see them.
 #pragma once
 
-#include "absl/status/status.h"
-#include "absl/status/statusor.h"
-#include "absl/strings/str_cat.h"
+#include "dflow/status.h"
 
-namespace dflow {
-
-using absl::Status;
-using absl::StatusOr;
-
-namespace errors {
-template <typename... Args>
-Status InvalidArgument(const Args&... args) { return absl::InvalidArgumentError(absl::StrCat(args...)); }
-template <typename... Args>
-Status NotFound(const Args&... args) { return absl::NotFoundError(absl::StrCat(args...)); }
-template <typename... Args>
-Status FailedPrecondition(const Args&... args) { return absl::FailedPreconditionError(absl::StrCat(args...)); }
-template <typename... Args>
-Status OutOfRange(const Args&... args) { return absl::OutOfRangeError(absl::StrCat(args...)); }
-template <typename... Args>
-Status Internal(const Args&... args) { return absl::InternalError(absl::StrCat(args...)); }
-template <typename... Args>
-Status Unimplemented(const Args&... args) { return absl::UnimplementedError(absl::StrCat(args...)); }
-template <typename... Args>
-Status AlreadyExists(const Args&... args) { return absl::AlreadyExistsError(absl::StrCat(args...)); }
-template <typename... Args>
-Status Unavailable(const Args&... args) { return absl::UnavailableError(absl::StrCat(args...)); }
-template <typename... Args>
-Status Aborted(const Args&... args) { return absl::AbortedError(absl::StrCat(args...)); }
-template <typename... Args>
-Status DataLoss(const Args&... args) { return absl::DataLossError(absl::StrCat(args...)); }
-template <typename... Args>
-Status DeadlineExceeded(const Args&... args) { return absl::DeadlineExceededError(absl::StrCat(args...)); }
-template <typename... Args>
-Status Cancelled(const Args&... args) { return absl::CancelledError(absl::StrCat(args...)); }
-template <typename... Args>
-Status PermissionDenied(const Args&... args) { return absl::PermissionDeniedError(absl::StrCat(args...)); }
-template <typename... Args>
-Status Unauthenticated(const Args&... args) { return absl::UnauthenticatedError(absl::StrCat(args...)); }
-template <typename... Args>
-Status ResourceExhausted(const Args&... args) { return absl::ResourceExhaustedError(absl::StrCat(args...)); }
-
-// Returns `s` with `prefix` prepended to its message, keeping the code.
-Status Annotate(const Status& s, absl::string_view prefix);
-}  // namespace errors
-
-}  // namespace dflow
-
-#define DFLOW_CONCAT_INNER(a, b) a##b
-#define DFLOW_CONCAT(a, b) DFLOW_CONCAT_INNER(a, b)
-
-#define RETURN_IF_ERROR(expr)                              \
-  do {                                                     \
-    ::absl::Status _dflow_status = (expr);                 \
-    if (!_dflow_status.ok()) return _dflow_status;         \
-  } while (0)
-
-#define ASSIGN_OR_RETURN(lhs, rexpr) \
-  ASSIGN_OR_RETURN_IMPL(DFLOW_CONCAT(_dflow_statusor_, __LINE__), lhs, rexpr)
-
-#define ASSIGN_OR_RETURN_IMPL(tmp, lhs, rexpr) \
-  auto tmp = (rexpr);                          \
-  if (!tmp.ok()) return tmp.status();          \
-  lhs = std::move(tmp).value()
+#define RETURN_IF_ERROR(expr) DFLOW_RETURN_IF_ERROR(expr)
+#define ASSIGN_OR_RETURN(lhs, rexpr) DFLOW_ASSIGN_OR_RETURN(lhs, rexpr)

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "base/status.h"
 #include "dflow/nn_ops.h"
 
 namespace dflow::estimator {

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "base/logging.h"
+#include "base/status.h"
 #include "dflow/estimator.h"
 #include "dflow/monitored_session.h"
 

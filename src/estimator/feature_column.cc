@@ -7,6 +7,7 @@
 #include <set>
 
 #include "absl/strings/str_join.h"
+#include "base/status.h"
 #include "dflow/array_ops.h"
 #include "dflow/feature_ops.h"
 #include "dflow/math_ops.h"

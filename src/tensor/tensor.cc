@@ -17,6 +17,10 @@ size_t ElementSize(DType t) {
 }
 }  // namespace
 
+void Tensor::RefBuffer(TensorBuffer* buf) { buf->Ref(); }
+void Tensor::UnrefBuffer(TensorBuffer* buf) { buf->Unref(); }
+bool Tensor::RefCountIsOne() const { return buf_ != nullptr && buf_->RefCountIsOne(); }
+
 TensorBuffer* TensorBuffer::Allocate(DType dtype, int64_t count, bool zero) {
   size_t elem = ElementSize(dtype);
   if (elem == 0 && count > 0) return nullptr;

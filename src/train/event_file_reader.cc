@@ -53,6 +53,7 @@ StatusOr<std::unique_ptr<EventFileReader>> EventFileReader::Open(const std::stri
   return r;
 }
 
+EventFileReader::EventFileReader() = default;
 EventFileReader::~EventFileReader() = default;
 
 const std::string& EventFileReader::path() const { return file_->path(); }

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <future>
 
+#include "base/status.h"
 #include "dflow/dflow.h"
 #include "framework/cancellation.h"
 #include "gmock/gmock.h"

@@ -6,6 +6,7 @@
 #include <future>
 #include <thread>
 
+#include "base/status.h"
 #include "dflow/dflow.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

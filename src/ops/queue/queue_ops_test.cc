@@ -1,6 +1,7 @@
 // FIFOQueueV2 and the queue ops without concurrency: order and values, batches, sizes, the
 // validation of components, closing, sharing by name, and bad attrs and inputs.
 #include "dflow/dflow.h"
+#include "tensor/resource_handle.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

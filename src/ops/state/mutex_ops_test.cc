@@ -6,7 +6,9 @@
 #include <future>
 #include <thread>
 
+#include "base/status.h"
 #include "dflow/dflow.h"
+#include "tensor/resource_handle.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

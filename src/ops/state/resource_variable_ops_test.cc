@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "dflow/dflow.h"
+#include "tensor/resource_handle.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

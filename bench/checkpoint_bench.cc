@@ -3,14 +3,14 @@
 // bytes; every save fsyncs its files, so the figure includes the disk.
 #include <benchmark/benchmark.h>
 
-#include "base/temp_dir.h"
+#include "bench/bench_util.h"
 #include "dflow/dflow.h"
 
 namespace dflow {
 namespace {
 
 struct Fixture {
-  TempDir dir{"dflow_bench"};
+  bench::ScratchDir dir{"dflow_bench"};
   Scope root = Scope::NewRootScope();
   Variable v;
   train::Saver saver;

@@ -13,7 +13,7 @@
 #include <random>
 #include <string>
 
-#include "base/env.h"
+#include "bench/bench_util.h"
 #include "dflow/dflow.h"
 
 namespace dflow {
@@ -35,10 +35,10 @@ const std::string& CsvFile(int64_t* bytes) {
                             static_cast<int>(rng() % 3));
       text.append(line, n);
     }
-    Status s = Env::Default()->WriteFileAtomic(path, text);
+    Status s = bench::WriteWholeFile(path, text);
     if (!s.ok()) std::fprintf(stderr, "cannot write %s: %s\n", path.c_str(), std::string(s.message()).c_str());
     size = static_cast<int64_t>(text.size());
-    std::atexit([] { Env::Default()->DeleteFile(path).IgnoreError(); });
+    std::atexit([] { std::remove(path.c_str()); });
   }
   *bytes = size;
   return path;

@@ -9,9 +9,12 @@
 // bench/run_all.sh in the same run.
 #include <benchmark/benchmark.h>
 
-#define DFLOW_EXAMPLE_NO_MAIN
-#include "examples/iris.cc"
-
+#include "dflow/dflow.h"
+#include "dflow/estimator.h"
+#include "examples/iris.h"
+// BM_IrisTrainStep times single steps of the training session that Estimator::Train builds
+// (graph, hooks and all); only the estimator's internal EstimatorAccess::StartTraining hands that
+// session out one step at a time, so this one benchmark reaches inside.
 #include "estimator/estimator_internal.h"
 
 #ifndef DFLOW_SOURCE_DIR

@@ -10,7 +10,7 @@
 //    CheckpointSaverHook into a temporary directory every Arg steps: 1000, and 2^30 for never).
 #include <benchmark/benchmark.h>
 
-#include "base/temp_dir.h"
+#include "bench/bench_util.h"
 #include "dflow/dflow.h"
 
 namespace dflow {
@@ -52,7 +52,7 @@ BENCHMARK(BM_RawStepWithHookFetches)->Unit(benchmark::kMicrosecond)->UseRealTime
 
 void BM_MonitoredStep(benchmark::State& state) {
   Model m;
-  TempDir dir;
+  bench::ScratchDir dir;
   train::MonitoredTrainingSessionOptions o;
   o.checkpoint_dir = dir.path();
   o.save_checkpoint_steps = state.range(0);

@@ -49,7 +49,7 @@ class SessionStartPrinter : public train::SessionRunHook {
  public:
   SessionStartPrinter(int task, Output global_step) : task_(task), global_step_(global_step) {}
   Status AfterCreateSession(ClientSession* session, train::Coordinator*) override {
-    ASSIGN_OR_RETURN(std::vector<Tensor> r, session->Run({global_step_}));
+    DFLOW_ASSIGN_OR_RETURN(std::vector<Tensor> r, session->Run({global_step_}));
     std::printf("worker %d: session %d starts at global step %lld\n", task_, ++sessions_,
                 static_cast<long long>(r[0].scalar<int64_t>()));
     std::fflush(stdout);

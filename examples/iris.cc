@@ -21,8 +21,8 @@
 //
 // Flags: --data_dir DIR (data/iris), --model_dir DIR (a fresh temporary one), --train_steps N
 // (1000), --batch_size N (100), --seed N (1; the same seed prints the same accuracy).
-// The job is a function, RunIris, so that tests/iris_test.cc runs it in process (it includes this
-// file with DFLOW_EXAMPLE_NO_MAIN defined).
+// The job is a function, RunIris (examples/iris.h), so that tests/iris_test.cc runs it in process:
+// the library dflow_examples is this file compiled with DFLOW_EXAMPLE_NO_MAIN defined.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -31,28 +31,20 @@
 #include "absl/strings/numbers.h"
 #include "dflow/dflow.h"
 #include "dflow/estimator.h"
+#include "examples/iris.h"
 
 namespace dflow::examples {
 
-inline const std::vector<std::string>& IrisFeatureNames() {
+const std::vector<std::string>& IrisFeatureNames() {
   static const std::vector<std::string> names = {"SepalLength", "SepalWidth", "PetalLength", "PetalWidth"};
   return names;
 }
-inline const std::vector<std::string>& IrisSpecies() {
+const std::vector<std::string>& IrisSpecies() {
   static const std::vector<std::string> species = {"Setosa", "Versicolor", "Virginica"};
   return species;
 }
 
-// A data set in memory: one [n] float tensor per feature, and the int32 labels.
-struct IrisColumns {
-  std::map<std::string, Tensor> features;
-  Tensor labels;
-};
-
-// Reads TensorFlow's Iris CSV (a header line, then SepalLength,SepalWidth,PetalLength,
-// PetalWidth,Species rows) with a CSV dataset, all rows in one batch. Errors name the file and
-// line.
-inline StatusOr<IrisColumns> LoadIris(const std::string& path) {
+StatusOr<IrisColumns> LoadIris(const std::string& path) {
   Scope root = Scope::NewRootScope();
   data::CsvOptions csv;
   csv.header = true;
@@ -60,11 +52,11 @@ inline StatusOr<IrisColumns> LoadIris(const std::string& path) {
   csv.column_names.push_back("");
   std::vector<Input> defaults = {0.0f, 0.0f, 0.0f, 0.0f, 0};
   data::Element all = data::Dataset::Csv(root, path, defaults, csv).Batch(int64_t{1} << 20).MakeOneShotIterator().GetNext();
-  RETURN_IF_ERROR(root.status());
+  DFLOW_RETURN_IF_ERROR(root.status());
   ClientSession session(root);
   StatusOr<std::vector<Tensor>> got = session.Run(all.components);
   if (absl::IsOutOfRange(got.status())) return errors::InvalidArgument(path, ": no examples");
-  RETURN_IF_ERROR(got.status());
+  DFLOW_RETURN_IF_ERROR(got.status());
   IrisColumns c;
   for (size_t i = 0; i < all.size(); ++i) {
     if (all.names[i].empty()) {
@@ -82,8 +74,7 @@ inline StatusOr<IrisColumns> LoadIris(const std::string& path) {
   return c;
 }
 
-// The dataset of (features by name, label) rows.
-inline data::Dataset IrisDataset(const Scope& s, const IrisColumns& c) {
+data::Dataset IrisDataset(const Scope& s, const IrisColumns& c) {
   std::map<std::string, Input> columns;
   for (const auto& [name, t] : c.features) columns.emplace(name, t);
   return data::Dataset::Zip({data::Dataset::FromTensorSlices(s, columns), data::Dataset::FromTensorSlices(s, {c.labels})});
@@ -132,17 +123,16 @@ inline Status ParseIrisFlags(const std::vector<std::string>& rest, IrisFlags* f)
   return absl::OkStatus();
 }
 
-// The whole job; `out` gets what the program prints. Returns the error that ended it.
-inline Status RunIris(const std::vector<std::string>& args, const std::string& tf_config, std::FILE* out) {
+Status RunIris(const std::vector<std::string>& args, const std::string& tf_config, std::FILE* out) {
   namespace est = estimator;
   std::vector<std::string> rest;
-  ASSIGN_OR_RETURN(est::RunConfig config, est::RunConfig::FromArgs(args, tf_config, &rest));
+  DFLOW_ASSIGN_OR_RETURN(est::RunConfig config, est::RunConfig::FromArgs(args, tf_config, &rest));
   IrisFlags flags;
-  RETURN_IF_ERROR(ParseIrisFlags(rest, &flags));
+  DFLOW_RETURN_IF_ERROR(ParseIrisFlags(rest, &flags));
   // A parameter server only serves, until the job is complete.
   if (config.task_type() == "ps") return est::RunParameterServer(config);
-  ASSIGN_OR_RETURN(IrisColumns train, LoadIris(flags.data_dir + "/iris_training.csv"));
-  ASSIGN_OR_RETURN(IrisColumns test, LoadIris(flags.data_dir + "/iris_test.csv"));
+  DFLOW_ASSIGN_OR_RETURN(IrisColumns train, LoadIris(flags.data_dir + "/iris_training.csv"));
+  DFLOW_ASSIGN_OR_RETURN(IrisColumns test, LoadIris(flags.data_dir + "/iris_test.csv"));
 
   config.model_dir = flags.model_dir;
   config.tf_random_seed = flags.seed;
@@ -157,7 +147,7 @@ inline Status RunIris(const std::vector<std::string>& args, const std::string& t
   est::DNNClassifier classifier(o, config);
 
   const int64_t batch = flags.batch_size;
-  RETURN_IF_ERROR(classifier.Train(
+  DFLOW_RETURN_IF_ERROR(classifier.Train(
       [&](const Scope& s) -> StatusOr<est::InputFnResult> {
         return IrisDataset(s, train).Shuffle(1000).Repeat().Batch(batch);
       },
@@ -167,7 +157,7 @@ inline Status RunIris(const std::vector<std::string>& args, const std::string& t
     return absl::OkStatus();
   }
 
-  ASSIGN_OR_RETURN(est::EvalResult eval, classifier.Evaluate([&](const Scope& s) -> StatusOr<est::InputFnResult> {
+  DFLOW_ASSIGN_OR_RETURN(est::EvalResult eval, classifier.Evaluate([&](const Scope& s) -> StatusOr<est::InputFnResult> {
     return IrisDataset(s, test).Batch(batch);
   }));
   std::fprintf(out, "\nTest set accuracy: %.3f\n\n", eval["accuracy"]);
@@ -175,7 +165,7 @@ inline Status RunIris(const std::vector<std::string>& args, const std::string& t
   const std::vector<std::string> expected = {"Setosa", "Versicolor", "Virginica"};
   const std::vector<std::vector<float>> predict_x = {
       {5.1f, 5.9f, 6.9f}, {3.3f, 3.0f, 3.1f}, {1.7f, 4.2f, 5.4f}, {0.5f, 1.5f, 2.1f}};
-  ASSIGN_OR_RETURN(std::vector<est::Prediction> predictions,
+  DFLOW_ASSIGN_OR_RETURN(std::vector<est::Prediction> predictions,
                    classifier.Predict([&](const Scope& s) -> StatusOr<est::InputFnResult> {
                      std::map<std::string, Input> columns;
                      for (size_t i = 0; i < IrisFeatureNames().size(); ++i) {

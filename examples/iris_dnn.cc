@@ -6,19 +6,34 @@
 //   test accuracy 0.9667 (29 of 30)
 //
 // Usage: iris_dnn [DATA_DIR (default data/iris)] [STEPS (default 1000)]
-// The work is a function, TrainIrisDNN, so that tests/iris_dnn_test.cc runs it in process (it
-// includes this file with DFLOW_EXAMPLE_NO_MAIN defined).
+// The work is a function, TrainIrisDNN (examples/iris_dnn.h), so that tests/iris_dnn_test.cc runs
+// it in process: the library dflow_examples is this file compiled with DFLOW_EXAMPLE_NO_MAIN.
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
-#include "base/env.h"
 #include "dflow/dflow.h"
+#include "examples/iris_dnn.h"
 
 namespace dflow::examples {
+namespace {
+
+// The file's bytes; NotFound naming it when it cannot be opened.
+StatusOr<std::string> ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return errors::NotFound(path, ": ", std::strerror(errno));
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (in.bad()) return errors::DataLoss(path, ": read error");
+  return bytes.str();
+}
 
 struct IrisData {
   std::vector<float> features;  // [n, 4]
@@ -27,8 +42,8 @@ struct IrisData {
 };
 
 // Reads TensorFlow's Iris CSV: a header "count,4,names...", then "f0,f1,f2,f3,label" rows.
-inline StatusOr<IrisData> ReadIrisCsv(const std::string& path) {
-  ASSIGN_OR_RETURN(std::string text, Env::Default()->ReadFile(path));
+StatusOr<IrisData> ReadIrisCsv(const std::string& path) {
+  DFLOW_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path));
   IrisData d;
   int line_no = 0;
   for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipWhitespace())) {
@@ -54,16 +69,11 @@ inline StatusOr<IrisData> ReadIrisCsv(const std::string& path) {
   return d;
 }
 
-struct IrisResult {
-  float final_loss = 0;
-  int64_t correct = 0;
-  int64_t total = 0;
-  float accuracy = 0;  // the streaming metric's value
-};
+}  // namespace
 
-inline StatusOr<IrisResult> TrainIrisDNN(const std::string& data_dir, int steps = 1000, bool verbose = false) {
-  ASSIGN_OR_RETURN(IrisData train, ReadIrisCsv(data_dir + "/iris_training.csv"));
-  ASSIGN_OR_RETURN(IrisData test, ReadIrisCsv(data_dir + "/iris_test.csv"));
+StatusOr<IrisResult> TrainIrisDNN(const std::string& data_dir, int steps, bool verbose) {
+  DFLOW_ASSIGN_OR_RETURN(IrisData train, ReadIrisCsv(data_dir + "/iris_training.csv"));
+  DFLOW_ASSIGN_OR_RETURN(IrisData test, ReadIrisCsv(data_dir + "/iris_test.csv"));
 
   namespace fc = feature_column;
   Scope root = Scope::NewRootScope();
@@ -74,13 +84,13 @@ inline StatusOr<IrisResult> TrainIrisDNN(const std::string& data_dir, int steps 
   opts.hidden_units = {10, 10};
   opts.feature_columns = {fc::NumericColumn("measurements", {4})};
   estimator::ModelFn model_fn = estimator::DNNClassifierModelFn(opts, 3);
-  ASSIGN_OR_RETURN(estimator::EstimatorSpec spec,
+  DFLOW_ASSIGN_OR_RETURN(estimator::EstimatorSpec spec,
                    model_fn(root, {{"measurements", x}}, y, estimator::ModeKeys::kTrain, {}));
   // Dropout is off, so the training graph's predictions are the evaluation's.
   metrics::Metric accuracy = metrics::Accuracy(root, y, spec.predictions["class_ids"]);
   Operation init = GlobalVariablesInitializer(root);
   Operation local_init = LocalVariablesInitializer(root);
-  RETURN_IF_ERROR(root.status());
+  DFLOW_RETURN_IF_ERROR(root.status());
 
   auto tensor = [](const auto& v, TensorShape shape) {
     using T = typename std::decay_t<decltype(v)>::value_type;
@@ -89,15 +99,15 @@ inline StatusOr<IrisResult> TrainIrisDNN(const std::string& data_dir, int steps 
   const Tensor train_x = tensor(train.features, TensorShape({train.n, 4}));
   const Tensor train_y = tensor(train.labels, TensorShape({train.n}));
   ClientSession session(root);
-  RETURN_IF_ERROR(session.Run({init, local_init}));
+  DFLOW_RETURN_IF_ERROR(session.Run({init, local_init}));
   IrisResult r;
   for (int step = 1; step <= steps; ++step) {
-    ASSIGN_OR_RETURN(std::vector<Tensor> out,
+    DFLOW_ASSIGN_OR_RETURN(std::vector<Tensor> out,
                      session.Run({{x, train_x}, {y, train_y}}, {spec.loss}, {spec.train_op}));
     r.final_loss = out[0].scalar<float>();
     if (verbose && (step % 200 == 0 || step == steps)) std::printf("step %d: loss %.4f\n", step, r.final_loss);
   }
-  ASSIGN_OR_RETURN(std::vector<Tensor> out,
+  DFLOW_ASSIGN_OR_RETURN(std::vector<Tensor> out,
                    session.Run({{x, tensor(test.features, TensorShape({test.n, 4}))},
                                 {y, tensor(test.labels, TensorShape({test.n}))}},
                                {accuracy.update_op, spec.predictions["class_ids"]}));

@@ -2,20 +2,20 @@
 // descent on the mean squared error, with the client API (Variable, losses, train), and prints
 //   w=0.1000 b=0.3000
 //
-// The training is a function, TrainLinearRegression, so that tests/train_examples_test.cc can
-// run it in process (it includes this file with DFLOW_EXAMPLE_NO_MAIN defined).
+// The training is a function, TrainLinearRegression (examples/linear_regression.h), so that
+// tests/train_examples_test.cc can run it in process: the library dflow_examples is this file
+// compiled with DFLOW_EXAMPLE_NO_MAIN defined.
 #include <cstdio>
 #include <random>
 #include <utility>
 #include <vector>
 
 #include "dflow/dflow.h"
+#include "examples/linear_regression.h"
 
 namespace dflow::examples {
 
-// Trains for `steps` steps and returns (w, b). Deterministic: the data and the initial w come
-// from fixed seeds.
-inline StatusOr<std::pair<float, float>> TrainLinearRegression(int steps = 201) {
+StatusOr<std::pair<float, float>> TrainLinearRegression(int steps) {
   constexpr int kPoints = 100;
   std::mt19937 gen(42);
   std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
@@ -34,17 +34,17 @@ inline StatusOr<std::pair<float, float>> TrainLinearRegression(int steps = 201) 
   Output loss = losses::MeanSquaredError(root, y, y_hat);
   Operation train_op = train::GradientDescentOptimizer(0.5f).Minimize(root.WithOpName("train"), loss);
   Operation init = GlobalVariablesInitializer(root);
-  RETURN_IF_ERROR(root.status());
+  DFLOW_RETURN_IF_ERROR(root.status());
 
   ClientSession session(root);
-  RETURN_IF_ERROR(session.Run({init}));
-  ASSIGN_OR_RETURN(Tensor x_value, Tensor::FromValues<float>(xs, TensorShape{kPoints}));
-  ASSIGN_OR_RETURN(Tensor y_value, Tensor::FromValues<float>(ys, TensorShape{kPoints}));
+  DFLOW_RETURN_IF_ERROR(session.Run({init}));
+  DFLOW_ASSIGN_OR_RETURN(Tensor x_value, Tensor::FromValues<float>(xs, TensorShape{kPoints}));
+  DFLOW_ASSIGN_OR_RETURN(Tensor y_value, Tensor::FromValues<float>(ys, TensorShape{kPoints}));
   for (int i = 0; i < steps; ++i) {
     auto step = session.Run({{x, x_value}, {y, y_value}}, {}, {train_op});
     if (!step.ok()) return step.status();
   }
-  ASSIGN_OR_RETURN(std::vector<Tensor> wb, session.Run({w.read(), b.read()}));
+  DFLOW_ASSIGN_OR_RETURN(std::vector<Tensor> wb, session.Run({w.read(), b.read()}));
   return std::make_pair(wb[0].flat<float>()[0], wb[1].flat<float>()[0]);
 }
 

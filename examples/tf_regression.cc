@@ -7,8 +7,9 @@
 //
 //   tf_regression [GRAPH.pb]     (default: testdata/tf/rust_regression_train.pb)
 //
-// The training is a function, TrainTfRegression, so that tests/train_examples_test.cc can run
-// it in process (it includes this file with DFLOW_EXAMPLE_NO_MAIN defined).
+// The training is a function, TrainTfRegression (examples/tf_regression.h), so that
+// tests/train_examples_test.cc can run it in process: the library dflow_examples is this file
+// compiled with DFLOW_EXAMPLE_NO_MAIN defined. It uses the public API only (dflow/graph_def.h).
 #include <cstdio>
 #include <random>
 #include <string>
@@ -16,21 +17,16 @@
 #include <vector>
 
 #include "dflow/dflow.h"
-#include "framework/session.h"
-#include "graph/graph_def.h"
-#include "proto/graph.pb.h"
+#include "dflow/graph_def.h"
+#include "examples/tf_regression.h"
 
 namespace dflow::examples {
 
-// Runs the training of the graph at `path` for `steps` steps and returns (w, b).
-inline StatusOr<std::pair<float, float>> TrainTfRegression(const std::string& path, int steps = 201) {
-  InitDflow();
-  proto::GraphDef def;
-  RETURN_IF_ERROR(ReadGraphDefFile(path, &def));
-  ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(SessionOptions()));
-  RETURN_IF_ERROR(session->Create(def));
+StatusOr<std::pair<float, float>> TrainTfRegression(const std::string& path, int steps) {
+  DFLOW_ASSIGN_OR_RETURN(proto::GraphDef def, ReadGraphDef(path));
+  DFLOW_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSessionFromGraphDef(def));
   std::vector<Tensor> out;
-  RETURN_IF_ERROR(session->Run({}, {}, {"init"}, &out));
+  DFLOW_RETURN_IF_ERROR(session->Run({}, {}, {"init"}, &out));
 
   constexpr int kPoints = 100;
   std::mt19937 gen(42);
@@ -40,13 +36,13 @@ inline StatusOr<std::pair<float, float>> TrainTfRegression(const std::string& pa
     xs[i] = uniform(gen);
     ys[i] = 0.1f * xs[i] + 0.3f;
   }
-  ASSIGN_OR_RETURN(Tensor x, Tensor::FromValues<float>(xs, TensorShape{kPoints}));
-  ASSIGN_OR_RETURN(Tensor y, Tensor::FromValues<float>(ys, TensorShape{kPoints}));
+  DFLOW_ASSIGN_OR_RETURN(Tensor x, Tensor::FromValues<float>(xs, TensorShape{kPoints}));
+  DFLOW_ASSIGN_OR_RETURN(Tensor y, Tensor::FromValues<float>(ys, TensorShape{kPoints}));
   for (int i = 0; i < steps; ++i) {
-    RETURN_IF_ERROR(session->Run({{"x", x}, {"y", y}}, {}, {"train"}, &out));
+    DFLOW_RETURN_IF_ERROR(session->Run({{"x", x}, {"y", y}}, {}, {"train"}, &out));
   }
-  RETURN_IF_ERROR(session->Run({}, {"w", "b"}, {}, &out));
-  RETURN_IF_ERROR(session->Close());
+  DFLOW_RETURN_IF_ERROR(session->Run({}, {"w", "b"}, {}, &out));
+  DFLOW_RETURN_IF_ERROR(session->Close());
   if (out.size() != 2 || out[0].dtype() != DT_FLOAT || out[1].dtype() != DT_FLOAT || out[0].NumElements() < 1 ||
       out[1].NumElements() < 1) {
     return errors::InvalidArgument(path, ": w and b are not float tensors");

@@ -1,9 +1,9 @@
 // The Iris DNN example, run in process: TensorFlow's premade-estimator tutorial reports 0.93 to
 // 0.97 test accuracy for this model; the example must reach 0.9, and its streaming accuracy must
 // equal the count of right predictions.
-#define DFLOW_EXAMPLE_NO_MAIN
-#include "examples/iris_dnn.cc"
+#include "examples/iris_dnn.h"
 
+#include "base/env.h"
 #include "base/temp_dir.h"
 #include "gtest/gtest.h"
 

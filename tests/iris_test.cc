@@ -8,9 +8,9 @@
 #include <regex>
 #include <sstream>
 
-#define DFLOW_EXAMPLE_NO_MAIN
-#include "examples/iris.cc"
+#include "examples/iris.h"
 
+#include "base/env.h"
 #include "base/temp_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

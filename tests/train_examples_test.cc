@@ -1,8 +1,7 @@
 // The training examples, run in process: both must fit y = 0.1 x + 0.3 within 0.001. Each is
 // skipped (not failed) while an op, kernel or gradient it needs is not registered (NotFound).
-#define DFLOW_EXAMPLE_NO_MAIN
-#include "examples/linear_regression.cc"
-#include "examples/tf_regression.cc"
+#include "examples/linear_regression.h"
+#include "examples/tf_regression.h"
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"

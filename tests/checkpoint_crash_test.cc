@@ -14,6 +14,7 @@
 #include <random>
 #include <thread>
 
+#include "base/env.h"
 #include "base/temp_dir.h"
 #include "dflow/dflow.h"
 #include "gtest/gtest.h"

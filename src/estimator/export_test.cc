@@ -1,6 +1,7 @@
 // Estimator::ExportSavedModel: a trained canned classifier exported with a raw receiver loads
 // with LoadSavedModel, and its "predict" signature gives Predict's probabilities; the errors.
 // (The parsing receiver and TensorFlow loading the export: conformance/test_saved_model.py.)
+#include "base/env.h"
 #include "base/temp_dir.h"
 #include "dflow/dflow.h"
 #include "dflow/estimator.h"

@@ -166,14 +166,14 @@ Status RunIris(const std::vector<std::string>& args, const std::string& tf_confi
   const std::vector<std::vector<float>> predict_x = {
       {5.1f, 5.9f, 6.9f}, {3.3f, 3.0f, 3.1f}, {1.7f, 4.2f, 5.4f}, {0.5f, 1.5f, 2.1f}};
   DFLOW_ASSIGN_OR_RETURN(std::vector<est::Prediction> predictions,
-                   classifier.Predict([&](const Scope& s) -> StatusOr<est::InputFnResult> {
-                     std::map<std::string, Input> columns;
-                     for (size_t i = 0; i < IrisFeatureNames().size(); ++i) {
-                       columns.emplace(IrisFeatureNames()[i],
-                                       Tensor::FromValues<float>(predict_x[i], TensorShape({3})).value());
-                     }
-                     return data::Dataset::FromTensorSlices(s, columns).Batch(batch);
-                   }));
+                         classifier.Predict([&](const Scope& s) -> StatusOr<est::InputFnResult> {
+                           std::map<std::string, Input> columns;
+                           for (size_t i = 0; i < IrisFeatureNames().size(); ++i) {
+                             columns.emplace(IrisFeatureNames()[i],
+                                             Tensor::FromValues<float>(predict_x[i], TensorShape({3})).value());
+                           }
+                           return data::Dataset::FromTensorSlices(s, columns).Batch(batch);
+                         }));
   for (size_t i = 0; i < predictions.size() && i < expected.size(); ++i) {
     const int64_t class_id = predictions[i]["class_ids"].flat<int64_t>()[0];
     const float probability = predictions[i]["probabilities"].flat<float>()[class_id];

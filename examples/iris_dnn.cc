@@ -85,7 +85,7 @@ StatusOr<IrisResult> TrainIrisDNN(const std::string& data_dir, int steps, bool v
   opts.feature_columns = {fc::NumericColumn("measurements", {4})};
   estimator::ModelFn model_fn = estimator::DNNClassifierModelFn(opts, 3);
   DFLOW_ASSIGN_OR_RETURN(estimator::EstimatorSpec spec,
-                   model_fn(root, {{"measurements", x}}, y, estimator::ModeKeys::kTrain, {}));
+                         model_fn(root, {{"measurements", x}}, y, estimator::ModeKeys::kTrain, {}));
   // Dropout is off, so the training graph's predictions are the evaluation's.
   metrics::Metric accuracy = metrics::Accuracy(root, y, spec.predictions["class_ids"]);
   Operation init = GlobalVariablesInitializer(root);
@@ -103,14 +103,14 @@ StatusOr<IrisResult> TrainIrisDNN(const std::string& data_dir, int steps, bool v
   IrisResult r;
   for (int step = 1; step <= steps; ++step) {
     DFLOW_ASSIGN_OR_RETURN(std::vector<Tensor> out,
-                     session.Run({{x, train_x}, {y, train_y}}, {spec.loss}, {spec.train_op}));
+                           session.Run({{x, train_x}, {y, train_y}}, {spec.loss}, {spec.train_op}));
     r.final_loss = out[0].scalar<float>();
     if (verbose && (step % 200 == 0 || step == steps)) std::printf("step %d: loss %.4f\n", step, r.final_loss);
   }
   DFLOW_ASSIGN_OR_RETURN(std::vector<Tensor> out,
-                   session.Run({{x, tensor(test.features, TensorShape({test.n, 4}))},
-                                {y, tensor(test.labels, TensorShape({test.n}))}},
-                               {accuracy.update_op, spec.predictions["class_ids"]}));
+                         session.Run({{x, tensor(test.features, TensorShape({test.n, 4}))},
+                                      {y, tensor(test.labels, TensorShape({test.n}))}},
+                                     {accuracy.update_op, spec.predictions["class_ids"]}));
   r.accuracy = out[0].scalar<float>();
   r.total = test.n;
   for (int64_t i = 0; i < test.n; ++i) r.correct += out[1].flat<int64_t>()[i] == test.labels[i];

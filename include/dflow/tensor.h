@@ -33,8 +33,8 @@ struct Variant;
 class Tensor {
  public:
   Tensor() = default;  // not initialized: dtype() == DT_INVALID
-  // A zero-filled tensor (empty strings for DT_STRING). CHECK-fails only when memory runs out;
-  // use Allocate() where the size comes from outside.
+  // A zero-filled tensor (empty strings for DT_STRING). Aborts the process only when memory runs
+  // out; use Allocate() where the size comes from outside.
   Tensor(DType dtype, const TensorShape& shape);
   // Scalars.
   explicit Tensor(float v);
@@ -49,9 +49,9 @@ class Tensor {
 
   // Allocates without zeroing numbers; ResourceExhausted when memory runs out.
   static StatusOr<Tensor> Allocate(DType dtype, const TensorShape& shape);
-  // The same, charged to `budget` (tensor/memory_budget.h) until the buffer is freed:
-  // ResourceExhausted, before any memory is taken, when the budget cannot cover it. A null
-  // budget is the plain Allocate.
+  // The same, charged to `budget` (a task's memory limit, inside dflow) until the buffer is
+  // freed: ResourceExhausted, before any memory is taken, when the budget cannot cover it. A
+  // null budget is the plain Allocate.
   static StatusOr<Tensor> Allocate(DType dtype, const TensorShape& shape,
                                    const std::shared_ptr<MemoryBudget>& budget);
   // A tensor holding `values` in row-major order; InvalidArgument if the count does not match.

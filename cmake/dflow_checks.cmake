@@ -51,3 +51,15 @@ file(CONFIGURE OUTPUT ${DFLOW_LAYERING_DIR}/cases.txt CONTENT "${cases}\n")
 add_test(NAME layering COMMAND ${CMAKE_COMMAND} -DBUILD_DIR=${CMAKE_BINARY_DIR}
          -DCASES=${DFLOW_LAYERING_DIR}/cases.txt -P ${CMAKE_SOURCE_DIR}/cmake/check_layering.cmake)
 set_tests_properties(layering PROPERTIES TIMEOUT 300)
+
+# ---- an outside program against an installed copy: find_package(dflow) and pkg-config ----
+# find_package runs with the CMake that configured this build and, where there is one, with the
+# system's /usr/bin/cmake (Debian 12's 3.25, older than the pip one `make` may use).
+set(DFLOW_CONSUMER_CMAKES ${CMAKE_COMMAND})
+if(EXISTS /usr/bin/cmake AND NOT CMAKE_COMMAND STREQUAL "/usr/bin/cmake")
+  list(APPEND DFLOW_CONSUMER_CMAKES /usr/bin/cmake)
+endif()
+add_test(NAME install_consumer
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/consumer/run_consumer_test.sh ${CMAKE_BINARY_DIR}
+                 ${CMAKE_CXX_COMPILER} ${DFLOW_CONSUMER_CMAKES})
+set_tests_properties(install_consumer PROPERTIES TIMEOUT 600 PASS_REGULAR_EXPRESSION "PASS: install_consumer")

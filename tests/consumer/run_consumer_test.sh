@@ -55,7 +55,9 @@ echo "== pkg-config --cflags --libs --static dflow"
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
 flags=$(pkg-config --cflags --libs --static dflow)
 echo "$flags"
-"$cxx" -O1 -o "$work/consumer_pc" "$here/main.cc" $flags >"$work/pc-build.log" 2>&1 \
+rpath=()  # a shared libdflow.so (-DDFLOW_SHARED=ON) is found at run time through the rpath
+[[ -e $prefix/lib/libdflow.so ]] && rpath=("-Wl,-rpath,$prefix/lib")
+"$cxx" -O1 -o "$work/consumer_pc" "$here/main.cc" $flags "${rpath[@]}" >"$work/pc-build.log" 2>&1 \
   || { tail -n 60 "$work/pc-build.log"; echo "FAIL: building the consumer with pkg-config"; exit 1; }
 check_output "$("$work/consumer_pc")"
 

@@ -65,6 +65,7 @@ if(DFLOW_INSTALL AND NOT SKBUILD)  # the Python wheel installs only its own file
 
   # dflow.pc finds its prefix from where it lies (${pcfiledir}), so any --prefix works.
   file(RELATIVE_PATH DFLOW_PC_TO_PREFIX /p/${CMAKE_INSTALL_LIBDIR}/pkgconfig /p)
+  string(REGEX REPLACE "/$" "" DFLOW_PC_TO_PREFIX "${DFLOW_PC_TO_PREFIX}")
   if(DFLOW_SHARED)
     set(DFLOW_PC_REQUIRES_PRIVATE "")
     set(DFLOW_PC_LIBS_PRIVATE "")

@@ -97,10 +97,11 @@ StatusOr<std::shared_ptr<MasterSession>> MasterSession::Create(std::string handl
     }
   }
   // Ask every task for its devices; retry the silent ones until the wait is over.
-  const int64_t deadline = Env::Default()->NowMicros() + startup_wait_ms * 1000;
+  Env* env = Env::Default();
+  const int64_t deadline = env->NowMonotonicMicros() + startup_wait_ms * 1000;
   std::map<std::string, proto::GetStatusResponse> found;
   std::map<std::string, Status> last_error;
-  int64_t next_log = Env::Default()->NowMicros() + 2000000;
+  int64_t next_log = env->NowMonotonicMicros() + 2000000;
   for (int round = 0; !pending.empty(); ++round) {
     // While some task is silent (this task may be cut off, or recovering from a lost link), the
     // chief is asked too.
@@ -160,7 +161,7 @@ StatusOr<std::shared_ptr<MasterSession>> MasterSession::Create(std::string handl
     }
     pending = std::move(still);
     if (pending.empty()) break;
-    const int64_t now = Env::Default()->NowMicros();
+    const int64_t now = env->NowMonotonicMicros();
     if (now >= deadline) {
       const std::string& task = pending[0];
       return errors::Unavailable("Task ", s->Where(task), " is unreachable after waiting ", startup_wait_ms,
@@ -173,7 +174,7 @@ StatusOr<std::shared_ptr<MasterSession>> MasterSession::Create(std::string handl
       }
       next_log = now + 5000000;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(200, (deadline - now) / 1000 + 1)));
+    env->SleepForMicros(std::min<int64_t>(200000, deadline - now + 1000));
   }
   // The local task's devices first: nodes without a device go there.
   for (bool local : {true, false}) {

@@ -311,7 +311,8 @@ void Worker::RunGraphAsync(const proto::RunGraphRequest* req, proto::RunGraphRes
   a.step.session_container = SessionContainer(reg->session);
   a.step.memory_budget = memory_budget_;
   a.collect_stats = req->collect_stats();
-  if (req->timeout_in_ms() > 0) a.deadline_micros = Env::Default()->NowMicros() + req->timeout_in_ms() * 1000;
+  // The request carries a duration (a monotonic time means nothing in another process).
+  if (req->timeout_in_ms() > 0) a.deadline_micros = Env::Default()->NowMonotonicMicros() + req->timeout_in_ms() * 1000;
   const int64_t step_id = req->step_id();
   reg->executor->RunAsync(a, [this, reg, state, rendezvous, step_id, run_id, req, resp, opts, done = std::move(done)](
                                  const Status& s, std::vector<NodeExecStats> stats) {

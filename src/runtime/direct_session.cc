@@ -243,7 +243,7 @@ Status DirectSession::Run(const RunOptions& run_options, const std::vector<std::
   args_e.step.session_cancellation = session_cancellation_;
   args_e.collect_stats = metadata != nullptr || run_options.trace;
   int64_t timeout_ms = run_options.timeout_in_ms > 0 ? run_options.timeout_in_ms : options_.operation_timeout_ms;
-  if (timeout_ms > 0) args_e.deadline_micros = Env::Default()->NowMicros() + timeout_ms * 1000;
+  if (timeout_ms > 0) args_e.deadline_micros = Env::Default()->NowMonotonicMicros() + timeout_ms * 1000;
 
   prepared->executor->RunAsync(args_e, [state, prepared](const Status& s, std::vector<NodeExecStats> stats) {
     state->status = s;
@@ -251,7 +251,7 @@ Status DirectSession::Run(const RunOptions& run_options, const std::vector<std::
     state->done.Notify();
   });
   if (timeout_ms > 0) {
-    int64_t left_us = std::max<int64_t>(0, args_e.deadline_micros - Env::Default()->NowMicros());
+    int64_t left_us = std::max<int64_t>(0, args_e.deadline_micros - Env::Default()->NowMonotonicMicros());
     if (!state->done.WaitFor(std::chrono::microseconds(left_us))) {
       state->cancellation.StartCancel();
       // Kernels that wait honour the cancellation; give running ones a bounded grace period.

@@ -21,12 +21,12 @@
 #include <ostream>
 
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/env.h"
 #include "base/net.h"
+#include "dflow/flags.h"
 #include "distributed/cluster_spec.h"
 #include "framework/credentials.h"
 
@@ -345,78 +345,48 @@ Status CheckPortsFree(int base, int n) {
 }  // namespace
 
 StatusOr<LaunchOptions> ParseLaunchArgs(const std::vector<std::string>& args) {
+  FlagSpec spec;
+  spec.values = {"--ps", "--workers", "--base_port", "--timeout", "--grace_period", "--finish_timeout", "--server_cmd",
+                 "--credentials"};
+  spec.switches = {"--fail_fast", "--ps_trainer", "--mutual_tls", "--no_tls"};
+  spec.stop_at_positional = true;  // TRAINER ARGS...
+  ASSIGN_OR_RETURN(ParsedFlags flags, ParsedFlags::Parse(args, spec));
   LaunchOptions o;
-  bool have_workers = false;
-  size_t i = 0;
-  for (; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--") {
-      ++i;
-      break;
+  auto int_value = [&](const char* name, int fallback, int min, int max, int* out) -> Status {
+    ASSIGN_OR_RETURN(int64_t v, flags.GetInt64(name, fallback, min, max));
+    *out = static_cast<int>(v);
+    return absl::OkStatus();
+  };
+  // A number of seconds in [0, 1e7], or in (0, 1e7] when `positive`.
+  auto seconds_value = [&](const char* name, bool positive, double* out) -> Status {
+    auto v = flags.GetDouble(name, *out);
+    if (!v.ok() || *v < 0 || *v > 1e7 || (positive && *v <= 0)) {
+      return errors::InvalidArgument(name, " takes a number of seconds", positive ? " > 0" : " >= 0", ", got '",
+                                     flags.GetString(name), "'");
     }
-    if (a.empty() || a[0] != '-') break;  // TRAINER
-    std::string name = a, value;
-    size_t eq = a.find('=');
-    bool inline_value = eq != std::string::npos;
-    if (inline_value) {
-      name = a.substr(0, eq);
-      value = a.substr(eq + 1);
-    }
-    if (name == "--fail_fast" || name == "--ps_trainer" || name == "--mutual_tls" || name == "--no_tls") {
-      if (inline_value) return errors::InvalidArgument(name, " takes no value, got '", a, "'");
-      (name == "--fail_fast"    ? o.fail_fast
-       : name == "--ps_trainer" ? o.ps_trainer
-       : name == "--no_tls"     ? o.no_tls
-                                : o.mutual_tls) = true;
-      continue;
-    }
-    static const char* kFlags[] = {"--ps",           "--workers",         "--base_port",  "--timeout",
-                                   "--grace_period", "--finish_timeout", "--server_cmd", "--credentials"};
-    if (std::find_if(std::begin(kFlags), std::end(kFlags), [&](const char* f) { return name == f; }) ==
-        std::end(kFlags)) {
-      return errors::InvalidArgument("unknown option '", a, "'");
-    }
-    if (!inline_value) {
-      if (i + 1 >= args.size()) return errors::InvalidArgument(name, " needs a value");
-      value = args[++i];
-    }
-    auto int_value = [&](int min, int max, int* out) -> Status {
-      if (!absl::SimpleAtoi(value, out) || *out < min || *out > max) {
-        return errors::InvalidArgument(name, " takes an integer in ", min, "..", max, ", got '", value, "'");
-      }
-      return absl::OkStatus();
-    };
-    auto seconds_value = [&](double min, double* out) -> Status {
-      if (!absl::SimpleAtod(value, out) || !std::isfinite(*out) || *out < min || *out > 1e7) {
-        return errors::InvalidArgument(name, " takes a number of seconds", min > 0 ? " > 0" : " >= 0", ", got '",
-                                       value, "'");
-      }
-      if (min > 0 && *out <= 0) return errors::InvalidArgument(name, " takes a number of seconds > 0, got '", value, "'");
-      return absl::OkStatus();
-    };
-    if (name == "--ps") {
-      RETURN_IF_ERROR(int_value(0, kMaxTasks, &o.num_ps));
-    } else if (name == "--workers") {
-      RETURN_IF_ERROR(int_value(1, kMaxTasks, &o.num_workers));
-      have_workers = true;
-    } else if (name == "--base_port") {
-      RETURN_IF_ERROR(int_value(1, 65535, &o.base_port));
-    } else if (name == "--timeout") {
-      RETURN_IF_ERROR(seconds_value(1e-9, &o.timeout_s));
-    } else if (name == "--grace_period") {
-      RETURN_IF_ERROR(seconds_value(0, &o.grace_period_s));
-    } else if (name == "--finish_timeout") {
-      RETURN_IF_ERROR(seconds_value(0, &o.finish_timeout_s));
-    } else if (name == "--credentials") {
-      if (value.empty()) return errors::InvalidArgument("--credentials is empty");
-      o.credentials_dir = value;
-    } else {
-      o.server_cmd = absl::StrSplit(value, ' ', absl::SkipEmpty());
-      if (o.server_cmd.empty()) return errors::InvalidArgument("--server_cmd is empty");
-    }
+    *out = *v;
+    return absl::OkStatus();
+  };
+  RETURN_IF_ERROR(int_value("--ps", 0, 0, kMaxTasks, &o.num_ps));
+  RETURN_IF_ERROR(int_value("--workers", 0, 1, kMaxTasks, &o.num_workers));
+  RETURN_IF_ERROR(int_value("--base_port", 0, 1, 65535, &o.base_port));
+  if (flags.Has("--timeout")) RETURN_IF_ERROR(seconds_value("--timeout", true, &o.timeout_s));
+  RETURN_IF_ERROR(seconds_value("--grace_period", false, &o.grace_period_s));
+  RETURN_IF_ERROR(seconds_value("--finish_timeout", false, &o.finish_timeout_s));
+  if (flags.Has("--credentials")) {
+    o.credentials_dir = flags.GetString("--credentials");
+    if (o.credentials_dir.empty()) return errors::InvalidArgument("--credentials is empty");
   }
-  o.trainer.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
-  if (!have_workers) return errors::InvalidArgument("--workers is missing");
+  if (flags.Has("--server_cmd")) {
+    o.server_cmd = absl::StrSplit(flags.GetString("--server_cmd"), ' ', absl::SkipEmpty());
+    if (o.server_cmd.empty()) return errors::InvalidArgument("--server_cmd is empty");
+  }
+  o.fail_fast = flags.Has("--fail_fast");
+  o.ps_trainer = flags.Has("--ps_trainer");
+  o.mutual_tls = flags.Has("--mutual_tls");
+  o.no_tls = flags.Has("--no_tls");
+  o.trainer = flags.positional();
+  if (!flags.Has("--workers")) return errors::InvalidArgument("--workers is missing");
   if (o.no_tls && o.mutual_tls) return errors::InvalidArgument("--no_tls and --mutual_tls exclude each other");
   if (o.trainer.empty()) return errors::InvalidArgument("TRAINER is missing");
   if (o.num_ps + o.num_workers > kMaxTasks) {

@@ -5,12 +5,12 @@
 
 #include "absl/algorithm/container.h"
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/json_text.h"
+#include "dflow/flags.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -427,43 +427,32 @@ StatusOr<TaskConfig> ParseTfConfig(absl::string_view text) {
 
 StatusOr<TaskConfig> TaskConfigFromArgs(const std::vector<std::string>& args, const std::string& tf_config,
                                         std::vector<std::string>* rest) {
-  std::map<std::string, std::string> given;  // flag -> value
   if (rest != nullptr) rest->clear();
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    bool matched = false;
-    for (const char* flag : kTaskFlags) {
-      std::string value;
-      if (a == flag) {
-        if (i + 1 >= args.size()) return errors::InvalidArgument(flag, " needs a value");
-        value = args[++i];
-      } else if (absl::StartsWith(a, absl::StrCat(flag, "="))) {
-        value = a.substr(std::string(flag).size() + 1);
-      } else {
-        continue;
-      }
-      if (!given.emplace(flag, value).second) return errors::InvalidArgument(flag, " is given twice");
-      matched = true;
-      break;
-    }
-    if (!matched && rest != nullptr) rest->push_back(a);
+  FlagSpec spec;
+  spec.values.assign(std::begin(kTaskFlags), std::end(kTaskFlags));
+  spec.keep_unknown = true;  // the program's own flags, for its own parser
+  ASSIGN_OR_RETURN(ParsedFlags flags, ParsedFlags::Parse(args, spec));
+  if (rest != nullptr) *rest = flags.positional();
+  bool any = false;
+  for (const char* flag : kTaskFlags) {
+    if (flags.Count(flag) > 1) return errors::InvalidArgument(flag, " is given twice");
+    any = any || flags.Has(flag);
   }
-  if (given.empty()) {
+  if (!any) {
     if (!absl::StripAsciiWhitespace(tf_config).empty()) return ParseTfConfig(tf_config);
     return errors::NotFound(
         "No task described: give --job_name, --task_index, --ps_hosts and --worker_hosts, or set TF_CONFIG");
   }
-  if (given.count("--job_name") == 0) return errors::InvalidArgument("--job_name is missing");
-  if (given.count("--worker_hosts") == 0) return errors::InvalidArgument("--worker_hosts is missing");
-  int task_index = 0;
-  if (auto it = given.find("--task_index"); it != given.end()) {
-    const std::string& v = it->second;
-    if (v.empty() || v.size() > 9 || !absl::c_all_of(v, [](char c) { return c >= '0' && c <= '9'; }) ||
-        !absl::SimpleAtoi(v, &task_index)) {
-      return errors::InvalidArgument("--task_index must be a non-negative integer, got '", Shown(v), "'");
-    }
+  if (!flags.Has("--job_name")) return errors::InvalidArgument("--job_name is missing");
+  if (!flags.Has("--worker_hosts")) return errors::InvalidArgument("--worker_hosts is missing");
+  auto task_index = flags.GetInt64("--task_index", 0, 0);
+  if (task_index.ok() && *task_index > 999999999) {  // more tasks than any cluster has
+    task_index = errors::InvalidArgument("--task_index must be a non-negative integer, got '",
+                                         Shown(flags.GetString("--task_index")), "'");
   }
-  return TaskConfigFromFlags(given["--ps_hosts"], given["--worker_hosts"], given["--job_name"], task_index);
+  if (!task_index.ok()) return task_index.status();
+  return TaskConfigFromFlags(flags.GetString("--ps_hosts"), flags.GetString("--worker_hosts"),
+                             flags.GetString("--job_name"), static_cast<int>(*task_index));
 }
 
 }  // namespace dflow

@@ -71,6 +71,30 @@ TEST_F(GraphExtensionTest, AppendsNodesFunctionsAndVersions) {
   EXPECT_EQ(def.versions().producer(), producer - 1);
 }
 
+TEST_F(GraphExtensionTest, NoGraphDefToExtendImportsTheDeltaAsItIs) {
+  Node* x = Placeholder("x", DT_FLOAT, PartialTensorShape({2}));
+  Node* y = Add(Unary("y", "Identity", x));
+  ASSERT_NE(y, nullptr);
+  proto::FunctionDef fdef;
+  ASSERT_TRUE(GraphToFunctionDef(g_, "f", {x}, {{y, 0}}, &fdef).ok());
+  proto::GraphDef first;
+  ExportGraphDef(g_, &first);
+  *first.mutable_library()->add_function() = fdef;
+  *first.mutable_library()->add_function() = fdef;
+  StatusOr<std::unique_ptr<Graph>> g = ExtendGraphDef(first, nullptr);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ((*g)->num_nodes(), 2);
+  ASSERT_NE((*g)->FindNode("y"), nullptr);
+  EXPECT_EQ((*g)->FindNode("y")->data_inputs()[0]->src->name(), "x");
+  proto::FunctionDefLibrary library;
+  (*g)->library().ToProto(&library);
+  EXPECT_EQ(library.function_size(), 1);
+
+  proto::GraphDef bad;
+  *bad.add_node() = Identity("a", "nowhere");
+  EXPECT_EQ(ExtendGraphDef(bad, nullptr).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST_F(GraphExtensionTest, ErrorsAreImportErrors) {
   proto::GraphDef def;
   *def.add_node() = Identity("a", "nowhere");

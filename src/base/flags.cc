@@ -66,7 +66,7 @@ absl::StatusOr<ParsedFlags> ParsedFlags::Parse(const std::vector<std::string>& a
     } else if (spec.keep_unknown) {
       flags.positional_.push_back(a);
     } else {
-      return Invalid("unknown flag '", a, "'", spec.unknown_hint);
+      return Invalid("unknown flag '", name, "'", spec.unknown_hint);
     }
   }
   return flags;

@@ -41,8 +41,8 @@ struct FlagSpec {
   // recorded under the flag's own name.
   std::map<std::string, std::string> aliases;
   // Unknown flags are errors, unless kept: then each such argument stays, as it is and in order,
-  // among the positional arguments (for a second parser that knows them). "--" and what follows
-  // are kept too.
+  // among the positional arguments (for a second parser that knows them); "--" is kept too, and
+  // the known flags after it are still read (the cluster flags that `dflow launch` appends).
   bool keep_unknown = false;
   // The first positional argument ends the flags: it and all after it are positional (a
   // command and its own arguments, as in `dflow launch ... TRAINER ARGS`).

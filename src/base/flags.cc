@@ -37,8 +37,12 @@ absl::StatusOr<ParsedFlags> ParsedFlags::Parse(const std::vector<std::string>& a
   ParsedFlags flags;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
+    if (a == "--" && spec.keep_unknown) {  // for the second parser, which may give it a meaning
+      flags.positional_.push_back(a);
+      continue;
+    }
     if (a == "--") {
-      flags.positional_.insert(flags.positional_.end(), args.begin() + i + (spec.keep_unknown ? 0 : 1), args.end());
+      flags.positional_.insert(flags.positional_.end(), args.begin() + i + 1, args.end());
       break;
     }
     if (a.size() < 2 || a[0] != '-') {

@@ -329,6 +329,10 @@ TEST(TaskConfigFromArgsTest, Flags) {
   EXPECT_TRUE(c->is_chief);
   EXPECT_TRUE(rest.empty());
   EXPECT_TRUE(TaskConfigFromArgs({"--worker_hosts=w:1", "--job_name=worker", "x"}, "", nullptr).ok());
+  // `dflow launch` appends the cluster flags after the trainer's own arguments, "--" among them.
+  c = TaskConfigFromArgs({"x", "--", "--y", "--worker_hosts=w:1", "--job_name=worker"}, "", &rest);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_THAT(rest, ElementsAre("x", "--", "--y"));
 }
 
 TEST(TaskConfigFromArgsTest, TfConfigWhenNoFlags) {

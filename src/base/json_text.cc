@@ -61,7 +61,7 @@ Status JsonParseError(absl::string_view parser_message) {
   if (first != absl::string_view::npos && last > first && absl::EndsWith(parser_message, "^")) {
     const absl::string_view around = parser_message.substr(first + 1, last - first - 1);
     const size_t column = parser_message.size() - last - 2;
-    std::string rest(column <= around.size() ? around.substr(column) : absl::string_view());
+    std::string rest(absl::StripAsciiWhitespace(column <= around.size() ? around.substr(column) : absl::string_view()));
     if (rest.empty()) return errors::InvalidArgument("JSON: ", what, " at the end of the input");
     for (char& c : rest) {
       if (static_cast<unsigned char>(c) < 0x20) c = ' ';

@@ -17,6 +17,7 @@
 #include "framework/rendezvous.h"
 #include "graph/function_library.h"
 #include "graph/graph_def.h"
+#include "graph/graph_extension.h"
 #include "graph/partition.h"
 #include "graph/placer.h"
 #include "graph/subgraph.h"
@@ -234,19 +235,13 @@ Status MasterSession::Extend(const proto::GraphDef& def) {
       CheckGraphLimits(def, graph_bytes_, num_nodes_, max_graph_bytes_, max_graph_nodes_, local_task_));
   // The whole graph is imported anew into a new Graph, so that a bad extension leaves the
   // session as it was. The first GraphDef is imported as it came (no copy).
-  auto g = std::make_unique<Graph>();
-  if (graph_ == nullptr) {
-    RETURN_IF_ERROR(ImportGraphDef(def, g.get()));
-  } else {
-    proto::GraphDef merged;
+  proto::GraphDef merged;
+  if (graph_ != nullptr) {
     if (!merged.ParseFromString(node_bytes_)) return errors::Internal("Session ", handle_, ": kept graph unreadable");
     *merged.mutable_library() = library_;
-    *merged.mutable_versions() = def.has_versions() ? def.versions() : versions_;
-    merged.mutable_node()->Reserve(merged.node_size() + def.node_size());
-    for (const auto& n : def.node()) *merged.add_node() = n;
-    for (const auto& f : def.library().function()) *merged.mutable_library()->add_function() = f;
-    RETURN_IF_ERROR(ImportGraphDef(merged, g.get()));
+    *merged.mutable_versions() = versions_;
   }
+  ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, ExtendGraphDef(def, graph_ == nullptr ? nullptr : &merged));
   AppendNodeBytes(def, &node_bytes_);
   num_nodes_ += def.node_size();
   // Identical functions sent again collapse into one.

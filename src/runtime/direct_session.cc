@@ -12,6 +12,7 @@
 #include "framework/cancellation.h"
 #include "graph/function_library.h"
 #include "graph/graph_def.h"
+#include "graph/graph_extension.h"
 #include "graph/placer.h"
 #include "graph/subgraph.h"
 #include "proto/graph.pb.h"
@@ -115,13 +116,7 @@ Status DirectSession::ExtendLocked(const proto::GraphDef& def) {
   if (closed_) return errors::FailedPrecondition("Session has been closed");
   // Build the extended graph aside, so that a bad extension leaves the session as it was.
   proto::GraphDef merged = graph_def_;
-  for (const auto& n : def.node()) *merged.add_node() = n;
-  for (const auto& f : def.library().function()) *merged.mutable_library()->add_function() = f;
-  if (def.has_versions()) *merged.mutable_versions() = def.versions();
-  auto g = std::make_unique<Graph>();
-  RETURN_IF_ERROR(ImportGraphDef(merged, g.get()));
-  // Identical functions sent again collapse into one.
-  g->library().ToProto(merged.mutable_library());
+  ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, ExtendGraphDef(def, &merged));
   graph_def_ = std::move(merged);
   graph_ = std::move(g);
   function_libraries_.clear();  // kernels made before keep the functions they instantiated

@@ -352,10 +352,64 @@ StatusOr<std::shared_ptr<MasterSession::Prepared>> MasterSession::Build(const pr
   return prepared;
 }
 
-Status MasterSession::Run(const proto::RunStepRequest& req, proto::RunStepResponse* resp, CallOptions* client) {
-  ASSIGN_OR_RETURN(std::shared_ptr<Prepared> prepared, Prepare(req));
+namespace {
+
+// How the RunGraph calls of one step stand: the pieces of work left, and the first error.
+struct StepProgress {
+  explicit StepProgress(size_t n) : left(n) {}
+
+  // Records `why` as the step's error unless it has one; true when the caller must tell every
+  // task to abort the step (the first failure).
+  bool Fail(const Status& why) {
+    std::lock_guard<std::mutex> l(mu);
+    if (!first_error.ok()) return false;
+    first_error = why;
+    const bool abort = !aborted;
+    aborted = true;
+    return abort;
+  }
+  // Ends one piece of work.
+  void Done() {
+    std::lock_guard<std::mutex> l(mu);
+    if (--left == 0) cv.notify_all();
+  }
+  // Waits until no work is left. Past timeout_ms (when > 0) the step fails with
+  // DeadlineExceeded and on_deadline(why, abort) runs once, unlocked, before the wait goes on.
+  void Wait(int64_t timeout_ms, const std::function<void(const Status& why, bool abort)>& on_deadline) {
+    std::unique_lock<std::mutex> l(mu);
+    if (timeout_ms > 0) {
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+      if (!cv.wait_until(l, deadline, [&] { return left == 0; })) {
+        Status why = errors::DeadlineExceeded("Run did not finish within the deadline of ", timeout_ms, " ms");
+        const bool abort = !aborted;
+        aborted = true;
+        if (first_error.ok()) first_error = why;
+        l.unlock();
+        on_deadline(why, abort);
+        l.lock();
+      }
+    }
+    cv.wait(l, [&] { return left == 0; });
+  }
+
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t left;
+  Status first_error;
+  bool aborted = false;
+};
+
+}  // namespace
+
+struct MasterSession::Call {
+  proto::RunGraphRequest req;
+  proto::RunGraphResponse resp;
+  CallOptions opts;
+};
+
+Status MasterSession::CheckFeeds(const Prepared& prepared, const proto::RunStepRequest& req) {
   for (int i = 0; i < req.feed_size(); ++i) {
-    const FeedInfo& f = prepared->feeds[i];
+    const FeedInfo& f = prepared.feeds[i];
     const proto::TensorProto& v = req.feed(i).tensor();
     if (static_cast<DType>(v.dtype()) != f.dtype) {
       return errors::InvalidArgument("Cannot feed value of type ", DTypeString(static_cast<DType>(v.dtype())),
@@ -367,40 +421,14 @@ Status MasterSession::Run(const proto::RunStepRequest& req, proto::RunStepRespon
                                      "', which has shape ", f.shape.DebugString());
     }
   }
-  int64_t step_id;
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    step_id = static_cast<int64_t>(step_ids_() >> 1);
-  }
-  const int64_t timeout_ms = req.timeout_in_ms() > 0 ? req.timeout_in_ms() : config_.operation_timeout_ms();
-  struct Call {
-    proto::RunGraphRequest req;
-    proto::RunGraphResponse resp;
-    CallOptions opts;
-  };
-  const size_t n = prepared->partitions.size();
-  // Shared with the client's cancel callback, which may run while this returns.
-  auto calls_owner = std::make_shared<std::vector<Call>>(n);
-  std::vector<Call>& calls = *calls_owner;
-  std::mutex mu;
-  std::condition_variable cv;
-  size_t left = n;
-  Status first_error;
-  bool aborted = false;
-  // Tells every task the step failed, so that nothing waits for a tensor that will not come.
-  auto abort_all = [&](const Status& why) {
-    for (const Partition& p : prepared->partitions) {
-      auto areq = std::make_shared<proto::AbortStepRequest>();
-      auto aresp = std::make_shared<proto::AbortStepResponse>();
-      areq->set_step_id(step_id);
-      areq->set_code(static_cast<int>(why.code()));
-      areq->set_message(std::string(why.message()));
-      p.worker->AbortStepAsync(areq.get(), aresp.get(), [areq, aresp](const Status&) {});
-    }
-  };
-  for (size_t k = 0; k < n; ++k) {
-    const Partition& p = prepared->partitions[k];
-    Call& c = calls[k];
+  return absl::OkStatus();
+}
+
+void MasterSession::FillCalls(const Prepared& prepared, const proto::RunStepRequest& req, int64_t step_id,
+                              int64_t timeout_ms, std::vector<Call>* calls) const {
+  for (size_t k = 0; k < prepared.partitions.size(); ++k) {
+    const Partition& p = prepared.partitions[k];
+    Call& c = (*calls)[k];
     c.req.set_session_handle(handle_);
     c.req.set_graph_handle(p.graph_handle);
     c.req.set_step_id(step_id);
@@ -411,46 +439,92 @@ Status MasterSession::Run(const proto::RunStepRequest& req, proto::RunStepRespon
     for (const std::string& key : p.pushed_keys) c.req.add_pushed_keys(key);
     if (timeout_ms > 0) c.opts.timeout_ms = timeout_ms + 10000;
   }
+}
+
+std::vector<size_t> MasterSession::CallOrder(const Prepared& prepared, int* sync_partition) const {
+  // With one other task whose partition receives nothing (a step that reads parameters from one
+  // ps task, say), that partition runs first, synchronously.
+  const size_t n = prepared.partitions.size();
+  int sync = -1, remote = 0;
+  for (size_t k = 0; k < n; ++k) {
+    if (prepared.partitions[k].task == local_task_) continue;
+    ++remote;
+    if (!prepared.partitions[k].receives) sync = static_cast<int>(k);
+  }
+  if (remote != 1) sync = -1;
+  std::vector<size_t> order;
+  if (sync >= 0) order.push_back(sync);
+  for (size_t k = 0; k < n; ++k)
+    if (static_cast<int>(k) != sync) order.push_back(k);
+  *sync_partition = sync;
+  return order;
+}
+
+void MasterSession::AbortStep(const Prepared& prepared, int64_t step_id, const Status& why) {
+  for (const Partition& p : prepared.partitions) {
+    auto areq = std::make_shared<proto::AbortStepRequest>();
+    auto aresp = std::make_shared<proto::AbortStepResponse>();
+    areq->set_step_id(step_id);
+    areq->set_code(static_cast<int>(why.code()));
+    areq->set_message(std::string(why.message()));
+    p.worker->AbortStepAsync(areq.get(), aresp.get(), [areq, aresp](const Status&) {});
+  }
+}
+
+Status MasterSession::CollectFetches(const Prepared& prepared, const proto::RunStepRequest& req,
+                                     std::vector<Call>* calls, proto::RunStepResponse* resp) const {
+  resp->mutable_tensor()->Clear();
+  for (int i = 0; i < req.fetch_size(); ++i) resp->add_tensor();
+  for (size_t k = 0; k < prepared.partitions.size(); ++k) {
+    const Partition& p = prepared.partitions[k];
+    proto::RunGraphResponse& r = (*calls)[k].resp;
+    if (r.retvals_size() != static_cast<int>(p.retvals.size())) {
+      return errors::Internal("Task ", Where(p.task), " returned ", r.retvals_size(), " tensors, not ",
+                              p.retvals.size());
+    }
+    for (size_t j = 0; j < p.retvals.size(); ++j) {
+      resp->mutable_tensor(p.retvals[j])->Swap(r.mutable_retvals(static_cast<int>(j)));
+    }
+    for (proto::NodeStats& st : *r.mutable_stats()) *resp->add_stats() = std::move(st);
+  }
+  return absl::OkStatus();
+}
+
+Status MasterSession::Run(const proto::RunStepRequest& req, proto::RunStepResponse* resp, CallOptions* client) {
+  ASSIGN_OR_RETURN(std::shared_ptr<Prepared> prepared, Prepare(req));
+  RETURN_IF_ERROR(CheckFeeds(*prepared, req));
+  int64_t step_id;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    step_id = static_cast<int64_t>(step_ids_() >> 1);
+  }
+  const int64_t timeout_ms = req.timeout_in_ms() > 0 ? req.timeout_in_ms() : config_.operation_timeout_ms();
+  const size_t n = prepared->partitions.size();
+  // Shared with the client's cancel callback, which may run while this returns.
+  auto calls_owner = std::make_shared<std::vector<Call>>(n);
+  std::vector<Call>& calls = *calls_owner;
+  FillCalls(*prepared, req, step_id, timeout_ms, &calls);
   if (client != nullptr) {
     client->SetCancelCallback([calls_owner]() {
       for (Call& c : *calls_owner) c.opts.StartCancel();
     });
   }
-  // With one other task whose partition receives nothing (a step that reads parameters from one
-  // ps task, say), that partition runs first, synchronously.
-  int sync_partition = -1, remote = 0;
-  for (size_t k = 0; k < n; ++k) {
-    if (prepared->partitions[k].task == local_task_) continue;
-    ++remote;
-    if (!prepared->partitions[k].receives) sync_partition = static_cast<int>(k);
-  }
-  if (remote != 1) sync_partition = -1;
-  std::vector<size_t> order;
-  if (sync_partition >= 0) order.push_back(sync_partition);
-  for (size_t k = 0; k < n; ++k)
-    if (static_cast<int>(k) != sync_partition) order.push_back(k);
-  for (size_t k : order) {
+  StepProgress progress(n);
+  int sync_partition;
+  for (size_t k : CallOrder(*prepared, &sync_partition)) {
     const Partition& p = prepared->partitions[k];
-    // Ends one of the `left` pieces of work, failing the step on the first error.
+    // Ends one of the `left` pieces of work, failing the step on the first error: every task
+    // is told, so that nothing waits for a tensor that will not come.
     auto finish = [&, k](const Status& s) {
-      bool abort = false;
-      Status why;
-      {
-        std::lock_guard<std::mutex> l(mu);
-        if (!s.ok() && first_error.ok()) {
-          first_error = errors::Annotate(s, absl::StrCat("Task ", Where(prepared->partitions[k].task), ": "));
-          abort = !aborted;
-          aborted = true;
-          why = first_error;
-        }
+      if (!s.ok()) {
+        Status why = errors::Annotate(s, absl::StrCat("Task ", Where(prepared->partitions[k].task), ": "));
+        if (progress.Fail(why)) AbortStep(*prepared, step_id, why);
       }
-      if (abort) abort_all(why);
-      std::lock_guard<std::mutex> l(mu);
-      if (--left == 0) cv.notify_all();
+      progress.Done();
     };
     auto completed = [&, k, finish](const Status& s) {
       if (s.ok() && !prepared->partitions[k].push_keys.empty()) {
-        DeliverPushed(step_id, prepared->partitions[k], &calls[k].resp, finish, &mu, &left);
+        DeliverPushed(step_id, prepared->partitions[k], &calls[k].resp, finish, &progress.mu, &progress.left);
       }
       finish(s);
     };
@@ -464,41 +538,15 @@ Status MasterSession::Run(const proto::RunStepRequest& req, proto::RunStepRespon
       p.worker->RunGraphAsync(&calls[k].req, &calls[k].resp, &calls[k].opts, completed);
     }
   }
-  {
-    std::unique_lock<std::mutex> l(mu);
-    if (timeout_ms > 0) {
-      // Past the deadline, the step fails everywhere: tasks that still run it (a frozen one
-      // included) are told to abort and their calls are cancelled.
-      auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-      if (!cv.wait_until(l, deadline, [&] { return left == 0; })) {
-        Status why = errors::DeadlineExceeded("Run did not finish within the deadline of ", timeout_ms, " ms");
-        bool abort = !aborted;
-        aborted = true;
-        if (first_error.ok()) first_error = why;
-        l.unlock();
-        if (abort) abort_all(why);
-        for (Call& c : calls) c.opts.StartCancel();
-        l.lock();
-      }
-    }
-    cv.wait(l, [&] { return left == 0; });
-  }
+  // Past the deadline, the step fails everywhere: tasks that still run it (a frozen one
+  // included) are told to abort and their calls are cancelled.
+  progress.Wait(timeout_ms, [&](const Status& why, bool abort) {
+    if (abort) AbortStep(*prepared, step_id, why);
+    for (Call& c : calls) c.opts.StartCancel();
+  });
   if (client != nullptr) client->ClearCancelCallback();
-  if (!first_error.ok()) return first_error;
-  resp->mutable_tensor()->Clear();
-  for (int i = 0; i < req.fetch_size(); ++i) resp->add_tensor();
-  for (size_t k = 0; k < n; ++k) {
-    const Partition& p = prepared->partitions[k];
-    if (calls[k].resp.retvals_size() != static_cast<int>(p.retvals.size())) {
-      return errors::Internal("Task ", Where(p.task), " returned ", calls[k].resp.retvals_size(), " tensors, not ",
-                              p.retvals.size());
-    }
-    for (size_t j = 0; j < p.retvals.size(); ++j) {
-      resp->mutable_tensor(p.retvals[j])->Swap(calls[k].resp.mutable_retvals(static_cast<int>(j)));
-    }
-    for (proto::NodeStats& st : *calls[k].resp.mutable_stats()) *resp->add_stats() = std::move(st);
-  }
-  return absl::OkStatus();
+  if (!progress.first_error.ok()) return progress.first_error;
+  return CollectFetches(*prepared, req, &calls, resp);
 }
 
 void MasterSession::DeliverPushed(int64_t step_id, const Partition& from, proto::RunGraphResponse* resp,

@@ -28,8 +28,7 @@ namespace topo_internal {
 // Returns the order; on a cycle it is shorter than pending, and pending[i] > 0 for exactly the
 // indices left out.
 template <typename ForEachSuccessor>
-std::vector<int> KahnOrder(std::vector<int>& pending, const ForEachSuccessor& for_each_successor,
-                           TopoTieBreak tie) {
+std::vector<int> KahnOrder(std::vector<int>& pending, const ForEachSuccessor& for_each_successor, TopoTieBreak tie) {
   const int n = static_cast<int>(pending.size());
   std::vector<int> order;
   order.reserve(n);

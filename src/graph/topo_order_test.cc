@@ -28,10 +28,16 @@ struct Adjacency {
   }
   std::vector<int> Order(std::vector<int>& pending, TopoTieBreak tie) const {
     return topo_internal::KahnOrder(
-        pending, [&](int i, const auto& visit) { for (int j : succ[i]) visit(j); }, tie);
+        pending,
+        [&](int i, const auto& visit) {
+          for (int j : succ[i]) visit(j);
+        },
+        tie);
   }
   std::vector<int> Cycle(const std::vector<int>& pending) const {
-    return topo_internal::FindCycle(pending, [&](int i, const auto& visit) { for (int j : pred[i]) visit(j); });
+    return topo_internal::FindCycle(pending, [&](int i, const auto& visit) {
+      for (int j : pred[i]) visit(j);
+    });
   }
 };
 
@@ -169,8 +175,7 @@ TEST_F(TopoOrderTest, CycleErrorNamesTheCycleNotWhatHangsBelowIt) {
   StatusOr<std::vector<Node*>> order = TopologicalOrder(g_, opts);
   ASSERT_FALSE(order.ok());
   EXPECT_EQ(order.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(order.status().message(),
-            "Step graph contains a cycle: 'r' -> 'q' -> 'r' (3 nodes cannot be ordered)");
+  EXPECT_EQ(order.status().message(), "Step graph contains a cycle: 'r' -> 'q' -> 'r' (3 nodes cannot be ordered)");
 }
 
 TEST_F(TopoOrderTest, SelfControlEdgeIsACycle) {

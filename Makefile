@@ -21,10 +21,12 @@ build: deps $(BUILD)/build.ninja
 run: build
 	$(BUILD)/bin/dflow launch --ps 1 --workers 2 -- $(BUILD)/bin/iris
 
-# After the suite, a short fuzzing pass: every fuzz target 5 s (its clang build takes about 4 min
-# from scratch on 2 cores; see fuzz/run_fuzz.sh).
+# After the suite, a check that no more tests skipped or were disabled than tests/skip_budget.txt
+# allows (scripts/check_skips.py on ctest's JUnit report), then a short fuzzing pass: every fuzz
+# target 5 s (its clang build takes about 4 min from scratch on 2 cores; see fuzz/run_fuzz.sh).
 test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300 --output-junit ctest-junit.xml
+	scripts/check_skips.py $(BUILD)/ctest-junit.xml tests/skip_budget.txt
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=5
 
 # The differential suite alone: dflow beside real TensorFlow on TensorFlow's own graphs (ops and

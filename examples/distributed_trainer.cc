@@ -25,9 +25,9 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "absl/strings/numbers.h"
 #include "dflow/basic_session_run_hooks.h"
 #include "dflow/dflow.h"
+#include "dflow/flags.h"
 #include "dflow/monitored_session.h"
 #include "dflow/server.h"
 #include "dflow/sync_replicas_optimizer.h"
@@ -73,40 +73,22 @@ struct Flags {
 };
 
 Status ParseFlags(const std::vector<std::string>& rest, Flags* f) {
-  for (size_t i = 0; i < rest.size(); ++i) {
-    std::string name = rest[i], value;
-    if (name == "--sync") {
-      f->sync = true;
-      continue;
-    }
-    size_t eq = name.find('=');
-    if (eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-    } else if (i + 1 < rest.size()) {
-      value = rest[++i];
-    } else {
-      return errors::InvalidArgument("flag ", name, " needs a value");
-    }
-    int64_t* number = nullptr;
-    if (name == "--last_step" || name == "--train_steps")
-      number = &f->last_step;
-    else if (name == "--save_checkpoint_steps")
-      number = &f->save_checkpoint_steps;
-    else if (name == "--max_wait_secs")
-      number = &f->max_wait_secs;
-    else if (name == "--replicas_to_aggregate")
-      number = &f->replicas_to_aggregate;
-    else if (name == "--checkpoint_dir")
-      f->checkpoint_dir = value;
-    else if (name == "--credentials")
-      f->credentials = value;
-    else
-      return errors::InvalidArgument("unknown argument '", rest[i], "'");
-    if (number != nullptr && (!absl::SimpleAtoi(value, number) || *number <= 0)) {
-      return errors::InvalidArgument(name, " must be a positive integer, got '", value, "'");
-    }
-  }
+  FlagSpec spec;
+  spec.values = {"--last_step", "--save_checkpoint_steps", "--max_wait_secs", "--replicas_to_aggregate",
+                 "--checkpoint_dir", "--credentials"};
+  spec.switches = {"--sync"};
+  spec.aliases = {{"--train_steps", "--last_step"}};
+  DFLOW_ASSIGN_OR_RETURN(ParsedFlags flags, ParsedFlags::Parse(rest, spec));
+  if (!flags.positional().empty()) return errors::InvalidArgument("unknown argument '", flags.positional()[0], "'");
+  DFLOW_ASSIGN_OR_RETURN(f->last_step, flags.GetInt64("--last_step", f->last_step, 1));
+  DFLOW_ASSIGN_OR_RETURN(f->save_checkpoint_steps,
+                         flags.GetInt64("--save_checkpoint_steps", f->save_checkpoint_steps, 1));
+  DFLOW_ASSIGN_OR_RETURN(f->max_wait_secs, flags.GetInt64("--max_wait_secs", f->max_wait_secs, 1));
+  DFLOW_ASSIGN_OR_RETURN(f->replicas_to_aggregate,
+                         flags.GetInt64("--replicas_to_aggregate", f->replicas_to_aggregate, 1));
+  f->checkpoint_dir = flags.GetString("--checkpoint_dir", f->checkpoint_dir);
+  f->credentials = flags.GetString("--credentials", f->credentials);
+  f->sync = flags.Has("--sync");
   if (f->replicas_to_aggregate > 0 && !f->sync) {
     return errors::InvalidArgument("--replicas_to_aggregate needs --sync");
   }

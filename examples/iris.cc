@@ -28,9 +28,9 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "dflow/dflow.h"
 #include "dflow/estimator.h"
+#include "dflow/flags.h"
 #include "examples/iris.h"
 
 namespace dflow::examples {
@@ -89,37 +89,20 @@ struct IrisFlags {
 };
 
 inline Status ParseIrisFlags(const std::vector<std::string>& rest, IrisFlags* f) {
-  for (size_t i = 0; i < rest.size(); ++i) {
-    std::string name = rest[i], value;
-    size_t eq = name.find('=');
-    if (eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-    } else if (i + 1 < rest.size()) {
-      value = rest[++i];
-    } else {
-      return errors::InvalidArgument("flag ", name, " needs a value");
-    }
-    int64_t* number = nullptr;
-    if (name == "--data_dir") {
-      f->data_dir = value;
-    } else if (name == "--model_dir") {
-      f->model_dir = value;
-    } else if (name == "--train_steps") {
-      number = &f->train_steps;
-    } else if (name == "--batch_size") {
-      number = &f->batch_size;
-    } else if (name == "--seed") {
-      number = &f->seed;
-    } else {
-      return errors::InvalidArgument("unknown flag '", name,
-                                     "' (flags: --data_dir --model_dir --train_steps --batch_size --seed, and the "
-                                     "cluster flags --ps_hosts --worker_hosts --job_name --task_index)");
-    }
-    if (number != nullptr && (!absl::SimpleAtoi(value, number) || *number <= 0)) {
-      return errors::InvalidArgument(name, " must be a positive integer, got '", value, "'");
-    }
+  FlagSpec spec;
+  spec.values = {"--data_dir", "--model_dir", "--train_steps", "--batch_size", "--seed"};
+  spec.unknown_hint =
+      " (flags: --data_dir --model_dir --train_steps --batch_size --seed, and the cluster flags --ps_hosts "
+      "--worker_hosts --job_name --task_index)";
+  DFLOW_ASSIGN_OR_RETURN(ParsedFlags flags, ParsedFlags::Parse(rest, spec));
+  if (!flags.positional().empty()) {
+    return errors::InvalidArgument("unexpected argument '", flags.positional()[0], "'", spec.unknown_hint);
   }
+  f->data_dir = flags.GetString("--data_dir", f->data_dir);
+  f->model_dir = flags.GetString("--model_dir", f->model_dir);
+  DFLOW_ASSIGN_OR_RETURN(f->train_steps, flags.GetInt64("--train_steps", f->train_steps, 1));
+  DFLOW_ASSIGN_OR_RETURN(f->batch_size, flags.GetInt64("--batch_size", f->batch_size, 1));
+  DFLOW_ASSIGN_OR_RETURN(f->seed, flags.GetInt64("--seed", f->seed, 1));
   return absl::OkStatus();
 }
 

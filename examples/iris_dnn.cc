@@ -20,6 +20,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "dflow/dflow.h"
+#include "dflow/flags.h"
 #include "examples/iris_dnn.h"
 
 namespace dflow::examples {
@@ -121,9 +122,19 @@ StatusOr<IrisResult> TrainIrisDNN(const std::string& data_dir, int steps, bool v
 
 #ifndef DFLOW_EXAMPLE_NO_MAIN
 int main(int argc, char** argv) {
-  const std::string dir = argc > 1 ? argv[1] : "data/iris";
-  const int steps = argc > 2 ? std::atoi(argv[2]) : 1000;
-  auto r = dflow::examples::TrainIrisDNN(dir, steps > 0 ? steps : 1000, /*verbose=*/true);
+  // iris_dnn [DATA_DIR] [STEPS]
+  auto flags = dflow::ParsedFlags::Parse(std::vector<std::string>(argv + 1, argv + argc), {});
+  if (flags.ok() && flags->positional().size() > 2) {
+    flags = absl::InvalidArgumentError("usage: iris_dnn [DATA_DIR] [STEPS]");
+  }
+  const std::vector<std::string> args = flags.ok() ? flags->positional() : std::vector<std::string>();
+  absl::StatusOr<int64_t> steps = args.size() > 1 ? dflow::ParseFlagInt64("STEPS", args[1], 1, 1 << 30) : 1000;
+  if (!flags.ok() || !steps.ok()) {
+    std::fprintf(stderr, "%s\n", (flags.ok() ? steps.status() : flags.status()).ToString().c_str());
+    return 2;
+  }
+  const std::string dir = args.empty() ? "data/iris" : args[0];
+  auto r = dflow::examples::TrainIrisDNN(dir, static_cast<int>(*steps), /*verbose=*/true);
   if (!r.ok()) {
     std::fprintf(stderr, "%s\n", r.status().ToString().c_str());
     return 1;

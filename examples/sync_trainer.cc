@@ -19,8 +19,8 @@
 #include <thread>
 
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "dflow/dflow.h"
+#include "dflow/flags.h"
 #include "dflow/server.h"
 
 namespace {
@@ -32,11 +32,6 @@ int Fail(const Status& s) {
   return 1;
 }
 
-bool ParseFlag(const std::string& arg, const std::string& name, int64_t* out) {
-  const std::string prefix = "--" + name + "=";
-  return arg.rfind(prefix, 0) == 0 && absl::SimpleAtoi(arg.substr(prefix.size()), out) && *out > 0;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -44,13 +39,20 @@ int main(int argc, char** argv) {
   const char* env = std::getenv("TF_CONFIG");
   StatusOr<TaskConfig> task = TaskConfigFromArgs(args, env == nullptr ? "" : env, &rest);
   if (!task.ok()) return Fail(task.status());
-  int64_t replicas = 0, last_step = 20;
-  for (const std::string& a : rest) {
-    if (!ParseFlag(a, "replicas_to_aggregate", &replicas) && !ParseFlag(a, "last_step", &last_step)) {
-      return Fail(errors::InvalidArgument("unknown or bad argument '", a,
-                                          "' (--replicas_to_aggregate=N, --last_step=N: positive integers)"));
-    }
+  FlagSpec spec;
+  spec.values = {"--replicas_to_aggregate", "--last_step"};
+  spec.unknown_hint = " (--replicas_to_aggregate=N, --last_step=N: positive integers)";
+  StatusOr<ParsedFlags> flags = ParsedFlags::Parse(rest, spec);
+  if (flags.ok() && !flags->positional().empty()) {
+    flags = errors::InvalidArgument("unexpected argument '", flags->positional()[0], "'", spec.unknown_hint);
   }
+  if (!flags.ok()) return Fail(flags.status());
+  StatusOr<int64_t> replicas_flag = flags->GetInt64("--replicas_to_aggregate", 0, 1);
+  StatusOr<int64_t> last_step_flag = flags->GetInt64("--last_step", 20, 1);
+  if (!replicas_flag.ok()) return Fail(replicas_flag.status());
+  if (!last_step_flag.ok()) return Fail(last_step_flag.status());
+  int64_t replicas = *replicas_flag;
+  const int64_t last_step = *last_step_flag;
   ServerOptions so;
   so.cluster = task->cluster;
   so.job_name = task->job_name;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "dflow/dflow.h"
+#include "dflow/flags.h"
 #include "dflow/graph_def.h"
 #include "examples/tf_regression.h"
 
@@ -54,7 +55,14 @@ StatusOr<std::pair<float, float>> TrainTfRegression(const std::string& path, int
 
 #ifndef DFLOW_EXAMPLE_NO_MAIN
 int main(int argc, char** argv) {
-  std::string path = argc > 1 ? argv[1] : "testdata/tf/rust_regression_train.pb";
+  auto flags = dflow::ParsedFlags::Parse(std::vector<std::string>(argv + 1, argv + argc), {});
+  if (!flags.ok() || flags->positional().size() > 1) {
+    if (!flags.ok()) std::fprintf(stderr, "%s\n", flags.status().ToString().c_str());
+    std::fprintf(stderr, "usage: tf_regression [GRAPH.pb]\n");
+    return 2;
+  }
+  const std::string path =
+      flags->positional().empty() ? "testdata/tf/rust_regression_train.pb" : flags->positional()[0];
   auto r = dflow::examples::TrainTfRegression(path);
   if (!r.ok()) {
     std::fprintf(stderr, "error: %s\n", r.status().ToString().c_str());

@@ -14,6 +14,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-dev python3-pip   # the Python package: headers for the extension, pip below
   clang libomp-dev   # `make fuzz`: libFuzzer and the sanitizers (clang), OpenMP for clang (dnnl's ops)
+  clang-format   # scripts/format.sh (.clang-format)
 )
 if [[ "${1:-}" == "--bench" ]]; then
   # OpenBLAS gives PyTorch its fast BLAS (without it Debian's torch uses the reference BLAS).

@@ -86,43 +86,6 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
-TEST(SyncReplicasProcessTest, AKilledWorkerDoesNotStopTraining) {
-  TempDir dir;
-  std::vector<int> ports = PickFreePorts(4).value();
-  auto addr = [&](int i) { return "127.0.0.1:" + std::to_string(ports[i]); };
-  std::vector<std::string> flags = {"--ps_hosts=" + addr(0),
-                                    "--worker_hosts=" + addr(1) + "," + addr(2) + "," + addr(3)};
-  auto log = [&](const std::string& name) { return dir.path() + "/" + name + ".log"; };
-  ChildProcess ps({BinDir() + "/dflow", "server", flags[0], flags[1], "--job_name=ps", "--task_index=0"}, log("ps"));
-  std::vector<std::unique_ptr<ChildProcess>> workers;
-  for (int i = 0; i < 3; ++i) {
-    workers.push_back(std::make_unique<ChildProcess>(
-        std::vector<std::string>{BinDir() + "/sync_trainer", flags[0], flags[1], "--job_name=worker",
-                                 "--task_index=" + std::to_string(i), "--replicas_to_aggregate=2",
-                                 "--last_step=1500"},
-        log("worker" + std::to_string(i))));
-  }
-  // Wait (bounded) until training runs, then kill worker 2 for good.
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-  workers[2]->Signal(SIGKILL);
-  // The kill came in the middle: the chief has not finished yet.
-  EXPECT_THAT(ReadFile(log("worker0")), ::testing::Not(HasSubstr("chief:")));
-  EXPECT_EQ(workers[2]->Wait(10), 128 + SIGKILL);
-  std::optional<int> chief = workers[0]->Wait(180);
-  std::optional<int> other = workers[1]->Wait(30);
-  std::optional<int> ps_code = ps.Wait(30);
-  const std::string chief_log = ReadFile(log("worker0"));
-  ASSERT_EQ(chief, std::optional<int>(0)) << chief_log;
-  EXPECT_EQ(other, std::optional<int>(0)) << ReadFile(log("worker1"));
-  EXPECT_EQ(ps_code, std::optional<int>(0)) << ReadFile(log("ps"));
-  Summary s = Parse(chief_log);
-  EXPECT_GE(s.global_step, 1500) << chief_log;
-  EXPECT_EQ(s.w, -static_cast<double>(s.global_step)) << chief_log;
-  // The chief waited for the live worker, and not forever for the dead one.
-  EXPECT_THAT(chief_log, HasSubstr("chief: 1 of 2 other workers finished")) << chief_log;
-  EXPECT_THAT(ReadFile(log("ps")), HasSubstr("the job is complete; stopped"));
-}
-
 // The global step as the ps task at `ps_address` holds it; nullopt while the chief has not
 // initialized it or the ps does not answer. A client reads it by name from the server's default
 // container, without a part in the job.
@@ -141,6 +104,61 @@ std::optional<int64_t> ReadGlobalStep(const std::string& ps_address, const Clust
   auto r = session.Run({}, {global_step}, {}, nullptr, run_options);
   if (!r.ok()) return std::nullopt;
   return (*r)[0].scalar<int64_t>();
+}
+
+// Waits (bounded) until the global step at `ps_address` reaches `step`: training is under way.
+// The step it read last (nullopt if none).
+std::optional<int64_t> WaitForGlobalStep(const std::string& ps_address, const ClusterCredentials& creds, int64_t step,
+                                         std::chrono::seconds limit) {
+  std::optional<int64_t> seen;
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    seen = ReadGlobalStep(ps_address, creds);
+    if (seen.has_value() && *seen >= step) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return seen;
+}
+
+TEST(SyncReplicasProcessTest, AKilledWorkerDoesNotStopTraining) {
+  TempDir dir;
+  std::vector<int> ports = PickFreePorts(4).value();
+  auto addr = [&](int i) { return "127.0.0.1:" + std::to_string(ports[i]); };
+  std::vector<std::string> flags = {"--ps_hosts=" + addr(0),
+                                    "--worker_hosts=" + addr(1) + "," + addr(2) + "," + addr(3)};
+  auto log = [&](const std::string& name) { return dir.path() + "/" + name + ".log"; };
+  ChildProcess ps({BinDir() + "/dflow", "server", flags[0], flags[1], "--job_name=ps", "--task_index=0"}, log("ps"));
+  std::vector<std::unique_ptr<ChildProcess>> workers;
+  for (int i = 0; i < 3; ++i) {
+    workers.push_back(std::make_unique<ChildProcess>(
+        std::vector<std::string>{BinDir() + "/sync_trainer", flags[0], flags[1], "--job_name=worker",
+                                 "--task_index=" + std::to_string(i), "--replicas_to_aggregate=2",
+                                 "--last_step=1500"},
+        log("worker" + std::to_string(i))));
+  }
+  // Wait (bounded) until training runs, then kill worker 2 for good. The client finds the
+  // cluster's credentials in the store the ps keeps them in.
+  const std::optional<int64_t> step_at_kill =
+      WaitForGlobalStep(addr(0), ClusterCredentials(), 10, std::chrono::seconds(60));
+  EXPECT_GE(step_at_kill.value_or(-1), 10) << "training did not start\n" << ReadFile(log("worker0"));
+  EXPECT_LT(step_at_kill.value_or(0), 1500);
+  workers[2]->Signal(SIGKILL);
+  // The kill came in the middle: the chief has not finished yet.
+  EXPECT_THAT(ReadFile(log("worker0")), ::testing::Not(HasSubstr("chief:")));
+  EXPECT_EQ(workers[2]->Wait(10), 128 + SIGKILL);
+  std::optional<int> chief = workers[0]->Wait(180);
+  std::optional<int> other = workers[1]->Wait(30);
+  std::optional<int> ps_code = ps.Wait(30);
+  const std::string chief_log = ReadFile(log("worker0"));
+  ASSERT_EQ(chief, std::optional<int>(0)) << chief_log;
+  EXPECT_EQ(other, std::optional<int>(0)) << ReadFile(log("worker1"));
+  EXPECT_EQ(ps_code, std::optional<int>(0)) << ReadFile(log("ps"));
+  Summary s = Parse(chief_log);
+  EXPECT_GE(s.global_step, 1500) << chief_log;
+  EXPECT_EQ(s.w, -static_cast<double>(s.global_step)) << chief_log;
+  // The chief waited for the live worker, and not forever for the dead one.
+  EXPECT_THAT(chief_log, HasSubstr("chief: 1 of 2 other workers finished")) << chief_log;
+  EXPECT_THAT(ReadFile(log("ps")), HasSubstr("the job is complete; stopped"));
 }
 
 // What follows `prefix` in `text` up to the first `end`, or "".
@@ -180,11 +198,8 @@ TEST(SyncReplicasProcessTest, UnderLaunchAKilledWorkerIsReportedAndTheJobComplet
 
   // Wait (bounded) until training runs, then kill worker 2 for good in the middle of it.
   std::optional<int64_t> step_at_kill;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (started && worker2 > 0 && std::chrono::steady_clock::now() < deadline) {
-    step_at_kill = ReadGlobalStep(ps_address, creds.WithoutChief());
-    if (step_at_kill.has_value() && *step_at_kill >= 10) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  if (started && worker2 > 0) {
+    step_at_kill = WaitForGlobalStep(ps_address, creds.WithoutChief(), 10, std::chrono::seconds(60));
   }
   // A client without the cluster's secret reads nothing: neither in plaintext nor over TLS.
   ClusterCredentials plaintext, no_secret = creds.WithoutChief();

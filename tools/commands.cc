@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "base/env.h"
 #include "dflow/core.h"
+#include "dflow/flags.h"
 #include "framework/op_kernel.h"
 #include "framework/session.h"
 #include "graph/graph_def.h"
@@ -15,7 +16,6 @@
 #include "proto/graph.pb.h"
 #include "google/protobuf/text_format.h"
 #include "tools/checkpoint_v1.h"
-#include "tools/cli_flags.h"
 #include "tools/events_cmd.h"
 #include "tools/feed_value.h"
 #include "tools/file_kind.h"
@@ -148,33 +148,24 @@ int Inspect(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 
 int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   if (IsSavedModelRun(args)) return RunSavedModel(args, out, err);
-  std::string path, out_path;
-  std::vector<std::pair<std::string, std::string>> feeds;
-  std::vector<std::string> fetches, targets;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value_of = [&](const std::string& flag, std::string* v) { return FlagValue(args, &i, flag, v); };
-    std::string v;
-    if (value_of("--feed", &v)) {
-      if (!SplitKeyValue(v, &feeds.emplace_back())) {
-        err << "error: --feed takes NAME=VALUE, got '" << v << "'\n";
-        return 2;
-      }
-    } else if (value_of("--fetch", &v)) {
-      fetches.push_back(v);
-    } else if (value_of("--target", &v)) {
-      targets.push_back(v);
-    } else if (value_of("--out", &v)) {
-      out_path = v;
-    } else if (!a.empty() && a[0] == '-') {
-      err << "error: unknown flag '" << a << "'\n" << kUsage;
-      return 2;
-    } else if (path.empty()) {
-      path = a;
-    } else {
-      err << "error: unexpected argument '" << a << "'\n";
-      return 2;
-    }
+  FlagSpec spec;
+  spec.values = {"--feed", "--fetch", "--target", "--out"};
+  auto flags = ParsedFlags::Parse(args, spec);
+  if (!flags.ok()) {
+    err << "error: " << flags.status().message() << "\n" << kUsage;
+    return 2;
+  }
+  auto feeds = flags->GetKeyValues("--feed");
+  if (!feeds.ok()) {
+    err << "error: " << feeds.status().message() << "\n";
+    return 2;
+  }
+  const std::vector<std::string> fetches = flags->GetAll("--fetch"), targets = flags->GetAll("--target");
+  const std::string out_path = flags->GetString("--out");
+  const std::string path = flags->positional().empty() ? "" : flags->positional()[0];
+  if (flags->positional().size() > 1) {
+    err << "error: unexpected argument '" << flags->positional()[1] << "'\n";
+    return 2;
   }
   if (path.empty() || (fetches.empty() && targets.empty())) {
     err << "usage: dflow run GRAPH.pb [--feed NAME=VALUE]... [--target NODE]... --fetch NAME... [--out FILE]\n";
@@ -207,7 +198,7 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   Graph g;
   if (Status s = ImportGraphDef(def, &g); !s.ok()) return fail(errors::Annotate(s, path + ": "));
   std::vector<std::pair<std::string, Tensor>> inputs;
-  for (const auto& [name, text] : feeds) {
+  for (const auto& [name, text] : *feeds) {
     auto t = ResolveTensor(g, name);
     if (!t.ok()) return fail(t.status());
     auto value = ParseFeedValue(text, BaseType(t->node->output_type(t->index)));

@@ -21,12 +21,12 @@
 #include <ostream>
 
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/env.h"
 #include "base/net.h"
+#include "dflow/flags.h"
 #include "distributed/cluster_spec.h"
 #include "framework/credentials.h"
 
@@ -342,81 +342,292 @@ Status CheckPortsFree(int base, int n) {
   return absl::OkStatus();
 }
 
+
+// ---- RunLaunch's pieces ----
+
+// The ports base, base+1, ... when base_port is given (checked free now), else n free ones.
+StatusOr<std::vector<int>> ChoosePorts(int base_port, int n) {
+  if (base_port <= 0) return PickFreePorts(n);
+  RETURN_IF_ERROR(CheckPortsFree(base_port, n));
+  std::vector<int> ports;
+  for (int i = 0; i < n; ++i) ports.push_back(base_port + i);
+  return ports;
+}
+
+Status WriteFreshCredentials(const LaunchOptions& options, CredentialsDir* dir) {
+  ASSIGN_OR_RETURN(ClusterCredentials creds, GenerateClusterCredentials({"127.0.0.1"}, options.mutual_tls));
+  if (options.no_tls) creds = creds.WithoutTls();
+  return dir->Write(creds);
+}
+
+// --credentials DIR: DIR/chief and DIR/member must load.
+Status CheckGivenCredentials(const std::string& dir) {
+  for (const char* part : {"chief", "member"}) {
+    auto loaded = LoadCredentials(JoinPath(dir, part));
+    if (!loaded.ok()) return errors::Annotate(loaded.status(), "--credentials: ");
+  }
+  return absl::OkStatus();
+}
+
+// The ps tasks, then the workers, each with the cluster flags and its credentials in the
+// environment (the launcher's own, without DFLOW_CREDENTIALS).
+std::vector<Task> MakeTasks(const LaunchOptions& options, const std::string& ps_hosts, const std::string& worker_hosts,
+                            const std::vector<std::string>& server_cmd, const CredentialsDir& creds_dir) {
+  std::vector<std::string> base_env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (absl::StartsWith(*e, absl::StrCat(kCredentialsEnv, "="))) continue;
+    base_env.push_back(*e);
+  }
+  std::vector<Task> tasks(options.num_ps + options.num_workers);
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    Task& t = tasks[i];
+    t.is_worker = static_cast<int>(i) >= options.num_ps;
+    t.index = t.is_worker ? static_cast<int>(i) - options.num_ps : static_cast<int>(i);
+    t.name = absl::StrCat(t.is_worker ? "worker " : "ps ", t.index);
+    t.argv = t.is_worker || options.ps_trainer ? options.trainer : server_cmd;
+    t.argv.push_back("--ps_hosts=" + ps_hosts);
+    t.argv.push_back("--worker_hosts=" + worker_hosts);
+    t.argv.push_back(t.is_worker ? "--job_name=worker" : "--job_name=ps");
+    t.argv.push_back(absl::StrCat("--task_index=", t.index));
+    t.env = base_env;
+    t.env.push_back(absl::StrCat(kCredentialsEnv, "=", IsChief(t) ? creds_dir.chief() : creds_dir.member()));
+  }
+  return tasks;
+}
+
+// Runs the tasks and decides the launch's end and exit code: the chief's exit, other tasks'
+// failures, --timeout, --finish_timeout, signals to the launcher; then stops what is left
+// (SIGTERM, SIGKILL after --grace_period).
+class Supervisor {
+ public:
+  Supervisor(const LaunchOptions& options, std::vector<Task>* tasks, std::ostream& out, std::ostream& err)
+      : options_(options), tasks_(*tasks), out_(out), err_(err), start_(Clock::now()) {}
+
+  int exit_code() const { return exit_code_; }
+  bool stopping() const { return stopping_; }
+
+  // Starts every task; a task that cannot start stops the launch.
+  void StartAll() {
+    for (Task& t : tasks_) {
+      if (Status s = StartTask(&t); !s.ok()) {
+        err_ << "dflow launch: " << s.message() << "\n";
+        exit_code_ = 1;
+        BeginStop();
+        return;
+      }
+      err_ << "dflow launch: started " << t.name << " (pid " << t.pid << ")" << std::endl;
+    }
+  }
+
+  // Waits up to 50 ms for output or a signal (exits are polled: a SIGCHLD handler would disturb
+  // the rest of a process that runs the launcher in-process) and handles what came.
+  void WaitForOutputOrSignal(int signal_fd) {
+    std::vector<pollfd> fds;
+    std::vector<Task*> owners;  // nullptr: the signal pipe
+    if (signal_fd >= 0) {
+      fds.push_back({signal_fd, POLLIN, 0});
+      owners.push_back(nullptr);
+    }
+    for (Task& t : tasks_) {
+      if (t.fd >= 0) {
+        fds.push_back({t.fd, POLLIN, 0});
+        owners.push_back(&t);
+      }
+    }
+    if (poll(fds.data(), fds.size(), 50) <= 0) return;
+    for (size_t k = 0; k < fds.size(); ++k) {
+      if (fds[k].revents == 0) continue;
+      if (owners[k] == nullptr) {
+        OnSignal(fds[k].fd);
+      } else {
+        ReadOutput(owners[k], out_);
+      }
+    }
+    out_.flush();
+  }
+
+  // Reaps the tasks that exited and judges each exit.
+  void ReapExited() {
+    for (Task& t : tasks_) {
+      if (t.exited || t.pid <= 0) continue;
+      int status = 0;
+      pid_t r = waitpid(t.pid, &status, WNOHANG);
+      if (r == 0 || (r < 0 && errno == EINTR)) continue;
+      t.exited = true;
+      t.wait_status = status;
+      t.status_known = r == t.pid;  // ECHILD: someone else reaped it (SIGCHLD ignored)
+      if (!stopping_) JudgeExit(t);  // when stopping, exits are expected
+    }
+  }
+
+  // Before stopping: the job's completion, --finish_timeout and --timeout.
+  void CheckCompletionAndTimeouts() {
+    const bool all_exited = std::all_of(tasks_.begin(), tasks_.end(), [](const Task& t) { return t.exited; });
+    if (job_complete_ && all_exited) {
+      BeginStop();  // what is left are children that tasks left behind in their process groups
+    } else if (job_complete_ && SecondsSince(finish_time_) >= options_.finish_timeout_s) {
+      for (const Task& t : tasks_) {
+        if (!t.exited) {
+          err_ << "dflow launch: " << t.name << " has not exited " << Seconds(options_.finish_timeout_s)
+               << " s after the chief finished; stopping it" << std::endl;
+        }
+      }
+      BeginStop();
+    } else if (options_.timeout_s > 0 && SecondsSince(start_) >= options_.timeout_s) {
+      // After the chief's success this only shortens the wait for the others.
+      err_ << "dflow launch: timed out after " << Seconds(options_.timeout_s) << " s; stopping all tasks"
+           << std::endl;
+      if (!job_complete_) exit_code_ = 1;
+      BeginStop();
+    }
+  }
+
+  // While stopping: true once every task has exited and closed its output, or when tasks
+  // outlive SIGKILL by kReapAfterKillS; sends SIGKILL after the grace period.
+  bool StoppedAll() {
+    bool all_exited = true, all_closed = true;
+    for (const Task& t : tasks_) {
+      all_exited = all_exited && (t.exited || t.pid <= 0);
+      all_closed = all_closed && t.fd < 0;
+    }
+    if (all_exited && all_closed) return true;
+    if (!killed_ && SecondsSince(stop_time_) >= options_.grace_period_s) {
+      for (const Task& t : tasks_) {
+        if (t.pid > 0 && !t.exited) {
+          err_ << "dflow launch: " << t.name << " did not stop within " << Seconds(options_.grace_period_s)
+               << " s of SIGTERM; killing it" << std::endl;
+        }
+        SignalTask(t, SIGKILL);
+      }
+      killed_ = true;
+      kill_time_ = Clock::now();
+    }
+    if (killed_ && SecondsSince(kill_time_) >= kReapAfterKillS) {
+      for (Task& t : tasks_) {
+        if (t.pid > 0 && !t.exited) {
+          err_ << "dflow launch: " << t.name << " (pid " << t.pid << ") did not exit even after SIGKILL" << std::endl;
+        }
+        CloseOutput(&t, out_);  // whoever still holds the pipe left the task's process group
+      }
+      if (exit_code_ == 0) exit_code_ = 1;
+      return true;
+    }
+    return false;
+  }
+
+ private:
+  void BeginStop() {
+    if (stopping_) return;
+    stopping_ = true;
+    stop_time_ = Clock::now();
+    for (const Task& t : tasks_) SignalTask(t, SIGTERM);
+  }
+
+  void FailAndStop(const std::string& what) {
+    err_ << "dflow launch: " << what << "; stopping all tasks" << std::endl;
+    exit_code_ = 1;
+    BeginStop();
+  }
+
+  // SIGINT or SIGTERM to the launcher: the first stops every task, a second kills them.
+  void OnSignal(int fd) {
+    unsigned char sig = 0, b;
+    while (read(fd, &b, 1) == 1) sig = b;
+    if (sig == 0) return;
+    if (!stopping_) {
+      const char* name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
+      err_ << "dflow launch: got " << name << "; stopping all tasks" << std::endl;
+      exit_code_ = 128 + sig;
+      BeginStop();
+    } else if (!killed_) {
+      err_ << "dflow launch: got a second signal; killing all tasks" << std::endl;
+      for (const Task& t : tasks_) SignalTask(t, SIGKILL);
+      killed_ = true;
+      kill_time_ = Clock::now();
+    }
+  }
+
+  // What a task's exit means for the launch, before it stops.
+  void JudgeExit(const Task& t) {
+    if (Succeeded(t)) {
+      // Another worker that exits 0 has done its part; a ps task that exits 0 was told that the
+      // job is complete (NotifyJobComplete).
+      if (!IsChief(t)) return;
+      job_complete_ = true;
+      finish_time_ = Clock::now();
+      err_ << "dflow launch: " << t.name << " (the chief) exited 0: the job is complete" << std::endl;
+    } else if (IsChief(t)) {
+      FailAndStop(absl::StrCat(t.name, " (the chief) failed: it ", DescribeExit(t)));
+    } else if (t.is_worker && options_.fail_fast) {
+      FailAndStop(absl::StrCat(t.name, " failed: it ", DescribeExit(t)));
+    } else if (job_complete_) {
+      err_ << "dflow launch: " << t.name << " " << DescribeExit(t) << " after the job completed" << std::endl;
+    } else if (t.is_worker) {
+      // A synchronous job with backup workers, or an asynchronous one, trains on without it;
+      // if it cannot, the chief fails or --timeout ends the launch.
+      err_ << "dflow launch: " << t.name << " " << DescribeExit(t) << "; the other tasks go on" << std::endl;
+    } else {
+      // Nothing restarts a ps task under the launcher: the workers cannot finish without it.
+      FailAndStop(absl::StrCat(t.name, " ", DescribeExit(t), " before the chief finished"));
+    }
+  }
+
+  const LaunchOptions& options_;
+  std::vector<Task>& tasks_;
+  std::ostream& out_;
+  std::ostream& err_;
+  const Clock::time_point start_;
+  int exit_code_ = 0;
+  // job_complete_: the chief exited 0 (at finish_time_); the other tasks have --finish_timeout to exit by themselves.
+  bool job_complete_ = false, stopping_ = false, killed_ = false;
+  Clock::time_point finish_time_, stop_time_, kill_time_;
+};
+
 }  // namespace
 
 StatusOr<LaunchOptions> ParseLaunchArgs(const std::vector<std::string>& args) {
+  FlagSpec spec;
+  spec.values = {"--ps", "--workers", "--base_port", "--timeout", "--grace_period", "--finish_timeout", "--server_cmd",
+                 "--credentials"};
+  spec.switches = {"--fail_fast", "--ps_trainer", "--mutual_tls", "--no_tls"};
+  spec.stop_at_positional = true;  // TRAINER ARGS...
+  ASSIGN_OR_RETURN(ParsedFlags flags, ParsedFlags::Parse(args, spec));
   LaunchOptions o;
-  bool have_workers = false;
-  size_t i = 0;
-  for (; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--") {
-      ++i;
-      break;
+  auto int_value = [&](const char* name, int fallback, int min, int max, int* out) -> Status {
+    ASSIGN_OR_RETURN(int64_t v, flags.GetInt64(name, fallback, min, max));
+    *out = static_cast<int>(v);
+    return absl::OkStatus();
+  };
+  // A number of seconds in [0, 1e7], or in (0, 1e7] when `positive`.
+  auto seconds_value = [&](const char* name, bool positive, double* out) -> Status {
+    auto v = flags.GetDouble(name, *out);
+    if (!v.ok() || *v < 0 || *v > 1e7 || (positive && *v <= 0)) {
+      return errors::InvalidArgument(name, " takes a number of seconds", positive ? " > 0" : " >= 0", ", got '",
+                                     flags.GetString(name), "'");
     }
-    if (a.empty() || a[0] != '-') break;  // TRAINER
-    std::string name = a, value;
-    size_t eq = a.find('=');
-    bool inline_value = eq != std::string::npos;
-    if (inline_value) {
-      name = a.substr(0, eq);
-      value = a.substr(eq + 1);
-    }
-    if (name == "--fail_fast" || name == "--ps_trainer" || name == "--mutual_tls" || name == "--no_tls") {
-      if (inline_value) return errors::InvalidArgument(name, " takes no value, got '", a, "'");
-      (name == "--fail_fast"    ? o.fail_fast
-       : name == "--ps_trainer" ? o.ps_trainer
-       : name == "--no_tls"     ? o.no_tls
-                                : o.mutual_tls) = true;
-      continue;
-    }
-    static const char* kFlags[] = {"--ps",           "--workers",         "--base_port",  "--timeout",
-                                   "--grace_period", "--finish_timeout", "--server_cmd", "--credentials"};
-    if (std::find_if(std::begin(kFlags), std::end(kFlags), [&](const char* f) { return name == f; }) ==
-        std::end(kFlags)) {
-      return errors::InvalidArgument("unknown option '", a, "'");
-    }
-    if (!inline_value) {
-      if (i + 1 >= args.size()) return errors::InvalidArgument(name, " needs a value");
-      value = args[++i];
-    }
-    auto int_value = [&](int min, int max, int* out) -> Status {
-      if (!absl::SimpleAtoi(value, out) || *out < min || *out > max) {
-        return errors::InvalidArgument(name, " takes an integer in ", min, "..", max, ", got '", value, "'");
-      }
-      return absl::OkStatus();
-    };
-    auto seconds_value = [&](double min, double* out) -> Status {
-      if (!absl::SimpleAtod(value, out) || !std::isfinite(*out) || *out < min || *out > 1e7) {
-        return errors::InvalidArgument(name, " takes a number of seconds", min > 0 ? " > 0" : " >= 0", ", got '",
-                                       value, "'");
-      }
-      if (min > 0 && *out <= 0) return errors::InvalidArgument(name, " takes a number of seconds > 0, got '", value, "'");
-      return absl::OkStatus();
-    };
-    if (name == "--ps") {
-      RETURN_IF_ERROR(int_value(0, kMaxTasks, &o.num_ps));
-    } else if (name == "--workers") {
-      RETURN_IF_ERROR(int_value(1, kMaxTasks, &o.num_workers));
-      have_workers = true;
-    } else if (name == "--base_port") {
-      RETURN_IF_ERROR(int_value(1, 65535, &o.base_port));
-    } else if (name == "--timeout") {
-      RETURN_IF_ERROR(seconds_value(1e-9, &o.timeout_s));
-    } else if (name == "--grace_period") {
-      RETURN_IF_ERROR(seconds_value(0, &o.grace_period_s));
-    } else if (name == "--finish_timeout") {
-      RETURN_IF_ERROR(seconds_value(0, &o.finish_timeout_s));
-    } else if (name == "--credentials") {
-      if (value.empty()) return errors::InvalidArgument("--credentials is empty");
-      o.credentials_dir = value;
-    } else {
-      o.server_cmd = absl::StrSplit(value, ' ', absl::SkipEmpty());
-      if (o.server_cmd.empty()) return errors::InvalidArgument("--server_cmd is empty");
-    }
+    *out = *v;
+    return absl::OkStatus();
+  };
+  RETURN_IF_ERROR(int_value("--ps", 0, 0, kMaxTasks, &o.num_ps));
+  RETURN_IF_ERROR(int_value("--workers", 0, 1, kMaxTasks, &o.num_workers));
+  RETURN_IF_ERROR(int_value("--base_port", 0, 1, 65535, &o.base_port));
+  if (flags.Has("--timeout")) RETURN_IF_ERROR(seconds_value("--timeout", true, &o.timeout_s));
+  RETURN_IF_ERROR(seconds_value("--grace_period", false, &o.grace_period_s));
+  RETURN_IF_ERROR(seconds_value("--finish_timeout", false, &o.finish_timeout_s));
+  if (flags.Has("--credentials")) {
+    o.credentials_dir = flags.GetString("--credentials");
+    if (o.credentials_dir.empty()) return errors::InvalidArgument("--credentials is empty");
   }
-  o.trainer.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
-  if (!have_workers) return errors::InvalidArgument("--workers is missing");
+  if (flags.Has("--server_cmd")) {
+    o.server_cmd = absl::StrSplit(flags.GetString("--server_cmd"), ' ', absl::SkipEmpty());
+    if (o.server_cmd.empty()) return errors::InvalidArgument("--server_cmd is empty");
+  }
+  o.fail_fast = flags.Has("--fail_fast");
+  o.ps_trainer = flags.Has("--ps_trainer");
+  o.mutual_tls = flags.Has("--mutual_tls");
+  o.no_tls = flags.Has("--no_tls");
+  o.trainer = flags.positional();
+  if (!flags.Has("--workers")) return errors::InvalidArgument("--workers is missing");
   if (o.no_tls && o.mutual_tls) return errors::InvalidArgument("--no_tls and --mutual_tls exclude each other");
   if (o.trainer.empty()) return errors::InvalidArgument("TRAINER is missing");
   if (o.num_ps + o.num_workers > kMaxTasks) {
@@ -435,17 +646,10 @@ int RunLaunch(const LaunchOptions& options, std::ostream& out, std::ostream& err
     err << "dflow launch: " << s.message() << "\n";
     return code;
   };
-  std::vector<int> ports;
-  if (options.base_port > 0) {
-    if (Status s = CheckPortsFree(options.base_port, n); !s.ok()) return fail(s, 1);
-    for (int i = 0; i < n; ++i) ports.push_back(options.base_port + i);
-  } else {
-    auto picked = PickFreePorts(n);
-    if (!picked.ok()) return fail(picked.status(), 1);
-    ports = *std::move(picked);
-  }
-  const std::string ps_hosts = HostList(std::vector<int>(ports.begin(), ports.begin() + options.num_ps));
-  const std::string worker_hosts = HostList(std::vector<int>(ports.begin() + options.num_ps, ports.end()));
+  auto ports = ChoosePorts(options.base_port, n);
+  if (!ports.ok()) return fail(ports.status(), 1);
+  const std::string ps_hosts = HostList(std::vector<int>(ports->begin(), ports->begin() + options.num_ps));
+  const std::string worker_hosts = HostList(std::vector<int>(ports->begin() + options.num_ps, ports->end()));
   auto config = TaskConfigFromFlags(ps_hosts, worker_hosts, "worker", 0);
   if (!config.ok()) return fail(config.status(), 1);
   std::vector<std::string> server_cmd = options.server_cmd;
@@ -454,200 +658,33 @@ int RunLaunch(const LaunchOptions& options, std::ostream& out, std::ostream& err
     if (!cmd.ok()) return fail(cmd.status(), 1);
     server_cmd = *std::move(cmd);
   }
-
   // Fresh credentials for this cluster, in a private directory removed when the launch ends: the
   // chief's copy holds the chief's secret, the others' only its hash.
   // With --credentials DIR, DIR/chief and DIR/member are used as they are.
   CredentialsDir creds_dir;
   if (options.credentials_dir.empty()) {
-    auto creds = GenerateClusterCredentials({"127.0.0.1"}, options.mutual_tls);
-    if (!creds.ok()) return fail(creds.status(), 1);
-    if (options.no_tls) *creds = creds->WithoutTls();
-    if (Status s = creds_dir.Write(*creds); !s.ok()) return fail(s, 1);
+    if (Status s = WriteFreshCredentials(options, &creds_dir); !s.ok()) return fail(s, 1);
   } else {
-    for (const char* part : {"chief", "member"}) {
-      auto loaded = LoadCredentials(JoinPath(options.credentials_dir, part));
-      if (!loaded.ok()) return fail(errors::Annotate(loaded.status(), "--credentials: "), 2);
-    }
+    if (Status s = CheckGivenCredentials(options.credentials_dir); !s.ok()) return fail(s, 2);
     creds_dir.Use(options.credentials_dir);
   }
-  std::vector<std::string> base_env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    if (absl::StartsWith(*e, absl::StrCat(kCredentialsEnv, "="))) continue;
-    base_env.push_back(*e);
-  }
-
-  std::vector<Task> tasks(n);
-  for (int i = 0; i < n; ++i) {
-    Task& t = tasks[i];
-    t.is_worker = i >= options.num_ps;
-    t.index = t.is_worker ? i - options.num_ps : i;
-    t.name = absl::StrCat(t.is_worker ? "worker " : "ps ", t.index);
-    t.argv = t.is_worker || options.ps_trainer ? options.trainer : server_cmd;
-    t.argv.push_back("--ps_hosts=" + ps_hosts);
-    t.argv.push_back("--worker_hosts=" + worker_hosts);
-    t.argv.push_back(t.is_worker ? "--job_name=worker" : "--job_name=ps");
-    t.argv.push_back(absl::StrCat("--task_index=", t.index));
-    t.env = base_env;
-    t.env.push_back(absl::StrCat(kCredentialsEnv, "=", IsChief(t) ? creds_dir.chief() : creds_dir.member()));
-  }
+  std::vector<Task> tasks = MakeTasks(options, ps_hosts, worker_hosts, server_cmd, creds_dir);
   err << "dflow launch: cluster " << config->cluster.DebugString() << std::endl;
 
   SignalGuard signals;
-  const Clock::time_point start = Clock::now();
-  int exit_code = 0;
-  // job_complete: the chief exited 0 (at finish_time); the other tasks have --finish_timeout to exit by themselves.
-  bool job_complete = false, stopping = false, killed = false;
-  Clock::time_point finish_time, stop_time, kill_time;
-  auto begin_stop = [&]() {
-    if (stopping) return;
-    stopping = true;
-    stop_time = Clock::now();
-    for (const Task& t : tasks) SignalTask(t, SIGTERM);
-  };
-  auto fail_and_stop = [&](const std::string& what) {
-    err << "dflow launch: " << what << "; stopping all tasks" << std::endl;
-    exit_code = 1;
-    begin_stop();
-  };
-
-  for (Task& t : tasks) {
-    if (Status s = StartTask(&t); !s.ok()) {
-      err << "dflow launch: " << s.message() << "\n";
-      exit_code = 1;
-      begin_stop();
-      break;
-    }
-    err << "dflow launch: started " << t.name << " (pid " << t.pid << ")" << std::endl;
-  }
-
+  Supervisor supervisor(options, &tasks, out, err);
+  supervisor.StartAll();
   while (true) {
-    // Wait for output, a signal or the next check (exits are polled: a SIGCHLD handler would
-    // disturb the rest of a process that runs the launcher in-process).
-    std::vector<pollfd> fds;
-    std::vector<Task*> owners;  // nullptr: the signal pipe
-    if (signals.read_fd() >= 0) {
-      fds.push_back({signals.read_fd(), POLLIN, 0});
-      owners.push_back(nullptr);
-    }
-    for (Task& t : tasks) {
-      if (t.fd >= 0) {
-        fds.push_back({t.fd, POLLIN, 0});
-        owners.push_back(&t);
-      }
-    }
-    int ready = poll(fds.data(), fds.size(), 50);
-    if (ready > 0) {
-      for (size_t k = 0; k < fds.size(); ++k) {
-        if (fds[k].revents == 0) continue;
-        if (owners[k] == nullptr) {
-          unsigned char sig = 0, b;
-          while (read(fds[k].fd, &b, 1) == 1) sig = b;
-          if (sig == 0) continue;
-          if (!stopping) {
-            const char* name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
-            err << "dflow launch: got " << name << "; stopping all tasks" << std::endl;
-            exit_code = 128 + sig;
-            begin_stop();
-          } else if (!killed) {
-            err << "dflow launch: got a second signal; killing all tasks" << std::endl;
-            for (const Task& t : tasks) SignalTask(t, SIGKILL);
-            killed = true;
-            kill_time = Clock::now();
-          }
-        } else {
-          ReadOutput(owners[k], out);
-        }
-      }
-      out.flush();
-    }
-
-    // Reap exited tasks.
-    for (Task& t : tasks) {
-      if (t.exited || t.pid <= 0) continue;
-      int status = 0;
-      pid_t r = waitpid(t.pid, &status, WNOHANG);
-      if (r == 0 || (r < 0 && errno == EINTR)) continue;
-      t.exited = true;
-      t.wait_status = status;
-      t.status_known = r == t.pid;  // ECHILD: someone else reaped it (SIGCHLD ignored)
-      if (stopping) continue;  // expected now
-      if (Succeeded(t)) {
-        // Another worker that exits 0 has done its part; a ps task that exits 0 was told that the
-        // job is complete (NotifyJobComplete).
-        if (!IsChief(t)) continue;
-        job_complete = true;
-        finish_time = Clock::now();
-        err << "dflow launch: " << t.name << " (the chief) exited 0: the job is complete" << std::endl;
-      } else if (IsChief(t)) {
-        fail_and_stop(absl::StrCat(t.name, " (the chief) failed: it ", DescribeExit(t)));
-      } else if (t.is_worker && options.fail_fast) {
-        fail_and_stop(absl::StrCat(t.name, " failed: it ", DescribeExit(t)));
-      } else if (job_complete) {
-        err << "dflow launch: " << t.name << " " << DescribeExit(t) << " after the job completed" << std::endl;
-      } else if (t.is_worker) {
-        // A synchronous job with backup workers, or an asynchronous one, trains on without it;
-        // if it cannot, the chief fails or --timeout ends the launch.
-        err << "dflow launch: " << t.name << " " << DescribeExit(t) << "; the other tasks go on" << std::endl;
-      } else {
-        // Nothing restarts a ps task under the launcher: the workers cannot finish without it.
-        fail_and_stop(absl::StrCat(t.name, " ", DescribeExit(t), " before the chief finished"));
-      }
-    }
-
-    if (!stopping) {
-      bool all_exited = true;
-      for (const Task& t : tasks) all_exited = all_exited && t.exited;
-      if (job_complete && all_exited) {
-        begin_stop();  // what is left are children that tasks left behind in their process groups
-      } else if (job_complete && SecondsSince(finish_time) >= options.finish_timeout_s) {
-        for (const Task& t : tasks) {
-          if (!t.exited) {
-            err << "dflow launch: " << t.name << " has not exited " << Seconds(options.finish_timeout_s)
-                << " s after the chief finished; stopping it" << std::endl;
-          }
-        }
-        begin_stop();
-      } else if (options.timeout_s > 0 && SecondsSince(start) >= options.timeout_s) {
-        // After the chief's success this only shortens the wait for the others.
-        err << "dflow launch: timed out after " << Seconds(options.timeout_s) << " s; stopping all tasks"
-            << std::endl;
-        if (!job_complete) exit_code = 1;
-        begin_stop();
-      }
-      continue;
-    }
-
-    bool all_exited = true, all_closed = true;
-    for (const Task& t : tasks) {
-      all_exited = all_exited && (t.exited || t.pid <= 0);
-      all_closed = all_closed && t.fd < 0;
-    }
-    if (all_exited && all_closed) break;
-    if (!killed && SecondsSince(stop_time) >= options.grace_period_s) {
-      for (const Task& t : tasks) {
-        if (t.pid > 0 && !t.exited) {
-          err << "dflow launch: " << t.name << " did not stop within " << Seconds(options.grace_period_s)
-              << " s of SIGTERM; killing it" << std::endl;
-        }
-        SignalTask(t, SIGKILL);
-      }
-      killed = true;
-      kill_time = Clock::now();
-    }
-    if (killed && SecondsSince(kill_time) >= kReapAfterKillS) {
-      for (Task& t : tasks) {
-        if (t.pid > 0 && !t.exited) {
-          err << "dflow launch: " << t.name << " (pid " << t.pid << ") did not exit even after SIGKILL" << std::endl;
-        }
-        CloseOutput(&t, out);  // whoever still holds the pipe left the task's process group
-      }
-      if (exit_code == 0) exit_code = 1;
+    supervisor.WaitForOutputOrSignal(signals.read_fd());
+    supervisor.ReapExited();
+    if (!supervisor.stopping()) {
+      supervisor.CheckCompletionAndTimeouts();
+    } else if (supervisor.StoppedAll()) {
       break;
     }
   }
   out.flush();
-  return exit_code;
+  return supervisor.exit_code();
 }
 
 int RunLaunchCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {

@@ -514,7 +514,7 @@ TEST(LaunchArgsTest, UsageErrors) {
   EXPECT_THAT(error({"--workers=0", "t"}), HasSubstr("--workers takes an integer in 1..256, got '0'"));
   EXPECT_THAT(error({"--workers=2", "--ps=x", "t"}), HasSubstr("--ps takes an integer in 0..256, got 'x'"));
   EXPECT_THAT(error({"--workers=200", "--ps=100", "t"}), HasSubstr("more than 256"));
-  EXPECT_THAT(error({"--workers=2", "--bogus", "t"}), HasSubstr("unknown option '--bogus'"));
+  EXPECT_THAT(error({"--workers=2", "--bogus", "t"}), HasSubstr("unknown flag '--bogus'"));
   EXPECT_THAT(error({"--workers=2", "--timeout"}), HasSubstr("--timeout needs a value"));
   EXPECT_THAT(error({"--workers=2", "--timeout=-1", "t"}), HasSubstr("--timeout takes a number of seconds > 0"));
   EXPECT_THAT(error({"--workers=2", "--timeout=0", "t"}), HasSubstr("--timeout takes a number of seconds > 0"));

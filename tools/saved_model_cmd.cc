@@ -6,8 +6,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/env.h"
+#include "dflow/flags.h"
 #include "dflow/saved_model.h"
-#include "tools/cli_flags.h"
 #include "tools/feed_value.h"
 
 namespace dflow::tools {
@@ -54,34 +54,28 @@ bool IsSavedModelRun(const std::vector<std::string>& args) {
 }
 
 int RunSavedModel(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  std::string dir, signature = kDefaultServingSignatureDefKey, tags = kSavedModelTagServe;
-  std::vector<std::pair<std::string, std::string>> inputs;
-  std::vector<std::string> outputs;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value_of = [&](const std::string& flag, std::string* v) { return FlagValue(args, &i, flag, v); };
-    std::string v;
-    if (value_of("--input", &v) || value_of("--feed", &v)) {
-      if (!SplitKeyValue(v, &inputs.emplace_back())) {
-        err << "error: --input takes KEY=VALUE, got '" << v << "'\n";
-        return 2;
-      }
-    } else if (value_of("--signature", &v)) {
-      signature = v;
-    } else if (value_of("--tag", &v) || value_of("--tags", &v)) {
-      tags = v;
-    } else if (value_of("--output", &v) || value_of("--fetch", &v)) {
-      outputs.push_back(v);
-    } else if (!a.empty() && a[0] == '-') {
-      err << "error: unknown flag '" << a << "'\n" << kRunUsage;
-      return 2;
-    } else if (dir.empty()) {
-      dir = a;
-    } else {
-      err << "error: unexpected argument '" << a << "'\n" << kRunUsage;
-      return 2;
-    }
+  FlagSpec spec;
+  spec.values = {"--input", "--signature", "--tag", "--output"};
+  spec.aliases = {{"--feed", "--input"}, {"--tags", "--tag"}, {"--fetch", "--output"}};
+  auto flags = ParsedFlags::Parse(args, spec);
+  if (!flags.ok()) {
+    err << "error: " << flags.status().message() << "\n" << kRunUsage;
+    return 2;
   }
+  auto inputs = flags->GetKeyValues("--input");
+  if (!inputs.ok()) {
+    err << "error: " << inputs.status().message() << "\n";
+    return 2;
+  }
+  const std::vector<std::string>& positional = flags->positional();
+  if (positional.size() > 1) {
+    err << "error: unexpected argument '" << positional[1] << "'\n" << kRunUsage;
+    return 2;
+  }
+  const std::string dir = positional.empty() ? "" : positional[0];
+  const std::string signature = flags->GetString("--signature", kDefaultServingSignatureDefKey);
+  const std::string tags = flags->GetString("--tag", kSavedModelTagServe);
+  const std::vector<std::string> outputs = flags->GetAll("--output");
   auto fail = [&](const Status& s) {
     err << "error: " << s << "\n";
     return 1;
@@ -98,7 +92,7 @@ int RunSavedModel(const std::vector<std::string>& args, std::ostream& out, std::
                                  absl::StrJoin(keys, ", "), "]"));
   }
   std::vector<std::pair<std::string, Tensor>> feeds;
-  for (const auto& [key, text] : inputs) {
+  for (const auto& [key, text] : *inputs) {
     auto in = sig->second.inputs().find(key);
     if (in == sig->second.inputs().end()) {
       std::vector<std::string> keys;

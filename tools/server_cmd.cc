@@ -4,19 +4,57 @@
 #include <signal.h>
 
 #include <cstdlib>
+#include <limits>
+#include <type_traits>
 #include <ostream>
 #include <thread>
 
 #include <sys/stat.h>
 
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_split.h"
 #include "base/env.h"
+#include "dflow/flags.h"
 #include "dflow/server.h"
 #include "framework/credentials.h"
 #include "framework/file_policy.h"
 
 namespace dflow::tools {
+
+namespace {
+
+// The server's own flags (those after the cluster flags) into `options`.
+Status ReadServerFlags(const std::vector<std::string>& args, ServerOptions* options, std::string* credentials_dir,
+                       bool* insecure) {
+  FlagSpec spec;
+  spec.values = {"--startup_wait_ms", "--max_message_bytes",       "--step_memory_limit",
+                 "--max_graph_bytes", "--max_graph_nodes",         "--max_sessions_per_client",
+                 "--allowed_dirs",    "--session_idle_timeout_ms", "--credentials"};
+  spec.switches = {"--insecure"};
+  ASSIGN_OR_RETURN(ParsedFlags flags, ParsedFlags::Parse(args, spec));
+  if (!flags.positional().empty()) return errors::InvalidArgument("unexpected argument '", flags.positional()[0], "'");
+  auto int_flag = [&](const char* name, int64_t min, auto* out) -> Status {
+    using T = std::remove_pointer_t<decltype(out)>;
+    ASSIGN_OR_RETURN(int64_t v, flags.GetInt64(name, *out, min, std::numeric_limits<T>::max()));
+    *out = static_cast<T>(v);
+    return absl::OkStatus();
+  };
+  RETURN_IF_ERROR(int_flag("--startup_wait_ms", 0, &options->startup_wait_ms));
+  RETURN_IF_ERROR(int_flag("--max_message_bytes", 1024, &options->max_message_bytes));
+  RETURN_IF_ERROR(int_flag("--step_memory_limit", -1, &options->step_memory_limit_bytes));
+  RETURN_IF_ERROR(int_flag("--max_graph_bytes", 0, &options->max_graph_bytes));
+  RETURN_IF_ERROR(int_flag("--max_graph_nodes", 0, &options->max_graph_nodes));
+  RETURN_IF_ERROR(int_flag("--max_sessions_per_client", 0, &options->max_sessions_per_client));
+  RETURN_IF_ERROR(int_flag("--session_idle_timeout_ms", 0, &options->session_idle_timeout_ms));
+  if (flags.Has("--allowed_dirs")) {
+    options->allowed_dirs = FilePolicy::ParseDirList(flags.GetString("--allowed_dirs"));
+    if (options->allowed_dirs.empty()) return errors::InvalidArgument("--allowed_dirs names no directory");
+  }
+  *credentials_dir = flags.GetString("--credentials");
+  if (flags.Has("--credentials") && credentials_dir->empty()) return errors::InvalidArgument("--credentials is empty");
+  *insecure = flags.Has("--insecure");
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 int RunServerCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   const char* env = std::getenv("TF_CONFIG");
@@ -41,46 +79,8 @@ int RunServerCommand(const std::vector<std::string>& args, std::ostream& out, st
   options.task_index = task->task_index;
   std::string credentials_dir;
   bool insecure = false;
-  for (size_t i = 0; i < rest.size(); ++i) {
-    const std::string& a = rest[i];
-    // "--flag=value" or "--flag value".
-    auto value_of = [&](const std::string& flag, std::string* value) {
-      if (a.rfind(flag + "=", 0) == 0) {
-        *value = a.substr(flag.size() + 1);
-        return true;
-      }
-      if (a == flag && i + 1 < rest.size()) {
-        *value = rest[++i];
-        return true;
-      }
-      return false;
-    };
-    std::string v;
-    if (value_of("--startup_wait_ms", &v)) {
-      if (absl::SimpleAtoi(v, &options.startup_wait_ms) && options.startup_wait_ms >= 0) continue;
-    } else if (value_of("--max_message_bytes", &v)) {
-      if (absl::SimpleAtoi(v, &options.max_message_bytes) && options.max_message_bytes >= 1024) continue;
-    } else if (value_of("--step_memory_limit", &v)) {
-      if (absl::SimpleAtoi(v, &options.step_memory_limit_bytes) && options.step_memory_limit_bytes >= -1) continue;
-    } else if (value_of("--max_graph_bytes", &v)) {
-      if (absl::SimpleAtoi(v, &options.max_graph_bytes) && options.max_graph_bytes >= 0) continue;
-    } else if (value_of("--max_graph_nodes", &v)) {
-      if (absl::SimpleAtoi(v, &options.max_graph_nodes) && options.max_graph_nodes >= 0) continue;
-    } else if (value_of("--max_sessions_per_client", &v)) {
-      if (absl::SimpleAtoi(v, &options.max_sessions_per_client) && options.max_sessions_per_client >= 0) continue;
-    } else if (value_of("--session_idle_timeout_ms", &v)) {
-      if (absl::SimpleAtoi(v, &options.session_idle_timeout_ms) && options.session_idle_timeout_ms >= 0) continue;
-    } else if (value_of("--allowed_dirs", &v)) {
-      options.allowed_dirs = FilePolicy::ParseDirList(v);
-      if (!options.allowed_dirs.empty()) continue;
-    } else if (value_of("--credentials", &v)) {
-      credentials_dir = v;
-      if (!v.empty()) continue;
-    } else if (a == "--insecure") {
-      insecure = true;
-      continue;
-    }
-    err << "dflow server: bad argument '" << a << "'\n";
+  if (Status s = ReadServerFlags(rest, &options, &credentials_dir, &insecure); !s.ok()) {
+    err << "dflow server: " << s.message() << "\n";
     return 2;
   }
   if (insecure && !credentials_dir.empty()) {
@@ -138,20 +138,19 @@ int RunCredentialsCommand(const std::vector<std::string>& args, std::ostream& ou
     return 2;
   }
   const std::string dir = args[1];
-  std::vector<std::string> hosts;
-  bool mutual = false, no_tls = false;
-  for (size_t i = 2; i < args.size(); ++i) {
-    if (args[i].rfind("--hosts=", 0) == 0) {
-      hosts = absl::StrSplit(args[i].substr(8), ',', absl::SkipEmpty());
-    } else if (args[i] == "--mutual_tls") {
-      mutual = true;
-    } else if (args[i] == "--no_tls") {
-      no_tls = true;
-    } else {
-      err << "dflow credentials: bad argument '" << args[i] << "'\n" << kCredsUsage;
-      return 2;
-    }
+  FlagSpec spec;
+  spec.values = {"--hosts"};
+  spec.switches = {"--mutual_tls", "--no_tls"};
+  auto flags = ParsedFlags::Parse(std::vector<std::string>(args.begin() + 2, args.end()), spec);
+  if (flags.ok() && !flags->positional().empty()) {
+    flags = errors::InvalidArgument("unexpected argument '", flags->positional()[0], "'");
   }
+  if (!flags.ok()) {
+    err << "dflow credentials: " << flags.status().message() << "\n" << kCredsUsage;
+    return 2;
+  }
+  const std::vector<std::string> hosts = flags->GetList("--hosts");
+  const bool mutual = flags->Has("--mutual_tls"), no_tls = flags->Has("--no_tls");
   if (Env::Default()->FileExists(dir)) {
     err << "dflow credentials: " << dir << " exists; choose a new directory\n";
     return 1;

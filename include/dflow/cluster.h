@@ -63,7 +63,9 @@ StatusOr<TaskConfig> TaskConfigFromFlags(const std::string& ps_hosts, const std:
 // From TF_CONFIG's JSON: {"cluster": {"chief": [...], "worker": [...], "ps": [...], "evaluator":
 // [...]}, "task": {"type": "worker", "index": 1}}. InvalidArgument naming what is malformed
 // (with the byte offset for JSON syntax errors) or missing.
-// Details: the JSON is parsed strictly with at most 1 MiB and 16 levels of nesting.
+// Details: the JSON is read by protobuf's parser (into google.protobuf.Value) after strict checks
+// of the text: at most 1 MiB and 16 levels of nesting, strict escapes, no trailing commas;
+// duplicate keys and numbers beyond a double are errors.
 // Jobs are chief, worker, ps and evaluator only (as TensorFlow's multi-worker code requires);
 // chief and evaluator have at most one task. A job is a list of "host:port" strings, or an
 // object {"<index>": "host:port"} for sparse indices. "task" needs "type" (one of the four) and

@@ -77,7 +77,8 @@ void BindCore(py::module_& m);      // core.cc: graphs, scopes, nodes, op buildi
 void BindSession(py::module_& m);   // session.cc: Session, run, Ctrl-C
 void BindTrain(py::module_& m);     // train.cc: gradients, control flow, variables, optimizers, savers
 void BindData(py::module_& m);      // data.cc: datasets, functions traced from Python
-void BindEstimator(py::module_& m); // estimator.cc: feature columns, estimators
+void BindEstimator(py::module_& m); // estimator.cc: feature columns (BindFeatureColumns), estimators
+void BindFeatureColumns(py::module_& m);  // feature_columns.cc: feature columns, input_layer, linear_model
 void BindServer(py::module_& m);    // server.cc: Server, cluster specs, device setter, coordinators
 void BindCluster(py::module_& m);   // cluster.cc: monitored sessions, hooks, SyncReplicasOptimizer
 

@@ -1,5 +1,5 @@
-// Feature columns and estimators for the Python package: dflow::feature_column and
-// dflow::estimator bound as they are.
+// Estimators for the Python package: dflow::estimator bound as it is (the feature columns they
+// take are bound in feature_columns.cc).
 //
 // Python functions that the C++ side calls while it builds (a numeric column's normalizer_fn, a
 // DNN's activation_fn, an estimator's input_fn and model_fn, a canned estimator's optimizer
@@ -20,18 +20,20 @@
 #include "api/scope_internal.h"
 #include "binding.h"
 #include "run_args.h"
+#include "estimator_internal.h"
 #include "dflow/estimator.h"
 #include "dflow/feature_column.h"
 #include "dflow/train.h"
 #include "distributed/cluster_spec.h"
 
 namespace dflow::python {
-namespace {
 
 namespace fc = feature_column;
 namespace est = estimator;
 
-// ---- Python functions called from C++ ----
+// ---- Python functions called from C++ (declared in estimator_internal.h) ----
+
+namespace {
 
 // The first exception a callback raised on this thread, until the binding raises it.
 std::optional<py::error_already_set>& Pending() {
@@ -39,8 +41,15 @@ std::optional<py::error_already_set>& Pending() {
   return pending;
 }
 
+// The Status a Python exception stands for in the C++ loop: a tf.errors.OpError's own code (an
+// OutOfRangeError from a hook ends training as the end of input does), else Unknown (which the
+// loop does not retry).
+thread_local absl::StatusCode g_raised_code = absl::StatusCode::kUnknown;
+
+}  // namespace
+
 // Raises the pending exception (clearing the build error of `g` that it caused), if any.
-void RaisePending(Graph* g = nullptr) {
+void RaisePending(Graph* g) {
   std::optional<py::error_already_set>& p = Pending();
   if (!p.has_value()) return;
   py::error_already_set e = std::move(*p);
@@ -54,18 +63,12 @@ void RaisePending(Graph* g = nullptr) {
 
 // A Python callable shared by C++ function objects: copies never touch Python reference counts
 // (they may be made without the GIL), and the last owner drops it with the GIL taken.
-using PyFn = std::shared_ptr<py::object>;
 PyFn Keep(py::object fn) {
   return PyFn(new py::object(std::move(fn)), [](py::object* p) {
     py::gil_scoped_acquire gil;
     delete p;
   });
 }
-
-// The Status a Python exception stands for in the C++ loop: a tf.errors.OpError's own code (an
-// OutOfRangeError from a hook ends training as the end of input does), else Unknown (which the
-// loop does not retry).
-thread_local absl::StatusCode g_raised_code = absl::StatusCode::kUnknown;
 
 void NotePending(py::error_already_set&& e) {
   g_raised_code = absl::StatusCode::kUnknown;
@@ -79,24 +82,6 @@ void NotePending(py::error_already_set&& e) {
     }
   }
   if (!Pending().has_value()) Pending().emplace(std::move(e));
-}
-
-// Runs `call` with the GIL; an exception it raises becomes Pending() and `failed` is returned.
-template <typename T, typename F>
-T CallPython(F&& call, T failed) {
-  py::gil_scoped_acquire gil;
-  try {
-    return call();
-  } catch (py::error_already_set& e) {
-    NotePending(std::move(e));
-  } catch (py::cast_error& e) {
-    PyErr_SetString(PyExc_TypeError, e.what());
-    NotePending(py::error_already_set());
-  } catch (py::builtin_exception& e) {
-    e.set_error();
-    NotePending(py::error_already_set());
-  }
-  return failed;
 }
 
 Status PythonRaised(const char* what) {
@@ -119,118 +104,7 @@ std::function<Output(const Scope&, const Output&)> UnaryBuilder(py::object fn, c
   };
 }
 
-// ---- feature columns ----
-
-struct ColumnRef {
-  fc::Column column;
-};
-
-ColumnRef Checked(fc::Column c) {
-  if (!c->status().ok()) ThrowStatus(c->status());
-  return ColumnRef{std::move(c)};
-}
-
-std::vector<fc::Column> ColumnsOf(const std::vector<ColumnRef>& cols) {
-  std::vector<fc::Column> out;
-  for (const ColumnRef& c : cols) out.push_back(c.column);
-  return out;
-}
-
-fc::Features FeaturesOf(const py::dict& d) {
-  fc::Features f;
-  for (auto [k, v] : d) f[k.cast<std::string>()] = v.cast<const OutputRef&>().out;
-  return f;
-}
-
-init::Initializer InitializerOf(const py::dict& d) {
-  std::string kind = d["kind"].cast<std::string>();
-  double a = d.contains("a") ? d["a"].cast<double>() : 0.0;
-  double b = d.contains("b") ? d["b"].cast<double>() : 1.0;
-  int64_t seed = d.contains("seed") && !d["seed"].is_none() ? d["seed"].cast<int64_t>() : 0;
-  if (kind == "zeros") return init::Zeros();
-  if (kind == "ones") return init::Ones();
-  if (kind == "constant") return init::Constant(Input::Initializer(ToTensor(d["value"], DT_FLOAT)));
-  if (kind == "random_uniform") return init::RandomUniform(a, b, seed);
-  if (kind == "random_normal") return init::RandomNormal(a, b, seed);
-  if (kind == "truncated_normal") return init::TruncatedNormal(a, b, seed);
-  if (kind == "glorot_uniform") return init::GlorotUniform(seed);
-  throw py::value_error("Unknown initializer kind '" + kind + "'");
-}
-
-void BindFeatureColumns(py::module_& m) {
-  py::class_<ColumnRef>(m, "FeatureColumn")
-      .def_property_readonly("name", [](const ColumnRef& c) { return c.column->name(); })
-      .def_property_readonly("is_dense", [](const ColumnRef& c) { return c.column->is_dense(); })
-      .def_property_readonly("dense_dimension", [](const ColumnRef& c) { return c.column->dense_dimension(); })
-      .def_property_readonly("is_categorical", [](const ColumnRef& c) { return c.column->is_categorical(); })
-      .def_property_readonly("num_buckets", [](const ColumnRef& c) { return c.column->num_buckets(); });
-
-  m.def("numeric_column", [](const std::string& key, const std::vector<int64_t>& shape,
-                             const std::vector<float>& default_value, int dtype, py::object normalizer_fn) {
-    return Checked(fc::NumericColumn(key, shape, default_value, static_cast<DType>(dtype),
-                                     UnaryBuilder(std::move(normalizer_fn), "normalizer_fn")));
-  });
-  m.def("bucketized_column", [](const ColumnRef& source, const std::vector<float>& boundaries) {
-    return Checked(fc::BucketizedColumn(source.column, boundaries));
-  });
-  m.def("categorical_column_with_vocabulary_list_str",
-        [](const std::string& key, const std::vector<std::string>& vocabulary, int64_t num_oov, int64_t default_value) {
-          return Checked(fc::CategoricalColumnWithVocabularyList(key, vocabulary, num_oov, default_value));
-        });
-  m.def("categorical_column_with_vocabulary_list_int", [](const std::string& key, const std::vector<int64_t>& vocabulary,
-                                                          int64_t num_oov, int64_t default_value, int dtype) {
-    return Checked(fc::CategoricalColumnWithVocabularyList(key, vocabulary, num_oov, default_value,
-                                                           static_cast<DType>(dtype)));
-  });
-  m.def("categorical_column_with_identity", [](const std::string& key, int64_t num_buckets, int64_t default_value) {
-    return Checked(fc::CategoricalColumnWithIdentity(key, num_buckets, default_value));
-  });
-  m.def("categorical_column_with_hash_bucket", [](const std::string& key, int64_t size, int dtype) {
-    return Checked(fc::CategoricalColumnWithHashBucket(key, size, static_cast<DType>(dtype)));
-  });
-  m.def("indicator_column", [](const ColumnRef& c) { return Checked(fc::IndicatorColumn(c.column)); });
-  m.def("embedding_column", [](const ColumnRef& c, int64_t dimension, const std::string& combiner, py::object init) {
-    if (init.is_none()) return Checked(fc::EmbeddingColumn(c.column, dimension, combiner));
-    return Checked(fc::EmbeddingColumn(c.column, dimension, combiner, InitializerOf(init.cast<py::dict>())));
-  });
-  m.def("input_layer", [](const Scope& s, py::dict features, const std::vector<ColumnRef>& columns) {
-    Output out = fc::InputLayer(s, FeaturesOf(features), ColumnsOf(columns));
-    RaisePending(s.graph());
-    ThrowIfBuildError(s.graph());
-    return OutputRef{s.graph_as_shared_ptr(), out};
-  });
-  m.def("linear_model", [](const Scope& s, py::dict features, const std::vector<ColumnRef>& columns, int64_t units,
-                           const std::string& sparse_combiner) {
-    Output out = fc::LinearModel(s, FeaturesOf(features), ColumnsOf(columns), units, sparse_combiner);
-    RaisePending(s.graph());
-    ThrowIfBuildError(s.graph());
-    return OutputRef{s.graph_as_shared_ptr(), out};
-  });
-
-  // The variables of the Scope's C++ collections (what the C++ builders registered), so that the
-  // Python layer can list the ones it did not make itself.
-  m.def("scope_collections", [](const Scope& s) {
-    Scope::Collections* c = s.collections();
-    auto refs = [&](const std::vector<Output>& v) {
-      py::list l;
-      for (const Output& o : v) l.append(OutputRef{s.graph_as_shared_ptr(), o});
-      return l;
-    };
-    auto nodes = [&](const std::vector<Operation>& v) {
-      py::list l;
-      for (const Operation& o : v) l.append(NodeRef{s.graph_as_shared_ptr(), o.node()});
-      return l;
-    };
-    py::dict d;
-    d["global_variables"] = refs(c->global_variables);
-    d["trainable_variables"] = refs(c->trainable_variables);
-    d["local_variables"] = refs(c->local_variables);
-    d["initializers"] = nodes(c->initializers);
-    d["local_initializers"] = nodes(c->local_initializers);
-    d["table_initializers"] = nodes(c->table_initializers);
-    return d;
-  });
-}
+namespace {
 
 // ---- estimators ----
 

@@ -91,3 +91,38 @@ def run_python(code_or_path, *args, env=None, timeout=120, cwd=None):
     cmd += [code_or_path] if os.path.exists(code_or_path) else ["-c", code_or_path]
     cmd += list(args)
     return subprocess.run(cmd, capture_output=True, text=True, env=e, timeout=timeout, cwd=cwd)
+
+
+# ---- no test passes without running ----
+# A skipped or xfail test counts as failed, so that the suite cannot pass without testing
+# (scripts/check_skips.py does the same for the C++ tests in `make test`).
+
+def _reason(longrepr):
+    """The reason of a skip report ("Skipped: why" from pytest.skip)."""
+    text = str(longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else longrepr)
+    return text[len("Skipped: "):] if text.startswith("Skipped: ") else text
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if hasattr(report, "wasxfail"):
+        what = "xpassed" if report.passed else "xfailed"
+        reason = "%s: %s" % (what, report.wasxfail or "no reason")
+        del report.wasxfail
+    elif report.skipped:
+        reason = "skipped: %s" % _reason(report.longrepr)
+    else:
+        return
+    report.outcome = "failed"
+    report.longrepr = "%s: tests may not skip or xfail (%s)" % (item.nodeid, reason)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped:
+        report.outcome = "failed"
+        report.longrepr = "%s: tests may not skip (skipped: %s)" % (collector.nodeid, _reason(report.longrepr))

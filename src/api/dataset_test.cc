@@ -14,6 +14,7 @@
 #include "graph/graph_def.h"
 #include "gtest/gtest.h"
 #include "proto/graph.pb.h"
+#include "runtime/executor_test_util.h"
 
 namespace dflow::data {
 namespace {
@@ -504,17 +505,31 @@ TEST(DatasetTest, ParallelCallsWaitingInsideTheirFunctionsEndWithTheIterator) {
 }
 
 TEST(DatasetTest, ClosingTheSessionEndsAWaitingGetNextAndStopsTheIterator) {
+  // The map function blocks in TestBlock, which tells the probe. The prefetch thread calls it only
+  // once GetNext has started it and waits for its buffer (holding the iterator's lock until then),
+  // so a blocked TestBlock means that GetNext waits.
+  executor_test::RegisterStepProbeOps();
+  executor_test::StepProbe& probe = executor_test::StepProbe::Get();
+  probe.Reset();
   Scope root = Scope::NewRootScope();
-  Element next = BlockedPipeline(root, "dataset_test_blocked_2").MakeOneShotIterator().GetNext();
+  Element next = Dataset::Range(root, 5)
+                     .Map([](const Scope& s, const std::vector<Output>& x) {
+                       Output blocked(ops::BuildOp(s, "TestBlock", {}, {{"dtype", DT_INT64}}), 0);
+                       return std::vector<Output>{ops::Add(s, x[0], blocked)};
+                     })
+                     .Prefetch(2)
+                     .MakeOneShotIterator()
+                     .GetNext();
   ASSERT_TRUE(root.ok()) << root.status();
   auto session = std::make_unique<ClientSession>(root);
   Status waited;
   std::thread t([&] { waited = session->Run(next.components).status(); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  ASSERT_TRUE(session->session()->Close().ok());
+  EXPECT_TRUE(probe.WaitBlocked(1)) << "the pipeline never blocked";
+  EXPECT_TRUE(session->session()->Close().ok());
   t.join();
-  EXPECT_FALSE(waited.ok());
-  EXPECT_TRUE(absl::IsCancelled(waited) || absl::IsFailedPrecondition(waited)) << waited;
+  EXPECT_TRUE(absl::IsCancelled(waited)) << waited;
+  // Closing stopped the iterator: its prefetch thread's call was cancelled too.
+  EXPECT_TRUE(probe.WaitCancelled(1)) << "the blocked map function was not cancelled";
   // Another session of the graph finds the iterator closed with its session.
   ClientSession other(root);
   Status s = other.Run(next.components).status();

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "absl/strings/str_cat.h"
+#include "base/env.h"
 #include "base/logging.h"
 #include "dflow/basic_session_run_hooks.h"
 #include "dflow/coordinator.h"
@@ -114,7 +115,7 @@ bool MonitoredSession::BackOff(const Status& error) {
   LOG(WARNING) << "A task failed or restarted (" << error << "); creating a new session in " << wait
                << " ms (recovery attempt " << failed_attempts_ << " of " << recovery_.max_recovery_attempts << ")";
   DropSession();
-  std::this_thread::sleep_for(std::chrono::milliseconds(wait));
+  Env::Default()->SleepForMicros(wait * 1000);
   return true;
 }
 

@@ -3,9 +3,11 @@
 // the variables, as a ps task that died and restarted does. The chief must restore the latest
 // checkpoint exactly, a worker must wait again, and the retry budget must bound the loop.
 #include <atomic>
+#include <condition_variable>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include "base/env.h"
 #include "base/temp_dir.h"
@@ -33,6 +35,11 @@ struct Faults {
   std::string container;
   int failures = 0;  // injected so far
   int sessions = 0;  // sessions opened
+  // Runs that fetched the tensor named `watched` (a ready op) and found variables uninitialized:
+  // a test waits on `cv` for a worker that checks the model and finds it not ready.
+  std::string watched;
+  int not_ready = 0;
+  std::condition_variable cv;
 };
 
 std::map<std::string, Faults*>& Registry() {
@@ -59,7 +66,9 @@ class FlakySession : public Session {
         return Fail("running a step");
       }
     }
-    return inner_->Run(o, in, out, targets, r, md);
+    Status s = inner_->Run(o, in, out, targets, r, md);
+    if (s.ok() && r != nullptr) NoteNotReady(out, *r);
+    return s;
   }
   std::vector<std::string> ListDevices() const override { return inner_->ListDevices(); }
   Status Close() override { return inner_->Close(); }
@@ -70,6 +79,15 @@ class FlakySession : public Session {
     if (f_->fail_creates == 0) return absl::OkStatus();
     --f_->fail_creates;
     return Fail(what);
+  }
+  void NoteNotReady(const std::vector<std::string>& out, const std::vector<Tensor>& r) {
+    std::lock_guard<std::mutex> l(f_->mu);
+    for (size_t i = 0; i < out.size() && i < r.size(); ++i) {
+      if (!f_->watched.empty() && out[i] == f_->watched && r[i].NumElements() > 0) {
+        ++f_->not_ready;
+        f_->cv.notify_all();
+      }
+    }
   }
   // With f_->mu held.
   Status Fail(const char* what) {
@@ -252,10 +270,17 @@ TEST(MonitoredSessionRecoveryTest, AWorkerWaitsForTheChiefAgainAfterAFailure) {
     target.faults.fail_runs = 1;
     target.faults.code = absl::StatusCode::kAborted;
     target.faults.wipe_variables = true;
+    target.faults.watched = scaffold->ready_op.name();
+    EXPECT_EQ(target.faults.not_ready, 0);
   }
-  // The chief initializes again a little later; the worker's retried step waits for that.
+  // The chief initializes again once the worker's new session has found the model wiped; the
+  // worker's retried step waits for that.
   std::thread chief_again([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    {
+      std::unique_lock<std::mutex> l(target.faults.mu);
+      EXPECT_TRUE(target.faults.cv.wait_for(l, std::chrono::seconds(30), [&] { return target.faults.not_ready > 0; }))
+          << "the worker never found the model not ready";
+    }
     ClientSession again(root, target.options());
     EXPECT_TRUE(again.Run({scaffold->init_op}).ok());
   });

@@ -17,6 +17,7 @@
 #include "framework/resource_mgr.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/executor_test_util.h"
 #include "runtime/local_device.h"
 
 namespace dflow::train {
@@ -268,24 +269,32 @@ TEST(SessionCreatorTest, TheChiefFailsWhenInitDoesNotMakeTheModelReady) {
 }
 
 TEST(SessionCreatorTest, AWorkerWaitsForTheModelWithADeadline) {
+  executor_test::RegisterStepProbeOps();
+  executor_test::StepProbe& probe = executor_test::StepProbe::Get();
+  probe.Reset();
   Scope root = Scope::NewRootScope();
   Model m(root);
   auto scaffold = std::make_shared<Scaffold>();
   ASSERT_TRUE(scaffold->Finalize(root).ok());
+  // The readiness check passes through TestPass: the probe counts the worker's checks.
+  scaffold->ready_op = Output(ops::BuildOp(root.WithOpName("counted_ready"), "TestPass", {scaffold->ready_op}), 0);
+  ASSERT_TRUE(root.ok()) << root.status();
   WorkerSessionCreator worker(root, scaffold, SessionOptions(), /*max_wait_secs=*/1);
   auto s = worker.CreateSession();
   EXPECT_EQ(s.status().code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_THAT(s.status().message(), HasSubstr("uninitialized variables: global_step, w"));
-  // Initialized by someone else while it waits.
+  // Initialized by someone else once the worker has found the model not ready and waits.
+  const int checks = probe.passes();
   ClientSession other(root);
   std::thread init([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    ASSERT_TRUE(other.Run({scaffold->init_op}).ok());
+    EXPECT_TRUE(probe.WaitPasses(checks + 1)) << "the worker never checked the model";
+    EXPECT_TRUE(other.Run({scaffold->init_op}).ok());
   });
   WorkerSessionCreator patient(root, scaffold, SessionOptions(), 20);
   auto ok = patient.CreateSession();
   init.join();
   ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_GE(probe.passes(), checks + 2) << "the worker did not check again after waiting";
   auto w = (*ok)->Run({m.w.read()});
   ASSERT_TRUE(w.ok());
   EXPECT_EQ((*w)[0].flat<float>()[0], 1.0f);

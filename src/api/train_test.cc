@@ -6,30 +6,13 @@
 
 #include "dflow/dflow.h"
 #include "gmock/gmock.h"
-#include "graph/gradients.h"
+#include "graph/graph.h"
 #include "gtest/gtest.h"
 
 namespace dflow {
 namespace {
 
 using ::testing::HasSubstr;
-
-// The first of these ops (or, with_gradients, of their gradients) that is not registered yet:
-// tests skip while another engineer's op is missing.
-std::string Missing(std::initializer_list<const char*> ops, bool with_gradients) {
-  InitDflow();
-  for (const char* op : ops) {
-    bool none = false;
-    if (OpRegistry::Global()->LookUp(op) == nullptr) return std::string(op);
-    if (with_gradients && LookupGradient(op, &none) == nullptr && !none) return "the gradient of " + std::string(op);
-  }
-  return "";
-}
-#define SKIP_UNLESS_REGISTERED(with_gradients, ...)                                   \
-  do {                                                                                \
-    std::string missing_ = Missing({__VA_ARGS__}, with_gradients);                    \
-    if (!missing_.empty()) GTEST_SKIP() << missing_ << " is not registered yet";     \
-  } while (0)
 
 const std::vector<double> kTarget = {1.0, -2.0};
 
@@ -259,7 +242,6 @@ TEST(TrainTest, InitializerBuiltBeforeTheOptimizerMissesTheSlots) {
 }
 
 TEST(TrainTest, MinimizeWithAutodiffTrainsAllTrainableVariables) {
-  SKIP_UNLESS_REGISTERED(true, "SquaredDifference", "Sum");
   Scope root = Scope::NewRootScope();
   Variable w = Variable::Create(root.WithOpName("w"), {2}, DT_FLOAT);
   Variable b = Variable::Create(root.WithOpName("b"), {}, DT_FLOAT, init::Constant(5.0f));
@@ -290,7 +272,6 @@ TEST(TrainTest, MinimizeWithAutodiffTrainsAllTrainableVariables) {
 }
 
 TEST(TrainTest, MinimizeOnlyTheGivenVariables) {
-  SKIP_UNLESS_REGISTERED(true, "SquaredDifference", "Sum");
   Scope root = Scope::NewRootScope();
   Variable w = Variable::Create(root.WithOpName("w"), {}, DT_DOUBLE);
   Variable frozen = Variable::Create(root.WithOpName("frozen"), {}, DT_DOUBLE, init::Ones());
@@ -363,7 +344,6 @@ TEST(ScheduleTest, ExponentialDecay) {
 }
 
 TEST(ScheduleTest, ExponentialDecayStaircase) {
-  SKIP_UNLESS_REGISTERED(false, "Floor");
   Scope root = Scope::NewRootScope();
   Output step = train::CreateGlobalStep(root);
   Output lr = train::ExponentialDecay(root, 0.1, step, 10, 0.5, true);

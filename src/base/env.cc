@@ -1,5 +1,7 @@
 #include "base/env.h"
 
+#include "base/temp_file.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,6 +15,7 @@
 #include <dirent.h>
 #include <algorithm>
 #include <atomic>
+#include <thread>
 
 namespace dflow {
 namespace {
@@ -34,6 +37,16 @@ int64_t Env::NowMicros() const {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+int64_t Env::NowMonotonicMicros() const {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void Env::SleepForMicros(int64_t micros) const {
+  if (micros > 0) std::this_thread::sleep_for(std::chrono::microseconds(micros));
 }
 
 StatusOr<std::string> Env::ReadFile(const std::string& path, int64_t max_bytes) const {
@@ -67,37 +80,10 @@ StatusOr<std::string> Env::ReadFile(const std::string& path, int64_t max_bytes) 
   return out;
 }
 
-Status Env::WriteFileAtomic(const std::string& path, absl::string_view contents) const {
-  // A name unique to this call: concurrent writers of one path must not share a temporary.
-  std::string tmp = absl::StrCat(path, ".tmp.XXXXXX");
-  int fd = ::mkstemp(tmp.data());
-  if (fd < 0) return errors::Unavailable("Cannot create a temporary file beside ", path, ": ", std::strerror(errno));
-  ::fchmod(fd, 0644);
-  size_t done = 0;
-  while (done < contents.size()) {
-    ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int e = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return errors::Unavailable("Cannot write ", tmp, ": ", std::strerror(e));
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    ::unlink(tmp.c_str());
-    return errors::Unavailable("Cannot flush ", tmp, ": ", std::strerror(errno));
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int e = errno;
-    ::unlink(tmp.c_str());
-    return errors::Unavailable("Cannot rename ", tmp, " to ", path, ": ", std::strerror(e));
-  }
-  // Makes the rename itself durable; file systems that cannot sync a directory lose nothing
-  // but that guarantee, so a failure here is not an error of the write.
-  (void)SyncDir(DirName(path));
-  return absl::OkStatus();
+Status Env::WriteFileAtomic(const std::string& path, absl::string_view contents, int mode) const {
+  ASSIGN_OR_RETURN(TempFile tmp, TempFile::Create(this, path, mode));
+  RETURN_IF_ERROR(tmp.file()->Append(contents));
+  return tmp.Commit();
 }
 
 bool Env::FileExists(const std::string& path) const { return ::access(path.c_str(), F_OK) == 0; }
@@ -179,6 +165,24 @@ StatusOr<std::unique_ptr<WritableFile>> Env::NewWritableFile(const std::string& 
   int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC);
   int fd = ::open(path.c_str(), flags, 0644);
   if (fd < 0) return IoError("Cannot open for writing", path, errno);
+  return std::unique_ptr<WritableFile>(new PosixWritableFile(path, fd));
+}
+
+StatusOr<std::unique_ptr<WritableFile>> Env::NewExclusiveFile(const std::string& path, int mode) const {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 07777);
+  if (fd < 0) {
+    int e = errno;
+    if (e == EEXIST) return errors::AlreadyExists("Cannot create ", path, ": it exists");
+    return IoError("Cannot create", path, e);
+  }
+  // The umask may have narrowed the bits open() applied; a wider umask never widens them, so
+  // the file was never more open than `mode` in between.
+  if (::fchmod(fd, static_cast<mode_t>(mode & 07777)) != 0) {
+    int e = errno;
+    ::close(fd);
+    ::unlink(path.c_str());
+    return IoError("Cannot set the permissions of", path, e);
+  }
   return std::unique_ptr<WritableFile>(new PosixWritableFile(path, fd));
 }
 

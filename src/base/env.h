@@ -39,17 +39,37 @@ class Env {
   virtual ~Env() = default;
   static Env* Default();
 
+  // The wall clock (system_clock), microseconds since the Unix epoch: for timestamps (events,
+  // stats, file names) only. It can jump (NTP, an operator); never measure a timeout with it.
   virtual int64_t NowMicros() const;
+  // A clock that never goes back (steady_clock), for deadlines and timeouts. Its epoch is
+  // arbitrary and per process: never store it or send it to another process (send the time
+  // left instead).
+  virtual int64_t NowMonotonicMicros() const;
+  // Sleeps for `micros` on the monotonic clock (returns at once when <= 0). Blocking waits that
+  // can be woken should wait on a condition with a deadline instead.
+  virtual void SleepForMicros(int64_t micros) const;
+
   // Reads a whole file; NotFound when missing, ResourceExhausted past `max_bytes`.
   virtual StatusOr<std::string> ReadFile(const std::string& path,
                                          int64_t max_bytes = int64_t{1} << 32) const;
-  // Writes atomically: a temporary file beside `path`, fsync, then rename.
-  virtual Status WriteFileAtomic(const std::string& path, absl::string_view contents) const;
+  // Writes atomically: readers (and a crash) see either the old contents of `path` or the new
+  // ones, never a mix. A temporary beside `path` created with NewExclusiveFile(mode), the
+  // contents, Sync, Close, RenameFile over `path`, SyncDir of its directory -- all through this
+  // Env's virtuals, so a test Env that fails one of them fails the write. When a step up to the
+  // rename fails, `path` is unchanged and the temporary is deleted; when only the SyncDir fails,
+  // `path` has the new contents and that error is returned (the rename may not survive a power
+  // loss). `path` ends up with exactly the permission bits `mode` (0600 for secrets).
+  virtual Status WriteFileAtomic(const std::string& path, absl::string_view contents, int mode = 0644) const;
   virtual bool FileExists(const std::string& path) const;
 
   // Creates or truncates `path` (append = false) or opens it for appending.
   virtual StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path,
                                                                   bool append = false) const;
+  // Creates `path`, which must not exist yet: AlreadyExists when it does, also as a symbolic link
+  // (O_EXCL | O_NOFOLLOW: a link planted there is never followed). The file has exactly the
+  // permission bits `mode` from its creation on, whatever the umask.
+  virtual StatusOr<std::unique_ptr<WritableFile>> NewExclusiveFile(const std::string& path, int mode) const;
   virtual StatusOr<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(const std::string& path) const;
   // Size in bytes of a regular file; NotFound when missing.
   virtual StatusOr<uint64_t> FileSize(const std::string& path) const;

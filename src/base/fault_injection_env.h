@@ -5,7 +5,8 @@
 // process had died there. Header-only; for tests. Thread-safe.
 //
 // ScopedDefaultEnv makes Env::Default() return such an Env while it lives, for code that takes
-// no Env* (the checkpoint kernels write through Env::Default()).
+// no Env* (the checkpoint kernels write through Env::Default()). TestClockEnv below fakes the
+// clocks instead.
 #pragma once
 
 #include <atomic>
@@ -51,10 +52,13 @@ class FaultInjectionEnv : public Env {
     RETURN_IF_ERROR(Tick("syncdir", dir));
     return Env::SyncDir(dir);
   }
-  Status WriteFileAtomic(const std::string& path, absl::string_view contents) const override {
-    RETURN_IF_ERROR(Tick("write-atomic", path));
-    return Env::WriteFileAtomic(path, contents);
+  StatusOr<std::unique_ptr<WritableFile>> NewExclusiveFile(const std::string& path, int mode) const override {
+    RETURN_IF_ERROR(Tick("create", path));
+    ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> f, Env::NewExclusiveFile(path, mode));
+    return std::unique_ptr<WritableFile>(new File(this, std::move(f)));
   }
+  // WriteFileAtomic is Env's: its create, append, sync, close, rename and directory sync are each
+  // one operation above.
 
  private:
   class File : public WritableFile {
@@ -84,6 +88,38 @@ class FaultInjectionEnv : public Env {
   bool stop_after_failure_;
   mutable std::atomic<int64_t> count_{0};
   mutable std::atomic<bool> failed_{false};
+};
+
+// An Env whose clocks a test moves, for code that measures time through Env. The wall clock
+// (NowMicros) is the real one plus an offset that JumpWallClock moves and that also moves by
+// `wall_drift_per_call` at every reading (a clock that jumps while a step runs). The monotonic
+// clock is the real one plus an offset that only AdvanceMonotonic (or, with `fake_sleep`,
+// SleepForMicros: it then returns at once) moves forward. Files are the real Env's.
+class TestClockEnv : public Env {
+ public:
+  explicit TestClockEnv(int64_t wall_drift_per_call = 0, bool fake_sleep = false)
+      : wall_drift_per_call_(wall_drift_per_call), fake_sleep_(fake_sleep) {}
+
+  int64_t NowMicros() const override {
+    return Env::NowMicros() + wall_offset_.fetch_add(wall_drift_per_call_) + wall_drift_per_call_;
+  }
+  int64_t NowMonotonicMicros() const override { return Env::NowMonotonicMicros() + monotonic_offset_.load(); }
+  void SleepForMicros(int64_t micros) const override {
+    sleeps_.fetch_add(1);
+    if (!fake_sleep_) return Env::SleepForMicros(micros);
+    if (micros > 0) monotonic_offset_.fetch_add(micros);
+  }
+
+  void JumpWallClock(int64_t micros) { wall_offset_.fetch_add(micros); }
+  void AdvanceMonotonic(int64_t micros) {
+    if (micros > 0) monotonic_offset_.fetch_add(micros);
+  }
+  int64_t sleeps() const { return sleeps_.load(); }
+
+ private:
+  const int64_t wall_drift_per_call_;
+  const bool fake_sleep_;
+  mutable std::atomic<int64_t> wall_offset_{0}, monotonic_offset_{0}, sleeps_{0};
 };
 
 // Makes Env::Default() return `env` (nullptr: the real one again) and returns the previous

@@ -1,15 +1,18 @@
 #include "distributed/cluster_spec.h"
 
+#include <cmath>
 #include <utility>
 
 #include "absl/algorithm/container.h"
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "distributed/json.h"
+#include "base/json_text.h"
+#include "dflow/flags.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
 
 namespace dflow {
 
@@ -110,37 +113,92 @@ bool IsTfConfigJob(absl::string_view job) {
   return false;
 }
 
-StatusOr<std::map<int, std::string>> ParseTfConfigJob(const std::string& job, const json::Value& v) {
+using JsonValue = google::protobuf::Value;
+using JsonObject = google::protobuf::Struct;
+
+// The kinds as JSON names them.
+const char* KindName(const JsonValue& v) {
+  switch (v.kind_case()) {
+    case JsonValue::kBoolValue: return "bool";
+    case JsonValue::kNumberValue: return "number";
+    case JsonValue::kStringValue: return "string";
+    case JsonValue::kListValue: return "array";
+    case JsonValue::kStructValue: return "object";
+    default: return "null";
+  }
+}
+
+// A short text of the value for messages: 0.5, "0", true, [...].
+std::string ValueText(const JsonValue& v) {
+  switch (v.kind_case()) {
+    case JsonValue::kBoolValue: return v.bool_value() ? "true" : "false";
+    case JsonValue::kNumberValue: return absl::StrCat(v.number_value());
+    case JsonValue::kStringValue: return absl::StrCat("\"", Shown(v.string_value()), "\"");
+    case JsonValue::kListValue: return "[...]";
+    case JsonValue::kStructValue: return "{...}";
+    default: return "null";
+  }
+}
+
+// An object's members in key order (Struct's map has none), so that errors do not depend on it.
+std::vector<std::pair<std::string, const JsonValue*>> Members(const JsonObject& object) {
+  std::vector<std::pair<std::string, const JsonValue*>> members;
+  for (const auto& [key, value] : object.fields()) members.emplace_back(key, &value);
+  absl::c_sort(members, [](const auto& a, const auto& b) { return a.first < b.first; });
+  return members;
+}
+
+const JsonValue* Find(const JsonObject& object, const std::string& key) {
+  auto it = object.fields().find(key);
+  return it == object.fields().end() ? nullptr : &it->second;
+}
+
+// JSON numbers are doubles: an integer in [min, max] (1.0 counts; 1.5, -1 and 1e20 do not).
+StatusOr<int> IntegerIn(const JsonValue& v, absl::string_view what, int min, int max) {
+  if (v.kind_case() != JsonValue::kNumberValue) {
+    return errors::InvalidArgument(what, " must be an integer, got ", KindName(v), " ", ValueText(v));
+  }
+  const double d = v.number_value();
+  if (d != std::floor(d)) return errors::InvalidArgument(what, " must be an integer, got ", ValueText(v));
+  if (d < min || d > max) {
+    return errors::InvalidArgument(what, " must be in [", min, ", ", max, "], got ", ValueText(v));
+  }
+  return static_cast<int>(d);
+}
+
+StatusOr<std::map<int, std::string>> ParseTfConfigJob(const std::string& job, const JsonValue& v) {
   std::map<int, std::string> tasks;
-  if (v.is_array()) {
-    const auto& items = v.array_items();
-    for (size_t i = 0; i < items.size(); ++i) {
-      if (!items[i].is_string()) {
+  if (v.has_list_value()) {
+    const auto& items = v.list_value().values();
+    for (int i = 0; i < items.size(); ++i) {
+      if (!items[i].has_string_value()) {
         return errors::InvalidArgument("TF_CONFIG: cluster.", job, "[", i, "] must be a \"host:port\" string, got ",
-                                       json::Value::KindName(items[i].kind()));
+                                       KindName(items[i]));
       }
-      tasks[static_cast<int>(i)] = items[i].string_value();
+      tasks[i] = items[i].string_value();
     }
     return tasks;
   }
-  if (v.is_object()) {  // the sparse form: {"1": "host:port", ...}
-    for (const auto& [key, address] : v.object_members()) {
+  if (v.has_struct_value()) {  // the sparse form: {"1": "host:port", ...}
+    for (const auto& [key, address] : Members(v.struct_value())) {
       int index = -1;
       if (key.empty() || key.size() > 9 || !absl::c_all_of(key, [](char c) { return c >= '0' && c <= '9'; }) ||
           !absl::SimpleAtoi(key, &index)) {
         return errors::InvalidArgument("TF_CONFIG: cluster.", job, " has task index \"", Shown(key),
                                        "\", which is not a non-negative integer");
       }
-      if (!address.is_string()) {
+      if (!address->has_string_value()) {
         return errors::InvalidArgument("TF_CONFIG: cluster.", job, ".", key, " must be a \"host:port\" string, got ",
-                                       json::Value::KindName(address.kind()));
+                                       KindName(*address));
       }
-      tasks[index] = address.string_value();
+      if (!tasks.emplace(index, address->string_value()).second) {
+        return errors::InvalidArgument("TF_CONFIG: cluster.", job, " has task index ", index, " twice");
+      }
     }
     return tasks;
   }
   return errors::InvalidArgument("TF_CONFIG: cluster.", job, " must be a list of \"host:port\" strings, got ",
-                                 json::Value::KindName(v.kind()));
+                                 KindName(v));
 }
 
 // ---- arguments ----
@@ -275,41 +333,45 @@ StatusOr<TaskConfig> TaskConfigFromFlags(const std::string& ps_hosts, const std:
 }
 
 StatusOr<TaskConfig> ParseTfConfig(absl::string_view text) {
-  json::ParseOptions options;
-  options.max_bytes = size_t{1} << 20;
-  options.max_depth = 16;
-  auto parsed = json::Parse(text, options);
-  if (!parsed.ok()) return errors::Annotate(parsed.status(), "TF_CONFIG: ");
-  const json::Value& root = *parsed;
-  if (!root.is_object()) {
-    return errors::InvalidArgument("TF_CONFIG: must be a JSON object with \"cluster\" and \"task\", got ",
-                                   json::Value::KindName(root.kind()));
+  // The limits first: protobuf's parser has none of its own for size and nesting.
+  RETURN_IF_ERROR(errors::Annotate(CheckJsonText(text, {.max_bytes = size_t{1} << 20, .max_depth = 16}),
+                                   "TF_CONFIG: "));
+  JsonValue parsed;
+  if (auto s = google::protobuf::util::JsonStringToMessage(
+          google::protobuf::StringPiece(text.data(), text.size()), &parsed);
+      !s.ok()) {
+    return errors::Annotate(JsonParseError(absl::string_view(s.message().data(), s.message().size())),
+                            "TF_CONFIG: ");
   }
-  for (const auto& [key, value] : root.object_members()) {
+  if (!parsed.has_struct_value()) {
+    return errors::InvalidArgument("TF_CONFIG: must be a JSON object with \"cluster\" and \"task\", got ",
+                                   KindName(parsed));
+  }
+  const JsonObject& root = parsed.struct_value();
+  for (const auto& [key, value] : Members(root)) {
     if (key == "cluster" || key == "task") continue;
     if (key == "environment" || key == "rpc_layer") {  // TensorFlow's optional keys; nothing to do here
-      if (!value.is_string()) {
-        return errors::InvalidArgument("TF_CONFIG: \"", key, "\" must be a string, got ",
-                                       json::Value::KindName(value.kind()));
+      if (!value->has_string_value()) {
+        return errors::InvalidArgument("TF_CONFIG: \"", key, "\" must be a string, got ", KindName(*value));
       }
       continue;
     }
     return errors::InvalidArgument("TF_CONFIG: unknown key \"", Shown(key),
                                    "\" (known: cluster, task, environment, rpc_layer)");
   }
-  const json::Value* cluster = root.Find("cluster");
+  const JsonValue* cluster = Find(root, "cluster");
   if (cluster == nullptr) return errors::InvalidArgument("TF_CONFIG: \"cluster\" is missing");
-  if (!cluster->is_object()) {
+  if (!cluster->has_struct_value()) {
     return errors::InvalidArgument("TF_CONFIG: \"cluster\" must be an object of job name -> addresses, got ",
-                                   json::Value::KindName(cluster->kind()));
+                                   KindName(*cluster));
   }
   std::map<std::string, std::map<int, std::string>> jobs;
-  for (const auto& [job, tasks] : cluster->object_members()) {
+  for (const auto& [job, tasks] : Members(cluster->struct_value())) {
     if (!IsTfConfigJob(job)) {
       return errors::InvalidArgument("TF_CONFIG: cluster has job \"", Shown(job),
                                      "\"; TF_CONFIG jobs are chief, worker, ps and evaluator");
     }
-    ASSIGN_OR_RETURN(jobs[job], ParseTfConfigJob(job, tasks));
+    ASSIGN_OR_RETURN(jobs[job], ParseTfConfigJob(job, *tasks));
     if ((job == "chief" || job == "evaluator") && jobs[job].size() > 1) {
       return errors::InvalidArgument("TF_CONFIG: cluster.", job, " has ", jobs[job].size(),
                                      " tasks; there can be only one");
@@ -319,90 +381,78 @@ StatusOr<TaskConfig> ParseTfConfig(absl::string_view text) {
   auto spec = ClusterSpec::FromSparseJobs(jobs);
   if (!spec.ok()) return errors::Annotate(spec.status(), "TF_CONFIG: ");
 
-  const json::Value* task = root.Find("task");
+  const JsonValue* task = Find(root, "task");
   if (task == nullptr) return errors::InvalidArgument("TF_CONFIG: \"task\" is missing");
-  if (!task->is_object()) {
+  if (!task->has_struct_value()) {
     return errors::InvalidArgument("TF_CONFIG: \"task\" must be an object {\"type\": ..., \"index\": ...}, got ",
-                                   json::Value::KindName(task->kind()));
+                                   KindName(*task));
   }
-  for (const auto& [key, value] : task->object_members()) {
+  for (const auto& [key, value] : Members(task->struct_value())) {
     if (key != "type" && key != "index" && key != "trial") {
       return errors::InvalidArgument("TF_CONFIG: unknown key \"", Shown(key), "\" in \"task\" (known: type, index, trial)");
     }
   }
-  const json::Value* type = task->Find("type");
+  const JsonValue* type = Find(task->struct_value(), "type");
   if (type == nullptr) return errors::InvalidArgument("TF_CONFIG: task.type is missing");
-  if (!type->is_string()) {
-    return errors::InvalidArgument("TF_CONFIG: task.type must be a string, got ", json::Value::KindName(type->kind()));
+  if (!type->has_string_value()) {
+    return errors::InvalidArgument("TF_CONFIG: task.type must be a string, got ", KindName(*type));
   }
   const std::string& job = type->string_value();
   if (!IsTfConfigJob(job)) {
     return errors::InvalidArgument("TF_CONFIG: task.type \"", Shown(job),
                                    "\" is not one of chief, worker, ps, evaluator");
   }
-  const json::Value* index_value = task->Find("index");
+  const JsonValue* index_value = Find(task->struct_value(), "index");
   if (index_value == nullptr) return errors::InvalidArgument("TF_CONFIG: task.index is missing");
-  auto index = index_value->AsInt("TF_CONFIG: task.index", 0, 1 << 30);
-  if (!index.ok()) return index.status();
+  ASSIGN_OR_RETURN(const int index, IntegerIn(*index_value, "TF_CONFIG: task.index", 0, 1 << 30));
 
   TaskConfig config;
   config.cluster = *std::move(spec);
   config.job_name = job;
-  config.task_index = *index;
+  config.task_index = index;
   // As in TensorFlow, the evaluator is not part of the training cluster: it may be left out.
   bool evaluator_outside = job == "evaluator" && config.cluster.num_tasks("evaluator") == 0;
   if (evaluator_outside) {
-    if (*index != 0) {
-      return errors::InvalidArgument("TF_CONFIG: task.index is ", *index,
+    if (index != 0) {
+      return errors::InvalidArgument("TF_CONFIG: task.index is ", index,
                                      ", but there is only one evaluator (index 0)");
     }
-  } else if (!config.cluster.HasTask(job, *index)) {
-    auto address = config.cluster.TaskAddress(job, *index);
+  } else if (!config.cluster.HasTask(job, index)) {
+    auto address = config.cluster.TaskAddress(job, index);
     return errors::Annotate(address.status(), "TF_CONFIG: \"task\" names no task of \"cluster\": ");
   }
-  config.is_chief = ComputeIsChief(config.cluster, job, *index);
+  config.is_chief = ComputeIsChief(config.cluster, job, index);
   return config;
 }
 
 StatusOr<TaskConfig> TaskConfigFromArgs(const std::vector<std::string>& args, const std::string& tf_config,
                                         std::vector<std::string>* rest) {
-  std::map<std::string, std::string> given;  // flag -> value
   if (rest != nullptr) rest->clear();
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    bool matched = false;
-    for (const char* flag : kTaskFlags) {
-      std::string value;
-      if (a == flag) {
-        if (i + 1 >= args.size()) return errors::InvalidArgument(flag, " needs a value");
-        value = args[++i];
-      } else if (absl::StartsWith(a, absl::StrCat(flag, "="))) {
-        value = a.substr(std::string(flag).size() + 1);
-      } else {
-        continue;
-      }
-      if (!given.emplace(flag, value).second) return errors::InvalidArgument(flag, " is given twice");
-      matched = true;
-      break;
-    }
-    if (!matched && rest != nullptr) rest->push_back(a);
+  FlagSpec spec;
+  spec.values.assign(std::begin(kTaskFlags), std::end(kTaskFlags));
+  spec.keep_unknown = true;  // the program's own flags, for its own parser
+  ASSIGN_OR_RETURN(ParsedFlags flags, ParsedFlags::Parse(args, spec));
+  if (rest != nullptr) *rest = flags.positional();
+  bool any = false;
+  for (const char* flag : kTaskFlags) {
+    if (flags.Count(flag) > 1) return errors::InvalidArgument(flag, " is given twice");
+    any = any || flags.Has(flag);
   }
-  if (given.empty()) {
+  if (!any) {
     if (!absl::StripAsciiWhitespace(tf_config).empty()) return ParseTfConfig(tf_config);
     return errors::NotFound(
         "No task described: give --job_name, --task_index, --ps_hosts and --worker_hosts, or set TF_CONFIG");
   }
-  if (given.count("--job_name") == 0) return errors::InvalidArgument("--job_name is missing");
-  if (given.count("--worker_hosts") == 0) return errors::InvalidArgument("--worker_hosts is missing");
-  int task_index = 0;
-  if (auto it = given.find("--task_index"); it != given.end()) {
-    const std::string& v = it->second;
-    if (v.empty() || v.size() > 9 || !absl::c_all_of(v, [](char c) { return c >= '0' && c <= '9'; }) ||
-        !absl::SimpleAtoi(v, &task_index)) {
-      return errors::InvalidArgument("--task_index must be a non-negative integer, got '", Shown(v), "'");
-    }
+  if (!flags.Has("--job_name")) return errors::InvalidArgument("--job_name is missing");
+  if (!flags.Has("--worker_hosts")) return errors::InvalidArgument("--worker_hosts is missing");
+  auto task_index = flags.GetInt64("--task_index", 0, 0);
+  if (task_index.ok() && *task_index > 999999999) {  // more tasks than any cluster has
+    task_index = errors::InvalidArgument("--task_index must be a non-negative integer, got '",
+                                         Shown(flags.GetString("--task_index")), "'");
   }
-  return TaskConfigFromFlags(given["--ps_hosts"], given["--worker_hosts"], given["--job_name"], task_index);
+  if (!task_index.ok()) return task_index.status();
+  return TaskConfigFromFlags(flags.GetString("--ps_hosts"), flags.GetString("--worker_hosts"),
+                             flags.GetString("--job_name"), static_cast<int>(*task_index));
 }
 
 }  // namespace dflow

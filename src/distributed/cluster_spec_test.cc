@@ -194,8 +194,14 @@ TEST(TfConfigTest, OptionalFormsAndKeys) {
 
 TEST(TfConfigTest, Errors) {
   EXPECT_THAT(TfConfigError(R"({"cluster": {"ps": ["h:1"]})"),
-              HasSubstr("TF_CONFIG: JSON: unexpected end of input in an object, expected ',' or '}' at byte 27"));
-  EXPECT_THAT(TfConfigError("[1]"), HasSubstr("TF_CONFIG: must be a JSON object"));
+              HasSubstr("TF_CONFIG: JSON: Unexpected end of string. Expected , or } after key:value pair. at the "
+                        "end of the input"));
+  EXPECT_THAT(TfConfigError(R"({"cluster": x})"), HasSubstr("TF_CONFIG: JSON: Unexpected token. near 'x}'"));
+  EXPECT_THAT(TfConfigError("[1]"), HasSubstr("TF_CONFIG: must be a JSON object with \"cluster\" and \"task\", got array"));
+  EXPECT_THAT(TfConfigError(R"("text")"), HasSubstr("TF_CONFIG: must be a JSON object"));
+  EXPECT_THAT(TfConfigError("12"), HasSubstr("got number"));
+  EXPECT_THAT(TfConfigError("null"), HasSubstr("got null"));
+  EXPECT_THAT(TfConfigError(""), HasSubstr("TF_CONFIG: JSON: Unexpected end of string"));
   EXPECT_THAT(TfConfigError(R"({"task": {"type": "worker", "index": 0}})"), HasSubstr("\"cluster\" is missing"));
   EXPECT_THAT(TfConfigError(R"({"cluster": {"worker": ["w:1"]}})"), HasSubstr("\"task\" is missing"));
   EXPECT_THAT(TfConfigError(R"({"cluster": [], "task": {}})"), HasSubstr("\"cluster\" must be an object"));
@@ -239,6 +245,18 @@ TEST(TfConfigTest, Errors) {
               HasSubstr("task.index must be in [0, 1073741824], got -1"));
   EXPECT_THAT(TfConfigError(R"({"cluster": {"worker": ["w:1"]}, "task": {"type": "worker", "index": 1e30}})"),
               HasSubstr("task.index must be in"));
+  // JSON numbers are doubles: the index must be an integer in range, whatever way it is written.
+  EXPECT_THAT(TfConfigError(R"({"cluster": {"worker": ["w:1"]}, "task": {"type": "worker", "index": 1.5}})"),
+              HasSubstr("task.index must be an integer, got 1.5"));
+  EXPECT_THAT(TfConfigError(R"({"cluster": {"worker": ["w:1"]}, "task": {"type": "worker", "index": 1e20}})"),
+              HasSubstr("task.index must be in [0, 1073741824], got 1e+20"));
+  EXPECT_THAT(TfConfigError(R"({"cluster": {"worker": ["w:1"]}, "task": {"type": "worker", "index": true}})"),
+              HasSubstr("task.index must be an integer, got bool true"));
+  EXPECT_THAT(TfConfigError(R"({"cluster": {"worker": ["w:1"]}, "task": {"type": "worker", "index": null}})"),
+              HasSubstr("task.index must be an integer, got null"));
+  EXPECT_TRUE(ParseTfConfig(R"({"cluster": {"worker": ["w:1", "w:2"]}, "task": {"type": "worker", "index": 1e0}})").ok());
+  EXPECT_THAT(TfConfigError(R"({"cluster": {"worker": {"1": "w:1", "01": "w:2"}}, "task": {"type": "worker", "index": 1}})"),
+              HasSubstr("cluster.worker has task index 1 twice"));
   EXPECT_THAT(TfConfigError(R"({"cluster": {"worker": ["w:1"]}, "task": {"type": "worker", "index": 1}})"),
               HasSubstr("\"task\" names no task of \"cluster\": Task index 1 is out of range for job 'worker', "
                         "which has task 0 only"));
@@ -257,11 +275,29 @@ TEST(TfConfigTest, Errors) {
 TEST(TfConfigTest, HostileJsonNeverCrashes) {
   // Deep nesting, huge numbers, bad escapes, truncations, mutations: always a clean error.
   EXPECT_THAT(TfConfigError(std::string(100000, '[')), HasSubstr("nested deeper than 16"));
+  EXPECT_THAT(TfConfigError(std::string(16, '[') + std::string(16, ']')), HasSubstr("got array"));  // the limit itself
   EXPECT_THAT(TfConfigError(R"({"cluster": {"worker": ["w:1"]}, "task": {"type": "worker", "index": 1e999}})"),
-              HasSubstr("too large for a double"));
+              HasSubstr("TF_CONFIG: JSON: Number exceeds the range of double. near '1e999}}'"));
   EXPECT_THAT(TfConfigError(R"({"cluster": {"worker": ["w:1"]}, "task": {"type": "work\er", "index": 0}})"),
-              HasSubstr("invalid escape in a string at byte 55"));
+              HasSubstr("TF_CONFIG: JSON: invalid escape in a string at byte 55"));
   EXPECT_THAT(TfConfigError(std::string(2 << 20, ' ')), HasSubstr("exceeds the limit"));
+  // Strict JSON where protobuf's parser alone would be lenient, and what protobuf rejects.
+  const std::string task = R"("task": {"type": "worker", "index": 0})";
+  EXPECT_THAT(TfConfigError(R"({"cluster": {"worker": ["w:1",]}, )" + task + "}"),
+              HasSubstr("TF_CONFIG: JSON: a trailing comma at byte 30"));
+  EXPECT_THAT(TfConfigError(R"({"cluster": {'worker': ["w:1"]}, )" + task + "}"),
+              HasSubstr("TF_CONFIG: JSON: a single-quoted string"));
+  EXPECT_THAT(TfConfigError("{\"cluster\": {\"worker\": [\"w:1\t\"]}, " + task + "}"),
+              HasSubstr("TF_CONFIG: JSON: a control character in a string"));
+  EXPECT_THAT(TfConfigError(R"({"cluster": {"worker": ["w:1"]}, "cluster": {"ps": ["p:1"]}, )" + task + "}"),
+              HasSubstr("TF_CONFIG: JSON: "));  // a duplicate key
+  EXPECT_THAT(TfConfigError(R"({"cluster": {"worker": ["w:1"], "worker": ["w:2"]}, )" + task + "}"),
+              HasSubstr("Repeated map key: 'worker'"));
+  EXPECT_THAT(TfConfigError(R"({"cluster": {"worker": ["w:1"]}, /* c */ )" + task + "}"), HasSubstr("TF_CONFIG: JSON: "));
+  EXPECT_THAT(TfConfigError(R"({"cluster": {"worker": ["w:1"]}, "task": {"type": "worker", "index": NaN}})"),
+              HasSubstr("TF_CONFIG: JSON: Unexpected token. near 'NaN}}'"));
+  EXPECT_THAT(TfConfigError("{\"cluster\": {\"worker\": [\"w:\xff\"]}, " + task + "}"),
+              HasSubstr("TF_CONFIG: JSON: Encountered non UTF-8 code points."));
   const std::string doc = kTfConfig;
   for (size_t n = 0; n < doc.size(); ++n) EXPECT_FALSE(ParseTfConfig(doc.substr(0, n)).ok()) << n;
   std::mt19937 rng(7);
@@ -293,6 +329,10 @@ TEST(TaskConfigFromArgsTest, Flags) {
   EXPECT_TRUE(c->is_chief);
   EXPECT_TRUE(rest.empty());
   EXPECT_TRUE(TaskConfigFromArgs({"--worker_hosts=w:1", "--job_name=worker", "x"}, "", nullptr).ok());
+  // `dflow launch` appends the cluster flags after the trainer's own arguments, "--" among them.
+  c = TaskConfigFromArgs({"x", "--", "--y", "--worker_hosts=w:1", "--job_name=worker"}, "", &rest);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_THAT(rest, ElementsAre("x", "--", "--y"));
 }
 
 TEST(TaskConfigFromArgsTest, TfConfigWhenNoFlags) {

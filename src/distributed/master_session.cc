@@ -17,6 +17,7 @@
 #include "framework/rendezvous.h"
 #include "graph/function_library.h"
 #include "graph/graph_def.h"
+#include "graph/graph_extension.h"
 #include "graph/partition.h"
 #include "graph/placer.h"
 #include "graph/subgraph.h"
@@ -97,10 +98,11 @@ StatusOr<std::shared_ptr<MasterSession>> MasterSession::Create(std::string handl
     }
   }
   // Ask every task for its devices; retry the silent ones until the wait is over.
-  const int64_t deadline = Env::Default()->NowMicros() + startup_wait_ms * 1000;
+  Env* env = Env::Default();
+  const int64_t deadline = env->NowMonotonicMicros() + startup_wait_ms * 1000;
   std::map<std::string, proto::GetStatusResponse> found;
   std::map<std::string, Status> last_error;
-  int64_t next_log = Env::Default()->NowMicros() + 2000000;
+  int64_t next_log = env->NowMonotonicMicros() + 2000000;
   for (int round = 0; !pending.empty(); ++round) {
     // While some task is silent (this task may be cut off, or recovering from a lost link), the
     // chief is asked too.
@@ -160,7 +162,7 @@ StatusOr<std::shared_ptr<MasterSession>> MasterSession::Create(std::string handl
     }
     pending = std::move(still);
     if (pending.empty()) break;
-    const int64_t now = Env::Default()->NowMicros();
+    const int64_t now = env->NowMonotonicMicros();
     if (now >= deadline) {
       const std::string& task = pending[0];
       return errors::Unavailable("Task ", s->Where(task), " is unreachable after waiting ", startup_wait_ms,
@@ -173,7 +175,7 @@ StatusOr<std::shared_ptr<MasterSession>> MasterSession::Create(std::string handl
       }
       next_log = now + 5000000;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(200, (deadline - now) / 1000 + 1)));
+    env->SleepForMicros(std::min<int64_t>(200000, deadline - now + 1000));
   }
   // The local task's devices first: nodes without a device go there.
   for (bool local : {true, false}) {
@@ -233,19 +235,13 @@ Status MasterSession::Extend(const proto::GraphDef& def) {
       CheckGraphLimits(def, graph_bytes_, num_nodes_, max_graph_bytes_, max_graph_nodes_, local_task_));
   // The whole graph is imported anew into a new Graph, so that a bad extension leaves the
   // session as it was. The first GraphDef is imported as it came (no copy).
-  auto g = std::make_unique<Graph>();
-  if (graph_ == nullptr) {
-    RETURN_IF_ERROR(ImportGraphDef(def, g.get()));
-  } else {
-    proto::GraphDef merged;
+  proto::GraphDef merged;
+  if (graph_ != nullptr) {
     if (!merged.ParseFromString(node_bytes_)) return errors::Internal("Session ", handle_, ": kept graph unreadable");
     *merged.mutable_library() = library_;
-    *merged.mutable_versions() = def.has_versions() ? def.versions() : versions_;
-    merged.mutable_node()->Reserve(merged.node_size() + def.node_size());
-    for (const auto& n : def.node()) *merged.add_node() = n;
-    for (const auto& f : def.library().function()) *merged.mutable_library()->add_function() = f;
-    RETURN_IF_ERROR(ImportGraphDef(merged, g.get()));
+    *merged.mutable_versions() = versions_;
   }
+  ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, ExtendGraphDef(def, graph_ == nullptr ? nullptr : &merged));
   AppendNodeBytes(def, &node_bytes_);
   num_nodes_ += def.node_size();
   // Identical functions sent again collapse into one.
@@ -356,10 +352,64 @@ StatusOr<std::shared_ptr<MasterSession::Prepared>> MasterSession::Build(const pr
   return prepared;
 }
 
-Status MasterSession::Run(const proto::RunStepRequest& req, proto::RunStepResponse* resp, CallOptions* client) {
-  ASSIGN_OR_RETURN(std::shared_ptr<Prepared> prepared, Prepare(req));
+namespace {
+
+// How the RunGraph calls of one step stand: the pieces of work left, and the first error.
+struct StepProgress {
+  explicit StepProgress(size_t n) : left(n) {}
+
+  // Records `why` as the step's error unless it has one; true when the caller must tell every
+  // task to abort the step (the first failure).
+  bool Fail(const Status& why) {
+    std::lock_guard<std::mutex> l(mu);
+    if (!first_error.ok()) return false;
+    first_error = why;
+    const bool abort = !aborted;
+    aborted = true;
+    return abort;
+  }
+  // Ends one piece of work.
+  void Done() {
+    std::lock_guard<std::mutex> l(mu);
+    if (--left == 0) cv.notify_all();
+  }
+  // Waits until no work is left. Past timeout_ms (when > 0) the step fails with
+  // DeadlineExceeded and on_deadline(why, abort) runs once, unlocked, before the wait goes on.
+  void Wait(int64_t timeout_ms, const std::function<void(const Status& why, bool abort)>& on_deadline) {
+    std::unique_lock<std::mutex> l(mu);
+    if (timeout_ms > 0) {
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+      if (!cv.wait_until(l, deadline, [&] { return left == 0; })) {
+        Status why = errors::DeadlineExceeded("Run did not finish within the deadline of ", timeout_ms, " ms");
+        const bool abort = !aborted;
+        aborted = true;
+        if (first_error.ok()) first_error = why;
+        l.unlock();
+        on_deadline(why, abort);
+        l.lock();
+      }
+    }
+    cv.wait(l, [&] { return left == 0; });
+  }
+
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t left;
+  Status first_error;
+  bool aborted = false;
+};
+
+}  // namespace
+
+struct MasterSession::Call {
+  proto::RunGraphRequest req;
+  proto::RunGraphResponse resp;
+  CallOptions opts;
+};
+
+Status MasterSession::CheckFeeds(const Prepared& prepared, const proto::RunStepRequest& req) {
   for (int i = 0; i < req.feed_size(); ++i) {
-    const FeedInfo& f = prepared->feeds[i];
+    const FeedInfo& f = prepared.feeds[i];
     const proto::TensorProto& v = req.feed(i).tensor();
     if (static_cast<DType>(v.dtype()) != f.dtype) {
       return errors::InvalidArgument("Cannot feed value of type ", DTypeString(static_cast<DType>(v.dtype())),
@@ -371,40 +421,14 @@ Status MasterSession::Run(const proto::RunStepRequest& req, proto::RunStepRespon
                                      "', which has shape ", f.shape.DebugString());
     }
   }
-  int64_t step_id;
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    step_id = static_cast<int64_t>(step_ids_() >> 1);
-  }
-  const int64_t timeout_ms = req.timeout_in_ms() > 0 ? req.timeout_in_ms() : config_.operation_timeout_ms();
-  struct Call {
-    proto::RunGraphRequest req;
-    proto::RunGraphResponse resp;
-    CallOptions opts;
-  };
-  const size_t n = prepared->partitions.size();
-  // Shared with the client's cancel callback, which may run while this returns.
-  auto calls_owner = std::make_shared<std::vector<Call>>(n);
-  std::vector<Call>& calls = *calls_owner;
-  std::mutex mu;
-  std::condition_variable cv;
-  size_t left = n;
-  Status first_error;
-  bool aborted = false;
-  // Tells every task the step failed, so that nothing waits for a tensor that will not come.
-  auto abort_all = [&](const Status& why) {
-    for (const Partition& p : prepared->partitions) {
-      auto areq = std::make_shared<proto::AbortStepRequest>();
-      auto aresp = std::make_shared<proto::AbortStepResponse>();
-      areq->set_step_id(step_id);
-      areq->set_code(static_cast<int>(why.code()));
-      areq->set_message(std::string(why.message()));
-      p.worker->AbortStepAsync(areq.get(), aresp.get(), [areq, aresp](const Status&) {});
-    }
-  };
-  for (size_t k = 0; k < n; ++k) {
-    const Partition& p = prepared->partitions[k];
-    Call& c = calls[k];
+  return absl::OkStatus();
+}
+
+void MasterSession::FillCalls(const Prepared& prepared, const proto::RunStepRequest& req, int64_t step_id,
+                              int64_t timeout_ms, std::vector<Call>* calls) const {
+  for (size_t k = 0; k < prepared.partitions.size(); ++k) {
+    const Partition& p = prepared.partitions[k];
+    Call& c = (*calls)[k];
     c.req.set_session_handle(handle_);
     c.req.set_graph_handle(p.graph_handle);
     c.req.set_step_id(step_id);
@@ -415,46 +439,92 @@ Status MasterSession::Run(const proto::RunStepRequest& req, proto::RunStepRespon
     for (const std::string& key : p.pushed_keys) c.req.add_pushed_keys(key);
     if (timeout_ms > 0) c.opts.timeout_ms = timeout_ms + 10000;
   }
+}
+
+std::vector<size_t> MasterSession::CallOrder(const Prepared& prepared, int* sync_partition) const {
+  // With one other task whose partition receives nothing (a step that reads parameters from one
+  // ps task, say), that partition runs first, synchronously.
+  const size_t n = prepared.partitions.size();
+  int sync = -1, remote = 0;
+  for (size_t k = 0; k < n; ++k) {
+    if (prepared.partitions[k].task == local_task_) continue;
+    ++remote;
+    if (!prepared.partitions[k].receives) sync = static_cast<int>(k);
+  }
+  if (remote != 1) sync = -1;
+  std::vector<size_t> order;
+  if (sync >= 0) order.push_back(sync);
+  for (size_t k = 0; k < n; ++k)
+    if (static_cast<int>(k) != sync) order.push_back(k);
+  *sync_partition = sync;
+  return order;
+}
+
+void MasterSession::AbortStep(const Prepared& prepared, int64_t step_id, const Status& why) {
+  for (const Partition& p : prepared.partitions) {
+    auto areq = std::make_shared<proto::AbortStepRequest>();
+    auto aresp = std::make_shared<proto::AbortStepResponse>();
+    areq->set_step_id(step_id);
+    areq->set_code(static_cast<int>(why.code()));
+    areq->set_message(std::string(why.message()));
+    p.worker->AbortStepAsync(areq.get(), aresp.get(), [areq, aresp](const Status&) {});
+  }
+}
+
+Status MasterSession::CollectFetches(const Prepared& prepared, const proto::RunStepRequest& req,
+                                     std::vector<Call>* calls, proto::RunStepResponse* resp) const {
+  resp->mutable_tensor()->Clear();
+  for (int i = 0; i < req.fetch_size(); ++i) resp->add_tensor();
+  for (size_t k = 0; k < prepared.partitions.size(); ++k) {
+    const Partition& p = prepared.partitions[k];
+    proto::RunGraphResponse& r = (*calls)[k].resp;
+    if (r.retvals_size() != static_cast<int>(p.retvals.size())) {
+      return errors::Internal("Task ", Where(p.task), " returned ", r.retvals_size(), " tensors, not ",
+                              p.retvals.size());
+    }
+    for (size_t j = 0; j < p.retvals.size(); ++j) {
+      resp->mutable_tensor(p.retvals[j])->Swap(r.mutable_retvals(static_cast<int>(j)));
+    }
+    for (proto::NodeStats& st : *r.mutable_stats()) *resp->add_stats() = std::move(st);
+  }
+  return absl::OkStatus();
+}
+
+Status MasterSession::Run(const proto::RunStepRequest& req, proto::RunStepResponse* resp, CallOptions* client) {
+  ASSIGN_OR_RETURN(std::shared_ptr<Prepared> prepared, Prepare(req));
+  RETURN_IF_ERROR(CheckFeeds(*prepared, req));
+  int64_t step_id;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    step_id = static_cast<int64_t>(step_ids_() >> 1);
+  }
+  const int64_t timeout_ms = req.timeout_in_ms() > 0 ? req.timeout_in_ms() : config_.operation_timeout_ms();
+  const size_t n = prepared->partitions.size();
+  // Shared with the client's cancel callback, which may run while this returns.
+  auto calls_owner = std::make_shared<std::vector<Call>>(n);
+  std::vector<Call>& calls = *calls_owner;
+  FillCalls(*prepared, req, step_id, timeout_ms, &calls);
   if (client != nullptr) {
     client->SetCancelCallback([calls_owner]() {
       for (Call& c : *calls_owner) c.opts.StartCancel();
     });
   }
-  // With one other task whose partition receives nothing (a step that reads parameters from one
-  // ps task, say), that partition runs first, synchronously.
-  int sync_partition = -1, remote = 0;
-  for (size_t k = 0; k < n; ++k) {
-    if (prepared->partitions[k].task == local_task_) continue;
-    ++remote;
-    if (!prepared->partitions[k].receives) sync_partition = static_cast<int>(k);
-  }
-  if (remote != 1) sync_partition = -1;
-  std::vector<size_t> order;
-  if (sync_partition >= 0) order.push_back(sync_partition);
-  for (size_t k = 0; k < n; ++k)
-    if (static_cast<int>(k) != sync_partition) order.push_back(k);
-  for (size_t k : order) {
+  StepProgress progress(n);
+  int sync_partition;
+  for (size_t k : CallOrder(*prepared, &sync_partition)) {
     const Partition& p = prepared->partitions[k];
-    // Ends one of the `left` pieces of work, failing the step on the first error.
+    // Ends one of the `left` pieces of work, failing the step on the first error: every task
+    // is told, so that nothing waits for a tensor that will not come.
     auto finish = [&, k](const Status& s) {
-      bool abort = false;
-      Status why;
-      {
-        std::lock_guard<std::mutex> l(mu);
-        if (!s.ok() && first_error.ok()) {
-          first_error = errors::Annotate(s, absl::StrCat("Task ", Where(prepared->partitions[k].task), ": "));
-          abort = !aborted;
-          aborted = true;
-          why = first_error;
-        }
+      if (!s.ok()) {
+        Status why = errors::Annotate(s, absl::StrCat("Task ", Where(prepared->partitions[k].task), ": "));
+        if (progress.Fail(why)) AbortStep(*prepared, step_id, why);
       }
-      if (abort) abort_all(why);
-      std::lock_guard<std::mutex> l(mu);
-      if (--left == 0) cv.notify_all();
+      progress.Done();
     };
     auto completed = [&, k, finish](const Status& s) {
       if (s.ok() && !prepared->partitions[k].push_keys.empty()) {
-        DeliverPushed(step_id, prepared->partitions[k], &calls[k].resp, finish, &mu, &left);
+        DeliverPushed(step_id, prepared->partitions[k], &calls[k].resp, finish, &progress.mu, &progress.left);
       }
       finish(s);
     };
@@ -468,41 +538,15 @@ Status MasterSession::Run(const proto::RunStepRequest& req, proto::RunStepRespon
       p.worker->RunGraphAsync(&calls[k].req, &calls[k].resp, &calls[k].opts, completed);
     }
   }
-  {
-    std::unique_lock<std::mutex> l(mu);
-    if (timeout_ms > 0) {
-      // Past the deadline, the step fails everywhere: tasks that still run it (a frozen one
-      // included) are told to abort and their calls are cancelled.
-      auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-      if (!cv.wait_until(l, deadline, [&] { return left == 0; })) {
-        Status why = errors::DeadlineExceeded("Run did not finish within the deadline of ", timeout_ms, " ms");
-        bool abort = !aborted;
-        aborted = true;
-        if (first_error.ok()) first_error = why;
-        l.unlock();
-        if (abort) abort_all(why);
-        for (Call& c : calls) c.opts.StartCancel();
-        l.lock();
-      }
-    }
-    cv.wait(l, [&] { return left == 0; });
-  }
+  // Past the deadline, the step fails everywhere: tasks that still run it (a frozen one
+  // included) are told to abort and their calls are cancelled.
+  progress.Wait(timeout_ms, [&](const Status& why, bool abort) {
+    if (abort) AbortStep(*prepared, step_id, why);
+    for (Call& c : calls) c.opts.StartCancel();
+  });
   if (client != nullptr) client->ClearCancelCallback();
-  if (!first_error.ok()) return first_error;
-  resp->mutable_tensor()->Clear();
-  for (int i = 0; i < req.fetch_size(); ++i) resp->add_tensor();
-  for (size_t k = 0; k < n; ++k) {
-    const Partition& p = prepared->partitions[k];
-    if (calls[k].resp.retvals_size() != static_cast<int>(p.retvals.size())) {
-      return errors::Internal("Task ", Where(p.task), " returned ", calls[k].resp.retvals_size(), " tensors, not ",
-                              p.retvals.size());
-    }
-    for (size_t j = 0; j < p.retvals.size(); ++j) {
-      resp->mutable_tensor(p.retvals[j])->Swap(calls[k].resp.mutable_retvals(static_cast<int>(j)));
-    }
-    for (proto::NodeStats& st : *calls[k].resp.mutable_stats()) *resp->add_stats() = std::move(st);
-  }
-  return absl::OkStatus();
+  if (!progress.first_error.ok()) return progress.first_error;
+  return CollectFetches(*prepared, req, &calls, resp);
 }
 
 void MasterSession::DeliverPushed(int64_t step_id, const Partition& from, proto::RunGraphResponse* resp,

@@ -69,6 +69,16 @@ class MasterSession {
   StatusOr<std::shared_ptr<Prepared>> Prepare(const proto::RunStepRequest& req);
   StatusOr<std::shared_ptr<Prepared>> Build(const proto::RunStepRequest& req);
   std::string Where(const std::string& task) const;
+  // Run's steps: the feeds checked, one RunGraph call per partition (the one that may run first,
+  // synchronously, in *sync_partition, else -1), abort messages, and the fetches collected.
+  struct Call;
+  static Status CheckFeeds(const Prepared& prepared, const proto::RunStepRequest& req);
+  void FillCalls(const Prepared& prepared, const proto::RunStepRequest& req, int64_t step_id, int64_t timeout_ms,
+                 std::vector<Call>* calls) const;
+  std::vector<size_t> CallOrder(const Prepared& prepared, int* sync_partition) const;
+  static void AbortStep(const Prepared& prepared, int64_t step_id, const Status& why);
+  Status CollectFetches(const Prepared& prepared, const proto::RunStepRequest& req, std::vector<Call>* calls,
+                        proto::RunStepResponse* resp) const;
   // Puts the tensors a partition returned for the master's task into the local step (pulling
   // those that were too big to ride along; each pull is one more of `left`).
   void DeliverPushed(int64_t step_id, const Partition& from, proto::RunGraphResponse* resp,

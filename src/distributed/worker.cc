@@ -38,6 +38,83 @@ struct RunState {
   Status abort_reason;
 };
 
+// The step's arguments, parsed from the request.
+StatusOr<std::vector<Tensor>> ArgsFromRequest(const proto::RunGraphRequest& req, int num_args,
+                                              const std::string& task) {
+  if (req.args_size() != num_args) {
+    return errors::InvalidArgument("RunGraph on ", task, ": ", req.args_size(), " args for a graph that takes ",
+                                   num_args);
+  }
+  std::vector<Tensor> args;
+  args.reserve(req.args_size());
+  for (const proto::TensorProto& p : req.args()) {
+    StatusOr<Tensor> t = TensorFromProto(p);
+    if (!t.ok()) return errors::Annotate(t.status(), absl::StrCat("RunGraph on ", task, ": "));
+    args.push_back(std::move(t).value());
+  }
+  return args;
+}
+
+// Puts the partition's results (its _Retval values) and the stats of its nodes in the response.
+Status ResultsToResponse(RunState* state, const std::vector<NodeExecStats>& stats, const std::string& task,
+                         proto::RunGraphResponse* resp) {
+  Status status;
+  std::vector<Tensor> rets = state->frame.TakeRetvals();
+  for (size_t i = 0; i < rets.size() && status.ok(); ++i) {
+    if (!rets[i].IsInitialized()) {
+      status = errors::Internal("RunGraph on ", task, ": output ", i, " produced no value");
+    } else {
+      TensorToProto(rets[i], resp->add_retvals());
+    }
+  }
+  for (const NodeExecStats& st : stats) {
+    proto::NodeStats* p = resp->add_stats();
+    p->set_node_name(st.node_name);
+    p->set_op(st.op);
+    p->set_device(st.device);
+    p->set_start_micros(st.start_micros);
+    p->set_end_micros(st.end_micros);
+  }
+  return status;
+}
+
+// The tensors for the master's task (req.push_keys): small ones ride back in the response, big
+// ones stay to be pulled. Every one was sent before the partition finished, so each answer
+// comes at once; the answer is shared so that a late one (which would be a bug) touches
+// nothing gone.
+Status PushToResponse(const proto::RunGraphRequest& req, StepRendezvous* rendezvous, const std::string& task,
+                      proto::RunGraphResponse* resp) {
+  for (int i = 0; i < req.push_keys_size(); ++i) {
+    struct Answer {
+      bool done = false;
+      Status status;
+      Tensor value;
+      bool is_dead = false;
+    };
+    auto answer = std::make_shared<Answer>();
+    rendezvous->ServeRecv(req.push_keys(i), [answer](const Status& st, Tensor t, bool is_dead) {
+      answer->status = st;
+      answer->value = std::move(t);
+      answer->is_dead = is_dead;
+      answer->done = true;
+    });
+    if (!answer->done) {
+      return errors::Internal("RunGraph on ", task, ": the tensor '", req.push_keys(i), "' to return was never sent");
+    }
+    if (!answer->status.ok()) return answer->status;
+    proto::PushedTensor* p = resp->add_pushed();
+    p->set_key(req.push_keys(i));
+    p->set_is_dead(answer->is_dead);
+    if (answer->is_dead || !answer->value.IsInitialized()) continue;
+    if (answer->value.TotalBytes() <= kMaxPushedBytes) {
+      TensorToProto(answer->value, p->mutable_tensor());
+    } else {
+      RETURN_IF_ERROR(rendezvous->Send(req.push_keys(i), answer->value, false));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 Worker::Worker(std::string task, WorkerCache* peers, WorkerOptions options)
@@ -256,27 +333,17 @@ void Worker::RunGraphAsync(const proto::RunGraphRequest* req, proto::RunGraphRes
                          ": the task restarted or the session was closed"));
     return;
   }
-  if (req->args_size() != reg->num_args) {
-    done(errors::InvalidArgument("RunGraph on ", task_, ": ", req->args_size(), " args for a graph that takes ",
-                                 reg->num_args));
+  StatusOr<std::vector<Tensor>> args = ArgsFromRequest(*req, reg->num_args, task_);
+  if (!args.ok()) {
+    done(args.status());
     return;
-  }
-  std::vector<Tensor> args;
-  args.reserve(req->args_size());
-  for (const proto::TensorProto& p : req->args()) {
-    StatusOr<Tensor> t = TensorFromProto(p);
-    if (!t.ok()) {
-      done(errors::Annotate(t.status(), absl::StrCat("RunGraph on ", task_, ": ")));
-      return;
-    }
-    args.push_back(std::move(t).value());
   }
   StatusOr<std::shared_ptr<StepRendezvous>> step = FindOrCreateStep(req->step_id(), true);
   if (!step.ok()) {
     done(step.status());
     return;
   }
-  auto state = std::make_shared<RunState>(std::move(args), reg->num_retvals);
+  auto state = std::make_shared<RunState>(*std::move(args), reg->num_retvals);
   std::shared_ptr<StepRendezvous> rendezvous = *step;
   if (req->pushed_keys_size() > 0) {
     rendezvous->ExpectDeposits(std::vector<std::string>(req->pushed_keys().begin(), req->pushed_keys().end()));
@@ -311,7 +378,8 @@ void Worker::RunGraphAsync(const proto::RunGraphRequest* req, proto::RunGraphRes
   a.step.session_container = SessionContainer(reg->session);
   a.step.memory_budget = memory_budget_;
   a.collect_stats = req->collect_stats();
-  if (req->timeout_in_ms() > 0) a.deadline_micros = Env::Default()->NowMicros() + req->timeout_in_ms() * 1000;
+  // The request carries a duration (a monotonic time means nothing in another process).
+  if (req->timeout_in_ms() > 0) a.deadline_micros = Env::Default()->NowMonotonicMicros() + req->timeout_in_ms() * 1000;
   const int64_t step_id = req->step_id();
   reg->executor->RunAsync(a, [this, reg, state, rendezvous, step_id, run_id, req, resp, opts, done = std::move(done)](
                                  const Status& s, std::vector<NodeExecStats> stats) {
@@ -325,60 +393,8 @@ void Worker::RunGraphAsync(const proto::RunGraphRequest* req, proto::RunGraphRes
       std::lock_guard<std::mutex> sl(state->mu);
       if (!state->abort_reason.ok()) status = state->abort_reason;
     }
-    if (status.ok()) {
-      std::vector<Tensor> rets = state->frame.TakeRetvals();
-      for (size_t i = 0; i < rets.size() && status.ok(); ++i) {
-        if (!rets[i].IsInitialized()) {
-          status = errors::Internal("RunGraph on ", task_, ": output ", i, " produced no value");
-        } else {
-          TensorToProto(rets[i], resp->add_retvals());
-        }
-      }
-      for (const NodeExecStats& st : stats) {
-        proto::NodeStats* p = resp->add_stats();
-        p->set_node_name(st.node_name);
-        p->set_op(st.op);
-        p->set_device(st.device);
-        p->set_start_micros(st.start_micros);
-        p->set_end_micros(st.end_micros);
-      }
-    }
-    // Small tensors for the master's task ride back in the response; big ones stay to be pulled.
-    // Every one was sent before the partition finished, so each answer comes at once; the
-    // answer is shared so that a late one (which would be a bug) touches nothing gone.
-    for (int i = 0; status.ok() && i < req->push_keys_size(); ++i) {
-      struct Answer {
-        bool done = false;
-        Status status;
-        Tensor value;
-        bool is_dead = false;
-      };
-      auto answer = std::make_shared<Answer>();
-      rendezvous->ServeRecv(req->push_keys(i), [answer](const Status& st, Tensor t, bool is_dead) {
-        answer->status = st;
-        answer->value = std::move(t);
-        answer->is_dead = is_dead;
-        answer->done = true;
-      });
-      if (!answer->done) {
-        status = errors::Internal("RunGraph on ", task_, ": the tensor '", req->push_keys(i),
-                                  "' to return was never sent");
-        break;
-      }
-      if (!answer->status.ok()) {
-        status = answer->status;
-        break;
-      }
-      proto::PushedTensor* p = resp->add_pushed();
-      p->set_key(req->push_keys(i));
-      p->set_is_dead(answer->is_dead);
-      if (answer->is_dead || !answer->value.IsInitialized()) continue;
-      if (answer->value.TotalBytes() <= kMaxPushedBytes) {
-        TensorToProto(answer->value, p->mutable_tensor());
-      } else {
-        status = rendezvous->Send(req->push_keys(i), answer->value, false);
-      }
-    }
+    if (status.ok()) status = ResultsToResponse(state.get(), stats, task_, resp);
+    if (status.ok()) status = PushToResponse(*req, rendezvous.get(), task_, resp);
     // Receivers elsewhere that wait for this task's tensors learn of the failure at once.
     if (!status.ok()) rendezvous->StartAbort(status);
     ReleaseStep(step_id, true);

@@ -1,10 +1,9 @@
 // Estimator::ExportSavedModel: TensorFlow's export_saved_model for dflow's estimators, with the
 // signatures TensorFlow's canned heads export.
-#include <chrono>
-
 #include "absl/strings/str_cat.h"
 #include "base/env.h"
 #include "base/logging.h"
+#include "base/temp_file.h"
 #include "dflow/array_ops.h"
 #include "dflow/estimator.h"
 #include "dflow/feature_ops.h"
@@ -123,21 +122,30 @@ StatusOr<std::string> Estimator::ExportSavedModel(const std::string& export_dir_
 
   Env* env = Env::Default();
   RETURN_IF_ERROR(env->CreateDirs(export_dir_base));
-  int64_t stamp = std::chrono::duration_cast<std::chrono::seconds>(
-                      std::chrono::system_clock::now().time_since_epoch()).count();
-  while (env->FileExists(JoinPath(export_dir_base, absl::StrCat(stamp))) ||
-         env->FileExists(JoinPath(export_dir_base, absl::StrCat("temp-", stamp)))) {
-    ++stamp;
-  }
-  const std::string temp = JoinPath(export_dir_base, absl::StrCat("temp-", stamp));
-  const std::string final_dir = JoinPath(export_dir_base, absl::StrCat(stamp));
+  // The export is the directory named by its timestamp (wall clock seconds: a name, not a
+  // deadline); it is written under a temporary name unique to this export and renamed into place.
+  int64_t stamp = env->NowMicros() / 1000000;
+  while (env->FileExists(JoinPath(export_dir_base, absl::StrCat(stamp)))) ++stamp;
+  const std::string temp = JoinPath(export_dir_base, absl::StrCat("temp-", stamp, "-", RandomTempSuffix()));
   SavedModelWriter writer;
   SavedModelWriter::Options wo;
   wo.main_op = local_init.name();
   RETURN_IF_ERROR(writer.AddMetaGraphAndVariables(root, session, saver, {kSavedModelTagServe}, signatures, wo));
   RETURN_IF_ERROR(writer.Save(temp, options.as_text));
-  RETURN_IF_ERROR(env->RenameFile(temp, final_dir));
-  return final_dir;
+  // Another export may take the same stamp meanwhile: rename(2) does not replace a non-empty
+  // directory, so this one takes the next free stamp.
+  for (int attempt = 0;; ++attempt, ++stamp) {
+    const std::string final_dir = JoinPath(export_dir_base, absl::StrCat(stamp));
+    if (env->FileExists(final_dir)) continue;
+    Status s = env->RenameFile(temp, final_dir);
+    if (s.ok()) {
+      RETURN_IF_ERROR(env->SyncDir(export_dir_base));
+      return final_dir;
+    }
+    if (attempt >= 16 || !env->FileExists(final_dir)) {
+      return errors::Annotate(s, absl::StrCat("The export stays in ", temp, ": "));
+    }
+  }
 }
 
 }  // namespace dflow::estimator

@@ -58,7 +58,8 @@ StatusOr<EvalResult> RunEvaluator(Estimator& est, const TrainSpec& train_spec, c
   const int64_t timeout_us = std::max<int64_t>(eval_spec.checkpoint_timeout_secs, 1) * 1000000;
   std::string last_evaluated;
   EvalResult result;
-  int64_t waited_since = Env::Default()->NowMicros();
+  Env* env = Env::Default();
+  int64_t waited_since = env->NowMonotonicMicros();
   while (true) {
     ASSIGN_OR_RETURN(std::string latest, est.LatestCheckpoint());
     if (!latest.empty() && latest != last_evaluated) {
@@ -70,7 +71,7 @@ StatusOr<EvalResult> RunEvaluator(Estimator& est, const TrainSpec& train_spec, c
       // The chief may delete an old checkpoint while it is read: take the next one.
       if (!r.ok() && !absl::IsNotFound(r.status())) return r.status();
       last_evaluated = latest;
-      waited_since = Env::Default()->NowMicros();
+      waited_since = env->NowMonotonicMicros();
       if (r.ok()) {
         result = *std::move(r);
         LOG(INFO) << "Evaluated " << latest << ": " << FormatEvalResult(result);
@@ -78,12 +79,12 @@ StatusOr<EvalResult> RunEvaluator(Estimator& est, const TrainSpec& train_spec, c
           return result;
         }
       }
-    } else if (Env::Default()->NowMicros() - waited_since > timeout_us) {
+    } else if (env->NowMonotonicMicros() - waited_since > timeout_us) {
       return errors::DeadlineExceeded("train_and_evaluate: no new checkpoint in ", est.model_dir(), " for ",
                                       eval_spec.checkpoint_timeout_secs, " s (the last evaluated: ",
                                       last_evaluated.empty() ? "none" : last_evaluated, ")");
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(throttle_ms));
+    env->SleepForMicros(throttle_ms * 1000);
   }
 }
 

@@ -52,29 +52,10 @@ Status ReadPart(const std::string& dir, const char* name, bool secret, std::stri
   return absl::OkStatus();
 }
 
+// Readable by the owner only from its creation on (a temporary created O_EXCL | O_NOFOLLOW, so a
+// link planted beside it is never followed), synced, renamed into place, the directory synced.
 Status WritePart(const std::string& dir, const char* name, const std::string& contents) {
-  const std::string path = JoinPath(dir, name);
-  const std::string tmp = absl::StrCat(path, ".tmp", ::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return errors::PermissionDenied("Cannot write ", tmp, ": ", std::strerror(errno));
-  size_t done = 0;
-  while (done < contents.size()) {
-    ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return errors::Internal("Cannot write ", tmp, ": ", std::strerror(errno));
-    }
-    done += static_cast<size_t>(n);
-  }
-  ::fsync(fd);
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    return errors::Internal("Cannot rename ", tmp, " to ", path, ": ", std::strerror(errno));
-  }
-  return absl::OkStatus();
+  return Env::Default()->WriteFileAtomic(JoinPath(dir, name), contents, 0600);
 }
 
 // mkdir -p with mode 0700 for the directories it makes; `dir` itself must end up private.

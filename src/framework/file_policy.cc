@@ -172,10 +172,10 @@ StatusOr<std::string> PolicyEnv::ReadFile(const std::string& path, int64_t max_b
   return base()->ReadFile(r, max_bytes);
 }
 
-Status PolicyEnv::WriteFileAtomic(const std::string& path, absl::string_view contents) const {
+Status PolicyEnv::WriteFileAtomic(const std::string& path, absl::string_view contents, int mode) const {
   std::string r;
   RETURN_IF_ERROR(Write(path, &r));
-  return base()->WriteFileAtomic(r, contents);
+  return base()->WriteFileAtomic(r, contents, mode);
 }
 
 bool PolicyEnv::FileExists(const std::string& path) const {
@@ -187,6 +187,12 @@ StatusOr<std::unique_ptr<WritableFile>> PolicyEnv::NewWritableFile(const std::st
   std::string r;
   RETURN_IF_ERROR(Write(path, &r));
   return base()->NewWritableFile(r, append);
+}
+
+StatusOr<std::unique_ptr<WritableFile>> PolicyEnv::NewExclusiveFile(const std::string& path, int mode) const {
+  std::string r;
+  RETURN_IF_ERROR(Write(path, &r));
+  return base()->NewExclusiveFile(r, mode);
 }
 
 StatusOr<std::unique_ptr<RandomAccessFile>> PolicyEnv::NewRandomAccessFile(const std::string& path) const {

@@ -77,10 +77,13 @@ class PolicyEnv : public Env {
   const FilePolicy* policy() const { return policy_.get(); }
 
   int64_t NowMicros() const override { return base()->NowMicros(); }
+  int64_t NowMonotonicMicros() const override { return base()->NowMonotonicMicros(); }
+  void SleepForMicros(int64_t micros) const override { base()->SleepForMicros(micros); }
   StatusOr<std::string> ReadFile(const std::string& path, int64_t max_bytes) const override;
-  Status WriteFileAtomic(const std::string& path, absl::string_view contents) const override;
+  Status WriteFileAtomic(const std::string& path, absl::string_view contents, int mode = 0644) const override;
   bool FileExists(const std::string& path) const override;
   StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path, bool append) const override;
+  StatusOr<std::unique_ptr<WritableFile>> NewExclusiveFile(const std::string& path, int mode) const override;
   StatusOr<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(const std::string& path) const override;
   StatusOr<uint64_t> FileSize(const std::string& path) const override;
   Status RenameFile(const std::string& from, const std::string& to) const override;

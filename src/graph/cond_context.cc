@@ -40,25 +40,14 @@ CondInfo BuildCondInfo(const Graph& g, const ControlFlowInfo& cf) {
   // The branch an Exit leaves into: the deepest one the loop's Enters were in.
   std::vector<int> frame_branch(cf.frames.size(), 0);
 
-  // Topological order without loop back edges (BuildControlFlowInfo checked there is one).
-  std::vector<int> pending(n, 0);
-  std::vector<Node*> ready;
-  for (int id = 0; id < n; ++id) {
-    Node* v = g.node(id);
-    if (v == nullptr) continue;
-    for (const Edge* e : v->data_inputs())
-      if (e != nullptr && !IsLoopBackEdge(e)) ++pending[id];
-    pending[id] += static_cast<int>(v->control_inputs().size());
-    if (pending[id] == 0) ready.push_back(v);
-  }
-  while (!ready.empty()) {
-    Node* v = ready.back();
-    ready.pop_back();
+  // cf.order holds the nodes as they were when cf was built, in a topological order.
+  for (Node* v : cf.order) {
     const int id = v->id();
     int in = 0;
     for (const Edge* e : v->data_inputs())
       if (e != nullptr && !IsLoopBackEdge(e)) in = deeper(in, info.BranchOf({e->src, e->src_output}));
     for (const Edge* e : v->control_inputs()) {
+      if (e->src->id() >= n) continue;
       // A Switch itself runs whichever way it sends its value: its own branch is the parent
       // of the branches it opens.
       const Node* src = e->src;
@@ -85,10 +74,6 @@ CondInfo BuildCondInfo(const Graph& g, const ControlFlowInfo& cf) {
       info.out_of[id] = {b, b};
     } else {
       info.out_of[id] = {in, in};
-    }
-    for (const Edge* e : v->out_edges()) {
-      if (IsLoopBackEdge(e) || e->dst->id() >= n) continue;
-      if (--pending[e->dst->id()] == 0) ready.push_back(e->dst);
     }
   }
   return info;

@@ -4,10 +4,6 @@
 
 namespace dflow {
 
-bool IsLoopBackEdge(const Edge* e) {
-  return !e->IsControlEdge() && e->src->op() == "NextIteration" && e->dst->op() == "Merge";
-}
-
 int ControlFlowInfo::ChildOf(int level, int f) const {
   while (f >= 0 && frames[f].parent != level) f = frames[f].parent;
   return f;
@@ -19,25 +15,11 @@ StatusOr<ControlFlowInfo> BuildControlFlowInfo(const Graph& g) {
   info.frames.push_back({"", -1, {}, {}});
   info.frame_of.assign(n, -1);
   info.out_frame.assign(n, -1);
-  // Topological order, back edges left out.
-  std::vector<int> pending(n, 0);
-  std::vector<Node*> ready;
-  int live = 0;
-  for (int id = 0; id < n; ++id) {
-    Node* v = g.node(id);
-    if (v == nullptr) continue;
-    ++live;
-    for (const Edge* e : v->data_inputs())
-      if (e != nullptr && !IsLoopBackEdge(e)) ++pending[id];
-    pending[id] += static_cast<int>(v->control_inputs().size());
-    if (pending[id] == 0) ready.push_back(v);
-  }
+  TopoOrderOptions topo;
+  topo.cycle_error = "The graph has a cycle that is not a while loop";
+  ASSIGN_OR_RETURN(info.order, TopologicalOrder(g, topo));
   std::map<std::pair<int, std::string>, int> frame_ids;
-  int done = 0;
-  while (!ready.empty()) {
-    Node* v = ready.back();
-    ready.pop_back();
-    ++done;
+  for (Node* v : info.order) {
     int frame = 0;
     bool seen = false;
     auto take = [&](const Edge* e) {
@@ -65,12 +47,7 @@ StatusOr<ControlFlowInfo> BuildControlFlowInfo(const Graph& g) {
       out = info.frames[frame].parent;
     }
     info.out_frame[v->id()] = out;
-    for (const Edge* e : v->out_edges()) {
-      if (IsLoopBackEdge(e)) continue;
-      if (--pending[e->dst->id()] == 0) ready.push_back(e->dst);
-    }
   }
-  if (done != live) return errors::InvalidArgument("The graph has a cycle that is not a while loop");
   return info;
 }
 

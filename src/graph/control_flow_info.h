@@ -8,11 +8,9 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "graph/topo_order.h"
 
 namespace dflow {
-
-// The edge from a NextIteration to its Merge: what closes a loop.
-bool IsLoopBackEdge(const Edge* e);
 
 struct ControlFlowInfo {
   struct Frame {
@@ -24,6 +22,7 @@ struct ControlFlowInfo {
   std::vector<Frame> frames;   // frames[0] is the root
   std::vector<int> frame_of;   // node id -> the frame the node runs in (-1: no node)
   std::vector<int> out_frame;  // node id -> the frame of its outputs
+  std::vector<Node*> order;    // the nodes in a topological order (loop back edges left out)
 
   // The frame whose parent is `level` and that contains frame `f` (itself or an ancestor), or
   // -1 when f is not below level.

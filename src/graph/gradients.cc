@@ -119,25 +119,33 @@ Status NodeGradient(BackpropState* st, Node* v, const std::vector<char>& on_path
 
 }  // namespace
 
-Status Backprop(BackpropState* st, int level, const std::vector<NodeOut>& ys, const std::vector<NodeOut>& grad_ys,
-                const std::vector<NodeOut>& xs, const std::vector<char>& blocked, std::vector<NodeOut>* x_grads) {
-  const ControlFlowInfo& cf = st->cf;
-  const int n = st->limit();
-  auto frame_of = [&](const Node* v) { return v->op() == "Enter" ? cf.out_frame[v->id()] : cf.frame_of[v->id()]; };
-  // Nodes of this frame are their own unit; the nodes of a loop below it form one unit,
-  // numbered n + the loop's frame index. -1: outside this pass.
-  auto unit = [&](const Node* v) -> int {
+namespace {
+
+// The units of one backward pass at frame `level`: nodes of this frame are their own unit; the
+// nodes of a loop below it form one unit, numbered n + the loop's frame index. -1: outside
+// this pass.
+struct Units {
+  const ControlFlowInfo& cf;
+  int n;
+  int level;
+  const std::vector<char>& blocked;
+
+  int size() const { return n + static_cast<int>(cf.frames.size()); }
+  int operator()(const Node* v) const {
     if (v->id() >= n || (!blocked.empty() && blocked[v->id()])) return -1;
-    int f = frame_of(v);
+    int f = v->op() == "Enter" ? cf.out_frame[v->id()] : cf.frame_of[v->id()];
     if (f == level) return v->id();
     int child = cf.ChildOf(level, f);
     return child < 0 ? -1 : n + child;
-  };
-  // Nodes that some x reaches along data edges...
-  std::vector<char> from_x(n, 0);
+  }
+};
+
+// The nodes (by id) that some x reaches along data edges within the pass.
+std::vector<char> ReachedFrom(const std::vector<NodeOut>& xs, const Units& unit) {
+  std::vector<char> from_x(unit.n, 0);
   std::vector<Node*> stack;
   for (const NodeOut& x : xs) {
-    if (x.node->id() < n && !from_x[x.node->id()]) {
+    if (x.node->id() < unit.n && !from_x[x.node->id()]) {
       from_x[x.node->id()] = 1;
       stack.push_back(x.node);
     }
@@ -152,8 +160,14 @@ Status Backprop(BackpropState* st, int level, const std::vector<NodeOut>& ys, co
       }
     }
   }
-  // ... and that reach some y: the nodes gradients flow through.
+  return from_x;
+}
+
+// Of the nodes in from_x, those that reach some y: the nodes gradients flow through.
+std::vector<char> OnPath(const std::vector<NodeOut>& ys, const std::vector<char>& from_x) {
+  const int n = static_cast<int>(from_x.size());
   std::vector<char> on_path(n, 0);
+  std::vector<Node*> stack;
   for (const NodeOut& y : ys) {
     if (y.node->id() < n && from_x[y.node->id()] && !on_path[y.node->id()]) {
       on_path[y.node->id()] = 1;
@@ -170,9 +184,43 @@ Status Backprop(BackpropState* st, int level, const std::vector<NodeOut>& ys, co
       }
     }
   }
+  return on_path;
+}
+
+// Passes the gradients unit u has received back through it: a node's gradient function, or a
+// loop's backward loop. Returns the nodes through which gradients leave the unit: the node
+// itself, or the loop's Enter nodes.
+StatusOr<std::vector<Node*>> UnitGradient(BackpropState* st, int level, int u, const Units& unit,
+                                          const std::vector<char>& on_path, const std::vector<char>& from_x,
+                                          GradMap* grads) {
+  if (u < unit.n) {
+    Node* v = st->graph->node(u);
+    bool needs_inputs = false;
+    for (const Edge* e : v->data_inputs()) needs_inputs |= (e != nullptr && on_path[e->src->id()]);
+    // No gradient flows into it (e.g. a comparison feeding a Switch's predicate): skip it.
+    bool receives = false;
+    for (int i = 0; i < v->num_outputs(); ++i) receives |= grads->count({v->id(), i}) > 0;
+    if (needs_inputs && receives) RETURN_IF_ERROR(NodeGradient(st, v, on_path, grads));
+    return std::vector<Node*>{v};
+  }
+  const int frame = u - unit.n;
+  const ControlFlowInfo::Frame& f = st->cf.frames[frame];
+  bool receives = false;
+  for (Node* exit : f.exits) receives |= grads->count({exit->id(), 0}) > 0;
+  if (receives) RETURN_IF_ERROR(AddWhileLoopGradient(st, level, frame, from_x, grads));
+  return f.enters;
+}
+
+}  // namespace
+
+Status Backprop(BackpropState* st, int level, const std::vector<NodeOut>& ys, const std::vector<NodeOut>& grad_ys,
+                const std::vector<NodeOut>& xs, const std::vector<char>& blocked, std::vector<NodeOut>* x_grads) {
+  const Units unit{st->cf, st->limit(), level, blocked};
+  const int n = unit.n;
+  const std::vector<char> from_x = ReachedFrom(xs, unit);
+  const std::vector<char> on_path = OnPath(ys, from_x);
   // A unit is ready once every on-path consumer outside it has passed its gradient back.
-  const int num_units = n + static_cast<int>(cf.frames.size());
-  std::vector<int> pending(num_units, 0);
+  std::vector<int> pending(unit.size(), 0);
   auto for_each_input_edge = [&](Node* v, const std::function<void(const Edge*)>& fn) {
     for (const Edge* e : v->data_inputs()) {
       if (e == nullptr || !on_path[e->src->id()] || unit(e->src) < 0 || unit(e->src) == unit(v)) continue;
@@ -188,7 +236,7 @@ Status Backprop(BackpropState* st, int level, const std::vector<NodeOut>& ys, co
   for (size_t i = 0; i < ys.size(); ++i) grads[{ys[i].node->id(), ys[i].index}].push_back(grad_ys[i]);
 
   std::vector<int> ready;
-  std::vector<char> queued(num_units, 0);
+  std::vector<char> queued(unit.size(), 0);
   for (const NodeOut& y : ys) {
     int u = y.node->id() < n ? unit(y.node) : -1;
     if (u >= 0 && on_path[y.node->id()] && pending[u] == 0 && !queued[u]) {
@@ -199,24 +247,7 @@ Status Backprop(BackpropState* st, int level, const std::vector<NodeOut>& ys, co
   while (!ready.empty()) {
     int u = ready.back();
     ready.pop_back();
-    // The nodes through which gradients leave this unit: itself, or the loop's Enter nodes.
-    std::vector<Node*> members;
-    if (u < n) {
-      Node* v = st->graph->node(u);
-      members.push_back(v);
-      bool needs_inputs = false;
-      for (const Edge* e : v->data_inputs()) needs_inputs |= (e != nullptr && on_path[e->src->id()]);
-      // No gradient flows into it (e.g. a comparison feeding a Switch's predicate): skip it.
-      bool receives = false;
-      for (int i = 0; i < v->num_outputs(); ++i) receives |= grads.count({v->id(), i}) > 0;
-      if (needs_inputs && receives) RETURN_IF_ERROR(NodeGradient(st, v, on_path, &grads));
-    } else {
-      const int frame = u - n;
-      members = cf.frames[frame].enters;
-      bool receives = false;
-      for (Node* exit : cf.frames[frame].exits) receives |= grads.count({exit->id(), 0}) > 0;
-      if (receives) RETURN_IF_ERROR(AddWhileLoopGradient(st, level, frame, from_x, &grads));
-    }
+    ASSIGN_OR_RETURN(const std::vector<Node*> members, UnitGradient(st, level, u, unit, on_path, from_x, &grads));
     for (Node* v : members) {
       if (!on_path[v->id()]) continue;
       for_each_input_edge(v, [&](const Edge* e) {

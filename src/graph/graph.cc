@@ -207,155 +207,193 @@ Status Graph::UpdateInput(Node* dst, int index, NodeOut src) {
   return absl::OkStatus();
 }
 
-Status Graph::FillAttrsAndTypes(NodeSpec* spec, NodeProperties* props) const {
-  const OpDef& def = *props->op_def;
-  AttrMap& attrs = spec->attrs;
-  // Unknown attrs are errors, except internal ones ("_class", ...), which are kept as given.
+namespace {
+
+// Unknown attrs are errors, except internal ones ("_class", ...), which are kept as given.
+Status CheckAttrNames(const OpDef& def, const AttrMap& attrs) {
   for (const auto& [k, v] : attrs) {
     if (!k.empty() && k[0] == '_') continue;
     if (def.FindAttr(k) == nullptr) {
       return errors::InvalidArgument("Attr '", k, "' is not an attr of op ", def.name);
     }
   }
-  // Count the tensors of each input arg. With one variable-length arg, its length follows
-  // from the number of inputs given.
-  int fixed = 0, variable_args = 0;
-  for (const ArgDef& a : def.inputs) {
-    if (a.number_attr.empty() && a.type_list_attr.empty()) ++fixed;
-    else ++variable_args;
-  }
-  int given = static_cast<int>(spec->inputs.size());
-  for (const ArgDef& a : def.inputs) {
-    if (!a.number_attr.empty() && !attrs.count(a.number_attr) && variable_args == 1) {
-      attrs[a.number_attr] = AttrValue(int64_t{given - fixed});
+  return absl::OkStatus();
+}
+
+// How the given inputs divide among the op's input args: with one variable-length arg, its
+// length follows from the number of inputs given.
+struct InputCounts {
+  int given = 0;          // inputs given
+  int fixed = 0;          // args of one tensor
+  int variable_args = 0;  // args of N tensors or of a type list
+};
+
+// How many tensors input arg `a` takes (the inputs from index `next` on are its), setting its
+// type-list attr from the inputs where it can be inferred.
+Status InputArgLength(const ArgDef& a, const InputCounts& c, const std::vector<NodeOut>& inputs, size_t next,
+                      AttrMap& attrs, int64_t* count) {
+  *count = 1;
+  if (!a.number_attr.empty()) {
+    auto it = attrs.find(a.number_attr);
+    if (it == attrs.end() || it->second.get_if<int64_t>() == nullptr) {
+      return errors::InvalidArgument("Cannot tell how many tensors input '", a.name, "' takes (attr '",
+                                     a.number_attr, "' missing)");
+    }
+    *count = *it->second.get_if<int64_t>();
+    if (*count < 0 || *count > kMaxArgTensors) {
+      return errors::InvalidArgument("Attr '", a.number_attr, "' = ", *count, " is out of range [0, ",
+                                     kMaxArgTensors, "]");
+    }
+  } else if (!a.type_list_attr.empty()) {
+    auto it = attrs.find(a.type_list_attr);
+    if (it != attrs.end() && it->second.get_if<std::vector<DType>>()) {
+      *count = static_cast<int64_t>(it->second.get_if<std::vector<DType>>()->size());
+    } else if (c.variable_args == 1) {
+      *count = c.given - c.fixed;
+      std::vector<DType> types;
+      for (int64_t i = 0; i < *count && next + i < inputs.size(); ++i) {
+        const NodeOut& in = inputs[next + i];
+        if (in.node == nullptr) return errors::InvalidArgument("Input ", next + i, " is null");
+        types.push_back(BaseType(in.node->output_type(in.index)));
+      }
+      attrs[a.type_list_attr] = AttrValue(types);
+    } else {
+      return errors::InvalidArgument("Cannot tell the types of input '", a.name, "' (attr '", a.type_list_attr,
+                                     "' missing)");
     }
   }
-  // Walk the input args, inferring type attrs from the inputs and checking dtypes.
+  return absl::OkStatus();
+}
+
+// The type input `next` (the i-th tensor of arg `a`) must have, checked against what it is;
+// a type attr not given is inferred from it.
+StatusOr<DType> InputType(const Graph* graph, const OpDef& def, const ArgDef& a, int64_t i, size_t next,
+                          const NodeOut& in, AttrMap& attrs) {
+  if (in.node == nullptr) return errors::InvalidArgument("Input ", next, " ('", a.name, "') is null");
+  if (in.node->graph() != graph) {
+    return errors::InvalidArgument("Input ", next, " ('", a.name, "') is node '", in.node->name(),
+                                   "' of another graph");
+  }
+  if (in.index < 0 || in.index >= in.node->num_outputs()) {
+    return errors::InvalidArgument("Input ", next, " ('", a.name, "') names output ", in.index, " of node '",
+                                   in.node->name(), "', which has ", in.node->num_outputs(), " outputs");
+  }
+  DType have = in.node->output_type(in.index);
+  DType want;
+  if (a.type != DT_INVALID) {
+    want = a.type;
+  } else if (!a.type_attr.empty()) {
+    auto it = attrs.find(a.type_attr);
+    if (it == attrs.end()) {
+      attrs[a.type_attr] = AttrValue(BaseType(have));
+      it = attrs.find(a.type_attr);
+    }
+    const DType* t = it->second.get_if<DType>();
+    if (t == nullptr) return errors::InvalidArgument("Attr '", a.type_attr, "' is not a type");
+    want = *t;
+  } else {
+    want = (*attrs[a.type_list_attr].get_if<std::vector<DType>>())[i];
+  }
+  if (a.is_ref) {
+    if (!IsRefType(have)) {
+      return errors::InvalidArgument("Input '", a.name, "' needs a reference to a variable (",
+                                     DTypeString(MakeRefType(want)), ") but '", in.node->name(), ":", in.index,
+                                     "' is a ", DTypeString(have), " value");
+    }
+    want = MakeRefType(want);
+  }
+  if (BaseType(have) != BaseType(want)) {
+    return errors::InvalidArgument("Input '", a.name, "' has type ", DTypeString(BaseType(have)), " (from '",
+                                   in.node->name(), ":", in.index, "') that does not match type ",
+                                   DTypeString(BaseType(want)), " expected by op ", def.name);
+  }
+  return want;
+}
+
+// Walks the input args, inferring type attrs from the inputs and checking dtypes.
+Status FillInputTypes(const Graph* graph, const OpDef& def, const std::vector<NodeOut>& inputs, AttrMap& attrs,
+                      std::vector<DType>* input_types) {
+  InputCounts c;
+  c.given = static_cast<int>(inputs.size());
+  for (const ArgDef& a : def.inputs) {
+    if (a.number_attr.empty() && a.type_list_attr.empty()) ++c.fixed;
+    else ++c.variable_args;
+  }
+  for (const ArgDef& a : def.inputs) {
+    if (!a.number_attr.empty() && !attrs.count(a.number_attr) && c.variable_args == 1) {
+      attrs[a.number_attr] = AttrValue(int64_t{c.given - c.fixed});
+    }
+  }
   size_t next = 0;
   for (const ArgDef& a : def.inputs) {
-    int64_t count = 1;
-    if (!a.number_attr.empty()) {
-      auto it = attrs.find(a.number_attr);
-      if (it == attrs.end() || it->second.get_if<int64_t>() == nullptr) {
-        return errors::InvalidArgument("Cannot tell how many tensors input '", a.name, "' takes (attr '",
-                                       a.number_attr, "' missing)");
-      }
-      count = *it->second.get_if<int64_t>();
-      if (count < 0 || count > kMaxArgTensors) {
-        return errors::InvalidArgument("Attr '", a.number_attr, "' = ", count, " is out of range [0, ",
-                                       kMaxArgTensors, "]");
-      }
-    } else if (!a.type_list_attr.empty()) {
-      auto it = attrs.find(a.type_list_attr);
-      if (it != attrs.end() && it->second.get_if<std::vector<DType>>()) {
-        count = static_cast<int64_t>(it->second.get_if<std::vector<DType>>()->size());
-      } else if (variable_args == 1) {
-        count = given - fixed;
-        std::vector<DType> types;
-        for (int64_t i = 0; i < count && next + i < spec->inputs.size(); ++i) {
-          const NodeOut& in = spec->inputs[next + i];
-          if (in.node == nullptr) return errors::InvalidArgument("Input ", next + i, " is null");
-          types.push_back(BaseType(in.node->output_type(in.index)));
-        }
-        attrs[a.type_list_attr] = AttrValue(types);
-      } else {
-        return errors::InvalidArgument("Cannot tell the types of input '", a.name, "' (attr '", a.type_list_attr,
-                                       "' missing)");
-      }
-    }
-    if (next + count > spec->inputs.size()) {
-      return errors::InvalidArgument("Op ", def.name, " expects more inputs than the ", spec->inputs.size(),
+    int64_t count;
+    RETURN_IF_ERROR(InputArgLength(a, c, inputs, next, attrs, &count));
+    if (next + count > inputs.size()) {
+      return errors::InvalidArgument("Op ", def.name, " expects more inputs than the ", inputs.size(),
                                      " given (input '", a.name, "' is missing)");
     }
     for (int64_t i = 0; i < count; ++i, ++next) {
-      const NodeOut& in = spec->inputs[next];
-      if (in.node == nullptr) return errors::InvalidArgument("Input ", next, " ('", a.name, "') is null");
-      if (in.node->graph() != this) {
-        return errors::InvalidArgument("Input ", next, " ('", a.name, "') is node '", in.node->name(),
-                                       "' of another graph");
-      }
-      if (in.index < 0 || in.index >= in.node->num_outputs()) {
-        return errors::InvalidArgument("Input ", next, " ('", a.name, "') names output ", in.index, " of node '",
-                                       in.node->name(), "', which has ", in.node->num_outputs(), " outputs");
-      }
-      DType have = in.node->output_type(in.index);
-      DType want;
-      if (a.type != DT_INVALID) {
-        want = a.type;
-      } else if (!a.type_attr.empty()) {
-        auto it = attrs.find(a.type_attr);
-        if (it == attrs.end()) {
-          attrs[a.type_attr] = AttrValue(BaseType(have));
-          it = attrs.find(a.type_attr);
-        }
-        const DType* t = it->second.get_if<DType>();
-        if (t == nullptr) return errors::InvalidArgument("Attr '", a.type_attr, "' is not a type");
-        want = *t;
-      } else {
-        want = (*attrs[a.type_list_attr].get_if<std::vector<DType>>())[i];
-      }
-      if (a.is_ref) {
-        if (!IsRefType(have)) {
-          return errors::InvalidArgument("Input '", a.name, "' needs a reference to a variable (",
-                                         DTypeString(MakeRefType(want)), ") but '", in.node->name(), ":", in.index,
-                                         "' is a ", DTypeString(have), " value");
-        }
-        want = MakeRefType(want);
-      }
-      if (BaseType(have) != BaseType(want)) {
-        return errors::InvalidArgument("Input '", a.name, "' has type ", DTypeString(BaseType(have)), " (from '",
-                                       in.node->name(), ":", in.index, "') that does not match type ",
-                                       DTypeString(BaseType(want)), " expected by op ", def.name);
-      }
-      props->input_types.push_back(want);
+      ASSIGN_OR_RETURN(DType want, InputType(graph, def, a, i, next, inputs[next], attrs));
+      input_types->push_back(want);
     }
   }
-  if (next != spec->inputs.size()) {
-    return errors::InvalidArgument("Op ", def.name, " takes ", next, " inputs but ", spec->inputs.size(),
-                                   " were given");
+  if (next != inputs.size()) {
+    return errors::InvalidArgument("Op ", def.name, " takes ", next, " inputs but ", inputs.size(), " were given");
   }
-  // Defaults, then type checks of every declared attr.
+  return absl::OkStatus();
+}
+
+// Checks attr value `v` against its declaration: kind, allowed types, minimum.
+Status CheckAttrValue(const AttrDef& ad, AttrValue& v) {
+  if (ad.type == "int" && v.get_if<int64_t>() == nullptr) {
+    return errors::InvalidArgument("Attr '", ad.name, "' must be an int, not ", v.TypeName());
+  }
+  if (!AttrFitsType(v, ad.type) && !CoerceEmptyList(&v, ad.type)) {
+    return errors::InvalidArgument("Attr '", ad.name, "' must be of type ", ad.type, ", not ",
+                                   v.empty() ? "empty" : v.TypeName());
+  }
+  if (!ad.allowed_types.empty()) {
+    std::vector<DType> check;
+    if (const DType* t = v.get_if<DType>()) check.push_back(*t);
+    if (const auto* ts = v.get_if<std::vector<DType>>()) check = *ts;
+    for (DType t : check) {
+      if (std::find(ad.allowed_types.begin(), ad.allowed_types.end(), t) == ad.allowed_types.end()) {
+        return errors::InvalidArgument(
+            "Value for attr '", ad.name, "' of ", DTypeString(t), " is not in the list of allowed values: ",
+            absl::StrJoin(ad.allowed_types, ", ", [](std::string* o, DType d) { o->append(DTypeString(d)); }));
+      }
+    }
+  }
+  if (ad.minimum) {
+    int64_t n = ad.type == "int" ? *v.get_if<int64_t>() : ListLength(v);
+    if (n < *ad.minimum) {
+      return errors::InvalidArgument("Attr '", ad.name, "' is ", n, ", less than the minimum ", *ad.minimum);
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Defaults, then type checks of every declared attr.
+Status FillDefaultAttrs(const OpDef& def, AttrMap& attrs) {
   for (const AttrDef& ad : def.attrs) {
     auto it = attrs.find(ad.name);
     if (it == attrs.end()) {
       if (!ad.default_value) return errors::InvalidArgument("Attr '", ad.name, "' (", ad.type, ") is missing");
       it = attrs.emplace(ad.name, *ad.default_value).first;
     }
-    AttrValue& v = it->second;
-    if (ad.type == "int" && v.get_if<int64_t>() == nullptr) {
-      return errors::InvalidArgument("Attr '", ad.name, "' must be an int, not ", v.TypeName());
-    }
-    if (!AttrFitsType(v, ad.type) && !CoerceEmptyList(&v, ad.type)) {
-      return errors::InvalidArgument("Attr '", ad.name, "' must be of type ", ad.type, ", not ",
-                                     v.empty() ? "empty" : v.TypeName());
-    }
-    if (!ad.allowed_types.empty()) {
-      std::vector<DType> check;
-      if (const DType* t = v.get_if<DType>()) check.push_back(*t);
-      if (const auto* ts = v.get_if<std::vector<DType>>()) check = *ts;
-      for (DType t : check) {
-        if (std::find(ad.allowed_types.begin(), ad.allowed_types.end(), t) == ad.allowed_types.end()) {
-          return errors::InvalidArgument(
-              "Value for attr '", ad.name, "' of ", DTypeString(t), " is not in the list of allowed values: ",
-              absl::StrJoin(ad.allowed_types, ", ", [](std::string* o, DType d) { o->append(DTypeString(d)); }));
-        }
-      }
-    }
-    if (ad.minimum) {
-      int64_t n = ad.type == "int" ? *v.get_if<int64_t>() : ListLength(v);
-      if (n < *ad.minimum) {
-        return errors::InvalidArgument("Attr '", ad.name, "' is ", n, ", less than the minimum ", *ad.minimum);
-      }
-    }
+    RETURN_IF_ERROR(CheckAttrValue(ad, it->second));
   }
-  // Output types.
+  return absl::OkStatus();
+}
+
+Status FillOutputTypes(const OpDef& def, AttrMap& attrs, std::vector<DType>* output_types) {
   for (const ArgDef& a : def.outputs) {
     if (!a.type_list_attr.empty() && a.number_attr.empty()) {
       const auto& types = *attrs[a.type_list_attr].get_if<std::vector<DType>>();
       if (static_cast<int64_t>(types.size()) > kMaxArgTensors) {
         return errors::InvalidArgument("Output '", a.name, "' has too many types (limit ", kMaxArgTensors, ")");
       }
-      for (DType t : types) props->output_types.push_back(a.is_ref ? MakeRefType(t) : t);
+      for (DType t : types) output_types->push_back(a.is_ref ? MakeRefType(t) : t);
       continue;
     }
     int64_t count = 1;
@@ -369,9 +407,21 @@ Status Graph::FillAttrsAndTypes(NodeSpec* spec, NodeProperties* props) const {
       if (a.type != DT_INVALID) t = a.type;
       else if (!a.type_attr.empty()) t = *attrs[a.type_attr].get_if<DType>();
       else t = (*attrs[a.type_list_attr].get_if<std::vector<DType>>())[i];
-      props->output_types.push_back(a.is_ref ? MakeRefType(t) : t);
+      output_types->push_back(a.is_ref ? MakeRefType(t) : t);
     }
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+Status Graph::FillAttrsAndTypes(NodeSpec* spec, NodeProperties* props) const {
+  const OpDef& def = *props->op_def;
+  AttrMap& attrs = spec->attrs;
+  RETURN_IF_ERROR(CheckAttrNames(def, attrs));
+  RETURN_IF_ERROR(FillInputTypes(this, def, spec->inputs, attrs, &props->input_types));
+  RETURN_IF_ERROR(FillDefaultAttrs(def, attrs));
+  RETURN_IF_ERROR(FillOutputTypes(def, attrs, &props->output_types));
   props->attrs = attrs;
   return absl::OkStatus();
 }

@@ -1,15 +1,13 @@
 #include "graph/graph_def.h"
 
 #include "graph/function_library.h"
+#include "graph/topo_order.h"
 
 #include <algorithm>
 #include <climits>
-#include <functional>
-#include <queue>
 #include <unordered_map>
 
 #include "absl/strings/escaping.h"
-#include "absl/strings/str_join.h"
 #include "base/env.h"
 #include "proto/attr_value.pb.h"
 #include "proto/graph.pb.h"
@@ -191,44 +189,6 @@ struct InputRef {
   bool back_edge = false;  // NextIteration -> Merge: closes a loop, added last
 };
 
-// Names the nodes of one cycle among the nodes left after a topological sort (each of them has
-// an input that is also left, so walking inputs backwards must repeat a node).
-std::string DescribeCycle(const proto::GraphDef& def, const std::vector<std::vector<InputRef>>& inputs,
-                          const std::vector<int>& pending) {
-  int start = -1;
-  for (size_t i = 0; i < pending.size(); ++i) {
-    if (pending[i] > 0) {
-      start = static_cast<int>(i);
-      break;
-    }
-  }
-  if (start < 0) return "";
-  std::vector<int> path;
-  std::unordered_map<int, size_t> pos;
-  int cur = start;
-  while (pos.find(cur) == pos.end()) {
-    pos[cur] = path.size();
-    path.push_back(cur);
-    int next = -1;
-    for (const InputRef& r : inputs[cur]) {
-      if (r.def_index >= 0 && pending[r.def_index] > 0) {
-        next = r.def_index;
-        break;
-      }
-    }
-    if (next < 0) break;  // cannot happen; stop rather than loop
-    cur = next;
-  }
-  std::vector<std::string> names;
-  size_t from = pos.count(cur) ? pos[cur] : 0;
-  for (size_t i = from; i < path.size(); ++i) names.push_back(absl::StrCat("'", def.node(path[i]).name(), "'"));
-  names.push_back(absl::StrCat("'", def.node(path[from]).name(), "'"));
-  // The walk followed inputs, so reverse it to read in the direction data flows.
-  std::reverse(names.begin(), names.end());
-  const int total = static_cast<int>(std::count_if(pending.begin(), pending.end(), [](int p) { return p > 0; }));
-  return absl::StrCat(absl::StrJoin(names, " -> "), " (", total, " nodes cannot be ordered)");
-}
-
 }  // namespace
 
 Status ParseGraphDef(absl::string_view bytes, proto::GraphDef* out) {
@@ -299,7 +259,9 @@ void AttrValueToProto(const AttrValue& v, proto::AttrValue* p) {
       v.value());
 }
 
-Status ImportGraphDef(const proto::GraphDef& def, Graph* graph) {
+namespace {
+
+Status CheckVersions(const proto::GraphDef& def) {
   if (def.versions().min_consumer() > kGraphDefVersion) {
     return errors::InvalidArgument("GraphDef needs a consumer of version ", def.versions().min_consumer(),
                                    " or later; dflow reads version ", kGraphDefVersion);
@@ -309,11 +271,14 @@ Status ImportGraphDef(const proto::GraphDef& def, Graph* graph) {
       return errors::InvalidArgument("GraphDef disallows consumer version ", kGraphDefVersion);
     }
   }
-  RETURN_IF_ERROR(graph->library().AddLibrary(def.library()));
+  return absl::OkStatus();
+}
+
+// Node name -> index in `def`, checking that every name is valid, unique and new to `graph`.
+Status IndexNodeNames(const proto::GraphDef& def, const Graph& graph,
+                      std::unordered_map<std::string, int>* index_of) {
   const int n = def.node_size();
-  // Names first, so that inputs may refer to nodes later in the file.
-  std::unordered_map<std::string, int> index_of;
-  index_of.reserve(n);
+  index_of->reserve(n);
   for (int i = 0; i < n; ++i) {
     const std::string& name = def.node(i).name();
     const std::string& op = def.node(i).op();
@@ -325,22 +290,34 @@ Status ImportGraphDef(const proto::GraphDef& def, Graph* graph) {
                                      "' (op '", absl::CEscape(def.node(i).op()),
                                      "'): names match [A-Za-z0-9.][A-Za-z0-9_.\\-/]*");
     }
-    if (!index_of.emplace(name, i).second) {
+    if (!index_of->emplace(name, i).second) {
       return errors::InvalidArgument("Duplicate node name in GraphDef: '", name, "'");
     }
-    if (graph->IsNameUsed(name)) {
+    if (graph.IsNameUsed(name)) {
       return errors::InvalidArgument("Node '", name, "' of the GraphDef already exists in the graph");
     }
   }
+  return absl::OkStatus();
+}
 
-  // Resolve inputs; count, for each node, the inputs still to be added before it.
-  std::vector<std::vector<InputRef>> inputs(n);
-  std::vector<std::vector<int>> consumers(n);
-  std::vector<int> pending(n, 0);
+// The NodeDefs' inputs, resolved, and the dependencies among the NodeDefs they make.
+struct ResolvedInputs {
+  std::vector<std::vector<InputRef>> inputs;  // by NodeDef index
+  std::vector<std::vector<int>> consumers;    // by NodeDef index: the NodeDefs that must come after it
+  std::vector<int> pending;                   // by NodeDef index: its inputs among the NodeDefs
+};
+
+StatusOr<ResolvedInputs> ResolveInputs(const proto::GraphDef& def,
+                                       const std::unordered_map<std::string, int>& index_of, const Graph& graph) {
+  const int n = def.node_size();
+  ResolvedInputs r;
+  r.inputs.resize(n);
+  r.consumers.resize(n);
+  r.pending.assign(n, 0);
   for (int i = 0; i < n; ++i) {
     const proto::NodeDef& nd = def.node(i);
     bool seen_control = false;
-    inputs[i].reserve(nd.input_size());
+    r.inputs[i].reserve(nd.input_size());
     for (int k = 0; k < nd.input_size(); ++k) {
       const std::string& in = nd.input(k);
       absl::string_view src;
@@ -362,42 +339,126 @@ Status ImportGraphDef(const proto::GraphDef& def, Graph* graph) {
         ref.back_edge = true;  // not a dependency: the loop is closed after every node exists
       } else if (it != index_of.end()) {
         ref.def_index = it->second;
-        consumers[it->second].push_back(i);
-        ++pending[i];
-      } else if (Node* existing = graph->FindNode(src)) {
+        r.consumers[it->second].push_back(i);
+        ++r.pending[i];
+      } else if (Node* existing = graph.FindNode(src)) {
         ref.existing = existing;
       } else {
         return errors::InvalidArgument("Node '", nd.name(), "' (op ", nd.op(), ") has input '", in,
                                        "', but there is no node named '", src, "'");
       }
-      inputs[i].push_back(ref);
+      r.inputs[i].push_back(ref);
     }
   }
+  return r;
+}
 
-  // Kahn's algorithm, smallest index first: a file already in topological order keeps its order.
-  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
-  for (int i = 0; i < n; ++i)
-    if (pending[i] == 0) ready.push(i);
-  std::vector<int> order;
-  order.reserve(n);
-  while (!ready.empty()) {
-    int i = ready.top();
-    ready.pop();
-    order.push_back(i);
-    for (int c : consumers[i])
-      if (--pending[c] == 0) ready.push(c);
-  }
-  if (static_cast<int>(order.size()) != n) {
-    return errors::InvalidArgument("GraphDef has a cycle: ", DescribeCycle(def, inputs, pending));
-  }
+// The NodeDef indices in topological order, smallest index first: a file already in order keeps
+// its order. InvalidArgument naming the nodes of one cycle when there is no order.
+StatusOr<std::vector<int>> NodeDefOrder(const proto::GraphDef& def, ResolvedInputs& r) {
+  std::vector<int> order = topo_internal::KahnOrder(
+      r.pending,
+      [&](int i, const auto& visit) {
+        for (int c : r.consumers[i]) visit(c);
+      },
+      TopoTieBreak::kLowestId);
+  if (order.size() == r.pending.size()) return order;
+  std::vector<int> cycle = topo_internal::FindCycle(r.pending, [&](int i, const auto& visit) {
+    for (const InputRef& in : r.inputs[i])
+      if (in.def_index >= 0 && !in.back_edge) visit(in.def_index);
+  });
+  std::vector<std::string> names;
+  for (int i : cycle) names.push_back(def.node(i).name());
+  const int unordered = static_cast<int>(r.pending.size() - order.size());
+  return errors::InvalidArgument("GraphDef has a cycle: ", topo_internal::DescribeCycle(names, unordered));
+}
 
-  std::vector<Node*> added(n, nullptr);
-  struct BackEdge {
-    int merge;
-    int index;
-    InputRef ref;
-  };
-  std::vector<BackEdge> back_edges;
+// A loop back edge of the import, added once every node exists.
+struct PendingBackEdge {
+  int merge;
+  int index;
+  InputRef ref;
+};
+
+// Fills spec->inputs and spec->control_inputs for NodeDef `i` from the nodes added so far; a
+// back edge gets a stand-in input (another input of its Merge) and is recorded in back_edges.
+Status FillSpecInputs(const proto::NodeDef& nd, int i, const std::vector<InputRef>& inputs,
+                      const std::vector<Node*>& added, NodeSpec* spec, std::vector<PendingBackEdge>* back_edges) {
+  for (const InputRef& r : inputs) {
+    Node* src = r.def_index >= 0 ? added[r.def_index] : r.existing;
+    if (r.is_control) {
+      spec->control_inputs.push_back(src);
+    } else if (r.back_edge) {
+      back_edges->push_back({i, static_cast<int>(spec->inputs.size()), r});
+      spec->inputs.push_back(NodeOut{});  // a stand-in until the loop is closed
+    } else {
+      spec->inputs.push_back(NodeOut{src, r.index});
+    }
+  }
+  for (NodeOut& in : spec->inputs) {
+    if (in.node != nullptr) continue;
+    for (const NodeOut& other : spec->inputs)
+      if (other.node != nullptr) in = other;
+    if (in.node == nullptr) {
+      return errors::InvalidArgument("Merge '", nd.name(), "' has no input from outside its loop");
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Converts the NodeDef's attrs into spec->attrs, charging their tensors to `budget`, and
+// refuses list lengths ("N * T") that Graph::AddNode could not size safely.
+Status FillSpecAttrs(const proto::NodeDef& nd, const OpDef& op_def, int producer, int64_t* budget,
+                     NodeSpec* spec) {
+  // Sorted, so that the first bad attr reported does not depend on the map's order.
+  std::vector<const std::string*> names;
+  names.reserve(nd.attr_size());
+  for (const auto& kv : nd.attr()) names.push_back(&kv.first);
+  std::sort(names.begin(), names.end(), [](const std::string* a, const std::string* b) { return *a < *b; });
+  for (const std::string* name : names) {
+    const AttrDef* ad = op_def.FindAttr(*name);
+    AttrValue v;
+    Status s = AttrValueFromProtoBudgeted(nd.attr().at(*name), ad ? ad->type : std::string(), budget, &v);
+    if (!s.ok()) {
+      return errors::Annotate(s, absl::StrCat("Node '", nd.name(), "' (op ", nd.op(), "), attr '", *name, "': "));
+    }
+    spec->attrs.emplace(*name, std::move(v));
+  }
+  // TensorFlow's rule for graphs written before version 22: a Placeholder's empty shape
+  // attr meant "unknown shape", not "scalar".
+  if (producer <= 21 && nd.op() == "Placeholder") {
+    auto it = spec->attrs.find("shape");
+    const PartialTensorShape* shape = it == spec->attrs.end() ? nullptr : it->second.get_if<PartialTensorShape>();
+    if (shape != nullptr && shape->dims() == 0) it->second = AttrValue(PartialTensorShape());
+  }
+  for (const auto* args : {&op_def.inputs, &op_def.outputs}) {
+    for (const ArgDef& a : *args) {
+      if (a.number_attr.empty()) continue;
+      auto it = spec->attrs.find(a.number_attr);
+      const int64_t* count = it == spec->attrs.end() ? nullptr : it->second.get_if<int64_t>();
+      if (count != nullptr && *count > kMaxArgLength) {
+        return errors::InvalidArgument("Node '", nd.name(), "' (op ", nd.op(), "): attr '", a.number_attr, "' is ",
+                                       *count, ", more than the ", kMaxArgLength, " tensors argument '", a.name,
+                                       "' may have");
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+Status ImportGraphDef(const proto::GraphDef& def, Graph* graph) {
+  RETURN_IF_ERROR(CheckVersions(def));
+  RETURN_IF_ERROR(graph->library().AddLibrary(def.library()));
+  // Names first, so that inputs may refer to nodes later in the file.
+  std::unordered_map<std::string, int> index_of;
+  RETURN_IF_ERROR(IndexNodeNames(def, *graph, &index_of));
+  ASSIGN_OR_RETURN(ResolvedInputs resolved, ResolveInputs(def, index_of, *graph));
+  ASSIGN_OR_RETURN(const std::vector<int> order, NodeDefOrder(def, resolved));
+
+  std::vector<Node*> added(def.node_size(), nullptr);
+  std::vector<PendingBackEdge> back_edges;
   int64_t budget = kMaxExpansionBytes;
   for (int i : order) {
     const proto::NodeDef& nd = def.node(i);
@@ -409,62 +470,12 @@ Status ImportGraphDef(const proto::GraphDef& def, Graph* graph) {
     spec.name = nd.name();
     spec.op = nd.op();
     spec.device = nd.device();
-    for (const InputRef& r : inputs[i]) {
-      Node* src = r.def_index >= 0 ? added[r.def_index] : r.existing;
-      if (r.is_control) {
-        spec.control_inputs.push_back(src);
-      } else if (r.back_edge) {
-        back_edges.push_back({i, static_cast<int>(spec.inputs.size()), r});
-        spec.inputs.push_back(NodeOut{});  // a stand-in until the loop is closed
-      } else {
-        spec.inputs.push_back(NodeOut{src, r.index});
-      }
-    }
-    for (NodeOut& in : spec.inputs) {
-      if (in.node != nullptr) continue;
-      for (const NodeOut& other : spec.inputs)
-        if (other.node != nullptr) in = other;
-      if (in.node == nullptr) {
-        return errors::InvalidArgument("Merge '", nd.name(), "' has no input from outside its loop");
-      }
-    }
-    // Sorted, so that the first bad attr reported does not depend on the map's order.
-    std::vector<const std::string*> names;
-    names.reserve(nd.attr_size());
-    for (const auto& kv : nd.attr()) names.push_back(&kv.first);
-    std::sort(names.begin(), names.end(), [](const std::string* a, const std::string* b) { return *a < *b; });
-    for (const std::string* name : names) {
-      const AttrDef* ad = (*op_def)->FindAttr(*name);
-      AttrValue v;
-      Status s = AttrValueFromProtoBudgeted(nd.attr().at(*name), ad ? ad->type : std::string(), &budget, &v);
-      if (!s.ok()) {
-        return errors::Annotate(s, absl::StrCat("Node '", nd.name(), "' (op ", nd.op(), "), attr '", *name, "': "));
-      }
-      spec.attrs.emplace(*name, std::move(v));
-    }
-    // TensorFlow's rule for graphs written before version 22: a Placeholder's empty shape
-    // attr meant "unknown shape", not "scalar".
-    if (def.versions().producer() <= 21 && nd.op() == "Placeholder") {
-      auto it = spec.attrs.find("shape");
-      const PartialTensorShape* shape = it == spec.attrs.end() ? nullptr : it->second.get_if<PartialTensorShape>();
-      if (shape != nullptr && shape->dims() == 0) it->second = AttrValue(PartialTensorShape());
-    }
-    for (const auto* args : {&(*op_def)->inputs, &(*op_def)->outputs}) {
-      for (const ArgDef& a : *args) {
-        if (a.number_attr.empty()) continue;
-        auto it = spec.attrs.find(a.number_attr);
-        const int64_t* count = it == spec.attrs.end() ? nullptr : it->second.get_if<int64_t>();
-        if (count != nullptr && *count > kMaxArgLength) {
-          return errors::InvalidArgument("Node '", nd.name(), "' (op ", nd.op(), "): attr '", a.number_attr, "' is ",
-                                         *count, ", more than the ", kMaxArgLength, " tensors argument '", a.name,
-                                         "' may have");
-        }
-      }
-    }
+    RETURN_IF_ERROR(FillSpecInputs(nd, i, resolved.inputs[i], added, &spec, &back_edges));
+    RETURN_IF_ERROR(FillSpecAttrs(nd, **op_def, def.versions().producer(), &budget, &spec));
     // AddNode's errors name the node and op already.
     ASSIGN_OR_RETURN(added[i], graph->AddNode(std::move(spec)));
   }
-  for (const BackEdge& b : back_edges) {
+  for (const PendingBackEdge& b : back_edges) {
     Status s = graph->UpdateInput(added[b.merge], b.index, NodeOut{added[b.ref.def_index], b.ref.index});
     if (!s.ok()) return errors::Annotate(s, absl::StrCat("Closing the loop at '", def.node(b.merge).name(), "': "));
   }

@@ -48,7 +48,7 @@ class GraphTest : public ::testing::Test {
     RegisterGraphTestOps();
     for (const char* op : {"Const", "Placeholder", "Identity", "NoOp", "VariableV2", "Assign", "AssignAdd", "AddV2",
                            "Mul", "MatMul", "Reshape", "_Arg", "_Retval"}) {
-      if (OpRegistry::Global()->LookUp(op) == nullptr) GTEST_SKIP() << "op " << op << " is not registered";
+      ASSERT_NE(OpRegistry::Global()->LookUp(op), nullptr) << "op " << op << " is not registered";
     }
   }
 
@@ -113,7 +113,9 @@ class GraphTest : public ::testing::Test {
     EXPECT_EQ(g_.num_nodes(), before);
     if (!name.empty() && g_.num_nodes() == before) {
       // A failed add does not take the name (unless it was taken before).
-      if (g_.FindNode(name) == nullptr) EXPECT_FALSE(g_.IsNameUsed(name));
+      if (g_.FindNode(name) == nullptr) {
+        EXPECT_FALSE(g_.IsNameUsed(name));
+      }
     }
   }
 

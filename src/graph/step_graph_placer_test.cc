@@ -28,7 +28,7 @@ class StepGraphTest : public GraphTest {
  protected:
   void SetUp() override {
     GraphTest::SetUp();
-    if (IsSkipped()) return;
+    if (HasFatalFailure()) return;
     // a (fed) and b feed c = a + b, d = c * c; e -> f is unrelated; g runs after f.
     a_ = Placeholder("a", DT_FLOAT, PartialTensorShape{2});
     b_ = ConstF("b", {1, 2}, TensorShape{2});
@@ -217,7 +217,7 @@ class PlacerTest : public GraphTest {
  protected:
   void SetUp() override {
     GraphTest::SetUp();
-    if (IsSkipped()) return;
+    if (HasFatalFailure()) return;
     cpu_ = std::make_unique<Device>(kCpu, "CPU");
   }
   Node* Requesting(const std::string& name, const std::string& device) {

@@ -21,10 +21,6 @@ struct StepGraph {
 StatusOr<StepGraph> BuildStepGraph(const Graph& full, const std::vector<std::string>& feeds,
                                    const std::vector<std::string>& fetches, const std::vector<std::string>& targets);
 
-// True for the edge NextIteration -> Merge that closes a while loop (the one cycle graphs may
-// have).
-bool IsLoopBackEdge(const Edge* e);
-
 // Resolves "node:index" in `g` (NotFound with the name when missing).
 StatusOr<NodeOut> ResolveTensor(const Graph& g, const std::string& name);
 

@@ -108,12 +108,14 @@ TEST(AuthTest, EveryMethodRefusesACallWithoutTheSecretOrWithAWrongOne) {
   EXPECT_FALSE(server->job_complete());
   // With the secret the same calls reach the service: they fail as the empty requests deserve,
   // but not for want of credentials (the chief's methods too: these credentials are the chief's).
+  // The chief's CompleteJob ends the job of this one-task cluster, so the server may already have
+  // stopped serving when JobComplete, called last, arrives: UNAVAILABLE is its one allowed failure.
   for (const auto& [method, code] : CallEveryMethod(server->port(), creds)) {
     EXPECT_NE(code, grpc::StatusCode::UNAUTHENTICATED) << method;
     EXPECT_NE(code, grpc::StatusCode::PERMISSION_DENIED) << method;
-    EXPECT_NE(code, grpc::StatusCode::UNAVAILABLE) << method;
+    if (method != "JobComplete") EXPECT_NE(code, grpc::StatusCode::UNAVAILABLE) << method;
   }
-  EXPECT_TRUE(server->job_complete());  // the chief's JobComplete, called last, ended the job
+  EXPECT_TRUE(server->job_complete());  // the chief's CompleteJob (and JobComplete) ended the job
 }
 
 TEST(AuthTest, OnlyTheChiefEndsOrWipesTheJob) {

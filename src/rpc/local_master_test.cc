@@ -9,6 +9,7 @@
 #include "distributed/local_master.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/executor_test_util.h"
 
 namespace dflow {
 namespace {
@@ -90,20 +91,26 @@ TEST(LocalMasterTest, AStoppedServerFailsTheSessionInsteadOfHanging) {
 }
 
 TEST(LocalMasterTest, StoppingTheServerCancelsABlockedStep) {
+  executor_test::RegisterStepProbeOps();
+  executor_test::StepProbe& probe = executor_test::StepProbe::Get();
+  probe.Reset();
   auto server = Server::CreateLocalServer();
   ASSERT_TRUE(server.ok());
   Scope root = Scope::NewRootScope();
   Output q = ops::FIFOQueue(root.WithOpName("q"), {DT_FLOAT});
   std::vector<Output> take = ops::QueueDequeue(root, q, {DT_FLOAT});
+  Operation block = ops::BuildOp(root.WithOpName("block"), "TestBlock", {});  // tells the probe it waits
+  ASSERT_TRUE(root.ok()) << root.status();
   ClientSession session(root, (*server)->target());
   StatusOr<std::vector<Tensor>> r;
-  std::thread t([&] { r = session.Run({take[0]}); });  // waits: the queue is empty
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  std::thread t([&] { r = session.Run({}, {take[0]}, {block}); });  // waits: the queue is empty
+  EXPECT_TRUE(probe.WaitBlocked(1)) << "the step never blocked";
   (*server)->Stop();  // must not wait for the dequeue
   t.join();
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(absl::IsCancelled(r.status()) || absl::IsUnavailable(r.status()) || absl::IsAborted(r.status()))
       << r.status();
+  EXPECT_EQ(probe.cancelled(), 1) << "stopping the server did not cancel the blocked step";
 }
 
 TEST(LocalMasterTest, ARestartOnTheSamePortAbortsTheOldSession) {

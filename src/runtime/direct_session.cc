@@ -12,6 +12,7 @@
 #include "framework/cancellation.h"
 #include "graph/function_library.h"
 #include "graph/graph_def.h"
+#include "graph/graph_extension.h"
 #include "graph/placer.h"
 #include "graph/subgraph.h"
 #include "proto/graph.pb.h"
@@ -115,13 +116,7 @@ Status DirectSession::ExtendLocked(const proto::GraphDef& def) {
   if (closed_) return errors::FailedPrecondition("Session has been closed");
   // Build the extended graph aside, so that a bad extension leaves the session as it was.
   proto::GraphDef merged = graph_def_;
-  for (const auto& n : def.node()) *merged.add_node() = n;
-  for (const auto& f : def.library().function()) *merged.mutable_library()->add_function() = f;
-  if (def.has_versions()) *merged.mutable_versions() = def.versions();
-  auto g = std::make_unique<Graph>();
-  RETURN_IF_ERROR(ImportGraphDef(merged, g.get()));
-  // Identical functions sent again collapse into one.
-  g->library().ToProto(merged.mutable_library());
+  ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, ExtendGraphDef(def, &merged));
   graph_def_ = std::move(merged);
   graph_ = std::move(g);
   function_libraries_.clear();  // kernels made before keep the functions they instantiated
@@ -243,7 +238,7 @@ Status DirectSession::Run(const RunOptions& run_options, const std::vector<std::
   args_e.step.session_cancellation = session_cancellation_;
   args_e.collect_stats = metadata != nullptr || run_options.trace;
   int64_t timeout_ms = run_options.timeout_in_ms > 0 ? run_options.timeout_in_ms : options_.operation_timeout_ms;
-  if (timeout_ms > 0) args_e.deadline_micros = Env::Default()->NowMicros() + timeout_ms * 1000;
+  if (timeout_ms > 0) args_e.deadline_micros = Env::Default()->NowMonotonicMicros() + timeout_ms * 1000;
 
   prepared->executor->RunAsync(args_e, [state, prepared](const Status& s, std::vector<NodeExecStats> stats) {
     state->status = s;
@@ -251,7 +246,7 @@ Status DirectSession::Run(const RunOptions& run_options, const std::vector<std::
     state->done.Notify();
   });
   if (timeout_ms > 0) {
-    int64_t left_us = std::max<int64_t>(0, args_e.deadline_micros - Env::Default()->NowMicros());
+    int64_t left_us = std::max<int64_t>(0, args_e.deadline_micros - Env::Default()->NowMonotonicMicros());
     if (!state->done.WaitFor(std::chrono::microseconds(left_us))) {
       state->cancellation.StartCancel();
       // Kernels that wait honour the cancellation; give running ones a bounded grace period.

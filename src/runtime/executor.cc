@@ -4,14 +4,11 @@
 
 #include <map>
 
+#include "graph/topo_order.h"
 #include "runtime/executor_internal.h"
 
 namespace dflow {
 namespace executor_internal {
-
-bool IsBackEdge(const Edge* e) {
-  return !e->IsControlEdge() && e->src->op() == "NextIteration" && e->dst->op() == "Merge";
-}
 
 namespace {
 
@@ -35,46 +32,31 @@ Status ExecutorImpl::Init() {
   items_.resize(nodes.size());
   cost_ns_ = std::make_unique<std::atomic<int64_t>[]>(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) cost_ns_[i].store(kUnmeasured, std::memory_order_relaxed);
+  for (const Node* n : nodes) {
+    for (const Edge* e : n->data_inputs())
+      if (e == nullptr) return errors::InvalidArgument("Node '", n->name(), "' has a missing input");
+  }
+  // Dependency order without back edges; fails on a real cycle.
+  ASSIGN_OR_RETURN(std::vector<Node*> order, TopologicalOrder(*graph_));
+  RETURN_IF_ERROR(AssignFrames(order, index));
+  for (size_t i = 0; i < nodes.size(); ++i) RETURN_IF_ERROR(InitItem(static_cast<int>(i), index));
+  return absl::OkStatus();
+}
 
-  // Dependency order without back edges; anything left over is on a real cycle.
-  std::vector<int> pending(nodes.size(), 0), order;
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    for (const Edge* e : nodes[i]->data_inputs()) {
-      if (e == nullptr) return errors::InvalidArgument("Node '", nodes[i]->name(), "' has a missing input");
-      if (!IsBackEdge(e)) ++pending[i];
-    }
-    pending[i] += static_cast<int>(nodes[i]->control_inputs().size());
-    if (pending[i] == 0) order.push_back(static_cast<int>(i));
-  }
-  for (size_t k = 0; k < order.size(); ++k) {
-    for (const Edge* e : nodes[order[k]]->out_edges()) {
-      if (IsBackEdge(e)) continue;
-      int d = index[e->dst->id()];
-      if (--pending[d] == 0) order.push_back(d);
-    }
-  }
-  if (order.size() != nodes.size()) {
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      if (pending[i] > 0) {
-        return errors::InvalidArgument("Graph contains a cycle: node '", nodes[i]->name(),
-                                       "' depends on itself through its inputs");
-      }
-    }
-  }
-
-  // Frames: a node runs in the frame its inputs come from; Enter outputs into a child frame,
-  // Exit into the parent.
+// Frames: a node runs in the frame its inputs come from; Enter outputs into a child frame,
+// Exit into the parent.
+Status ExecutorImpl::AssignFrames(const std::vector<Node*>& order, const std::vector<int>& index) {
   frames_.push_back(FrameInfo{"", -1});
   std::map<std::pair<int, std::string>, int> frame_ids;
-  std::vector<int> out_frame(nodes.size(), 0);
-  for (int i : order) {
-    const Node* n = nodes[i];
+  std::vector<int> out_frame(items_.size(), 0);
+  for (const Node* n : order) {
+    const int i = index[n->id()];
     NodeItem& item = items_[i];
     item.node = n;
     item.kind = KindOf(n);
     int frame = -1;
     auto take = [&](const Edge* e) -> Status {
-      if (IsBackEdge(e)) return absl::OkStatus();
+      if (IsLoopBackEdge(e)) return absl::OkStatus();
       int f = out_frame[index[e->src->id()]];
       if (frame < 0) frame = f;
       else if (frame != f) {
@@ -108,48 +90,50 @@ Status ExecutorImpl::Init() {
       return errors::InvalidArgument("NextIteration node '", n->name(), "' is not inside a loop");
     }
   }
+  return absl::OkStatus();
+}
 
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    const Node* n = nodes[i];
-    NodeItem& item = items_[i];
-    FrameInfo& frame = frames_[item.frame];
-    item.local = static_cast<int>(frame.items.size());
-    frame.items.push_back(static_cast<int>(i));
-    auto k = params_.create_kernel(*n);
-    if (!k.ok()) return k.status();
-    item.kernel = std::move(k).value();
-    item.is_async = item.kernel->AsAsync() != nullptr;
-    item.expensive = item.kernel->IsExpensive();
-    item.num_inputs = n->num_inputs();
-    item.input_start = frame.total_inputs;
-    frame.total_inputs += item.num_inputs;
-    item.input_is_ref.resize(item.num_inputs);
-    for (int j = 0; j < item.num_inputs; ++j) item.input_is_ref[j] = IsRefType(n->input_type(j)) ? 1 : 0;
-    if (item.kind == NodeKind::kMerge) {
-      item.pending_init = static_cast<int>(n->control_inputs().size());
-      for (const Edge* e : n->data_inputs()) item.merge_forward_inputs += IsBackEdge(e) ? 0 : 1;
-    } else {
-      item.pending_init = static_cast<int>(n->data_inputs().size() + n->control_inputs().size());
-    }
-    if (item.kind == NodeKind::kExit) {
-      item.exit_index = static_cast<int>(frame.exits.size());
-      frame.exits.push_back(static_cast<int>(i));
-    }
-    // Out edges, with the last reader of each output marked so its value can be moved.
-    std::vector<int> last(n->num_outputs(), -1);
-    for (const Edge* e : n->out_edges()) {
-      item.out.push_back({index[e->dst->id()], e->dst_input, e->src_output, false});
-      if (!e->IsControlEdge()) last[e->src_output] = static_cast<int>(item.out.size()) - 1;
-    }
-    for (int slot = 0; slot < n->num_outputs(); ++slot)
-      if (last[slot] >= 0) item.out[last[slot]].last_use = true;
-    bool waits = item.kind == NodeKind::kMerge ? (item.pending_init > 0 || item.merge_forward_inputs > 0)
-                                                : item.pending_init > 0;
-    if (!waits && item.frame == 0) roots_.push_back(static_cast<int>(i));
-    if (!waits && item.frame != 0) {
-      return errors::InvalidArgument("Node '", n->name(), "' is inside loop '", frames_[item.frame].name,
-                                     "' but depends on nothing that enters it");
-    }
+// Item i's place in its frame, kernel, input slots, pending count and out edges.
+Status ExecutorImpl::InitItem(int i, const std::vector<int>& index) {
+  NodeItem& item = items_[i];
+  const Node* n = item.node;
+  FrameInfo& frame = frames_[item.frame];
+  item.local = static_cast<int>(frame.items.size());
+  frame.items.push_back(i);
+  auto k = params_.create_kernel(*n);
+  if (!k.ok()) return k.status();
+  item.kernel = std::move(k).value();
+  item.is_async = item.kernel->AsAsync() != nullptr;
+  item.expensive = item.kernel->IsExpensive();
+  item.num_inputs = n->num_inputs();
+  item.input_start = frame.total_inputs;
+  frame.total_inputs += item.num_inputs;
+  item.input_is_ref.resize(item.num_inputs);
+  for (int j = 0; j < item.num_inputs; ++j) item.input_is_ref[j] = IsRefType(n->input_type(j)) ? 1 : 0;
+  if (item.kind == NodeKind::kMerge) {
+    item.pending_init = static_cast<int>(n->control_inputs().size());
+    for (const Edge* e : n->data_inputs()) item.merge_forward_inputs += IsLoopBackEdge(e) ? 0 : 1;
+  } else {
+    item.pending_init = static_cast<int>(n->data_inputs().size() + n->control_inputs().size());
+  }
+  if (item.kind == NodeKind::kExit) {
+    item.exit_index = static_cast<int>(frame.exits.size());
+    frame.exits.push_back(i);
+  }
+  // Out edges, with the last reader of each output marked so its value can be moved.
+  std::vector<int> last(n->num_outputs(), -1);
+  for (const Edge* e : n->out_edges()) {
+    item.out.push_back({index[e->dst->id()], e->dst_input, e->src_output, false});
+    if (!e->IsControlEdge()) last[e->src_output] = static_cast<int>(item.out.size()) - 1;
+  }
+  for (int slot = 0; slot < n->num_outputs(); ++slot)
+    if (last[slot] >= 0) item.out[last[slot]].last_use = true;
+  bool waits = item.kind == NodeKind::kMerge ? (item.pending_init > 0 || item.merge_forward_inputs > 0)
+                                              : item.pending_init > 0;
+  if (!waits && item.frame == 0) roots_.push_back(i);
+  if (!waits && item.frame != 0) {
+    return errors::InvalidArgument("Node '", n->name(), "' is inside loop '", frames_[item.frame].name,
+                                   "' but depends on nothing that enters it");
   }
   return absl::OkStatus();
 }

@@ -43,8 +43,10 @@ class Executor {
     StepParams step;
     bool collect_stats = false;
     ThreadPool* pool = nullptr;  // ThreadPool::Default() when null
-    // When set (Env::NowMicros() time), nodes that would start later are skipped and the step
-    // ends with DeadlineExceeded; kernels that wait are cancelled through the session.
+    // When set (an Env::NowMonotonicMicros() time, never the wall clock: a clock jump must not
+    // end or stretch a step), nodes that would start later are skipped and the step ends with
+    // DeadlineExceeded; kernels that wait are cancelled through the session. Only meaningful in
+    // this process: a deadline sent to another task travels as the time left.
     int64_t deadline_micros = 0;
   };
   using DoneCallback = std::function<void(const Status&, std::vector<NodeExecStats> stats)>;

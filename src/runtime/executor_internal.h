@@ -90,9 +90,11 @@ class ExecutorImpl : public Executor {
   std::vector<FrameInfo> frames_;  // frames_[0] is the root
   std::vector<int> roots_;         // root-frame items with nothing to wait for
   bool has_loops_ = false;
-};
 
-// True for the edge NextIteration -> Merge that closes a loop.
-bool IsBackEdge(const Edge* e);
+ private:
+  // Init's steps. `index` maps a node id to its item.
+  Status AssignFrames(const std::vector<Node*>& order, const std::vector<int>& index);
+  Status InitItem(int i, const std::vector<int>& index);
+};
 
 }  // namespace dflow::executor_internal

@@ -145,7 +145,7 @@ class ExecutorState : public std::enable_shared_from_this<ExecutorState> {
     TensorValue* in = iter->entries.data() + item.input_start;
     std::vector<Task> ready;
     if (args_.deadline_micros > 0 && !aborted_.load(std::memory_order_relaxed) &&
-        Env::Default()->NowMicros() > args_.deadline_micros) {
+        Env::Default()->NowMonotonicMicros() > args_.deadline_micros) {
       Abort(errors::DeadlineExceeded("The step passed its deadline before node '", item.node->name(), "' ran"));
     }
     if (aborted_.load(std::memory_order_acquire)) {

@@ -25,6 +25,7 @@ namespace {
 using executor_test::Add;
 using executor_test::MakeExecutor;
 using executor_test::RunSync;
+using executor_test::StepProbe;
 
 using ::testing::HasSubstr;
 
@@ -53,24 +54,6 @@ class MeetOp : public OpKernel {
   }
 };
 
-// Finishes only when the step is cancelled.
-class BlockOp : public AsyncOpKernel {
- public:
-  using AsyncOpKernel::AsyncOpKernel;
-  void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
-    CancellationManager* cm = ctx->step().cancellation;
-    auto token = cm->NewToken();
-    auto shared_done = std::make_shared<DoneCallback>(std::move(done));
-    if (!cm->RegisterCallback(token, [ctx, shared_done] {
-          ctx->SetStatus(errors::Cancelled("BlockOp cancelled"));
-          (*shared_done)();
-        })) {
-      ctx->SetStatus(errors::Cancelled("BlockOp cancelled"));
-      (*shared_done)();
-    }
-  }
-};
-
 class SleepOp : public OpKernel {
  public:
   using OpKernel::OpKernel;
@@ -91,11 +74,10 @@ void RegisterTestOps() {
   std::call_once(once, [] {
     RegisterAllOps();
     RegisterDirectSessionFactory();
+    executor_test::RegisterStepProbeOps();  // TestBlock
     RegisterOp(OpDefBuilder("TestMeet").Input("x: float").Output("y: float").SetShapeFn(ScalarShape));
-    RegisterOp(OpDefBuilder("TestBlock").Output("y: float").SetShapeFn(ScalarShape).SetIsStateful());
     RegisterOp(OpDefBuilder("TestFail").Input("x: float").Output("y: float").SetShapeFn(ScalarShape));
     RegisterKernel<MeetOp>(KernelBuilder("TestMeet"));
-    RegisterKernel<BlockOp>(KernelBuilder("TestBlock"));
     RegisterKernel<FailOp>(KernelBuilder("TestFail"));
     RegisterOp(OpDefBuilder("TestSleep").Input("x: float").Output("y: float").SetShapeFn(ScalarShape));
     RegisterKernel<SleepOp>(KernelBuilder("TestSleep"));
@@ -146,17 +128,20 @@ TEST(ExecutorTest, AFailureCancelsKernelsThatWait) {
 
 TEST(ExecutorTest, CancellationUnblocksTheStep) {
   RegisterTestOps();
+  StepProbe& probe = StepProbe::Get();
+  probe.Reset();
   auto g = std::make_unique<Graph>();
   Add(g.get(), "wait", "TestBlock", {});
   auto e = MakeExecutor(std::move(g));
   CancellationManager cm;
   std::thread canceller([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    cm.StartCancel();
+    EXPECT_TRUE(probe.WaitBlocked(1)) << "the step never blocked";
+    cm.StartCancel();  // (a step that did not block ends with it too)
   });
-  Status s = RunSync(*e, &cm, std::chrono::seconds(10));
+  Status s = RunSync(*e, &cm, std::chrono::seconds(30));
   canceller.join();
   EXPECT_EQ(s.code(), absl::StatusCode::kCancelled) << s;
+  EXPECT_EQ(probe.cancelled(), 1) << "the cancellation did not reach the blocked kernel";
 }
 
 TEST(ExecutorTest, SessionDeadlineStopsABlockedStep) {
@@ -209,15 +194,18 @@ TEST(ExecutorTest, CloseCancelsActiveSteps) {
   ExportGraphDef(g, &def);
   auto session = NewDirectSession(SessionOptions(), {LocalCpuDevice()});
   ASSERT_TRUE(session->Create(def).ok());
+  StepProbe& probe = StepProbe::Get();
+  probe.Reset();
   Status st;
   std::thread runner([&] {
     std::vector<Tensor> out;
     st = session->Run({}, {"wait:0"}, {}, &out);
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  ASSERT_TRUE(session->Close().ok());
+  EXPECT_TRUE(probe.WaitBlocked(1)) << "the step never blocked";
+  EXPECT_TRUE(session->Close().ok());
   runner.join();
   EXPECT_EQ(st.code(), absl::StatusCode::kCancelled) << st;
+  EXPECT_EQ(probe.cancelled(), 1) << "Close did not cancel the blocked kernel";
 }
 
 }  // namespace

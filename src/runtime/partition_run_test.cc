@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <map>
+#include <mutex>
 #include <thread>
 
 #include "base/notification.h"
@@ -350,6 +352,57 @@ TEST_F(PartitionRunTest, AFailingPartitionEndsTheOthers) {
   EXPECT_THAT(std::string(rendezvous.status().message()), HasSubstr("[node q (Div)]"));
 }
 
+// A LocalRendezvous that shows when a receiver waits in it, and how many waited when it was
+// first aborted: a test aborts once a receiver waits instead of after a sleep.
+class WatchedRendezvous : public LocalRendezvous {
+ public:
+  void RecvAsync(const std::string& key, DoneCallback done) override {
+    auto state = std::make_shared<RecvState>();
+    LocalRendezvous::RecvAsync(key, [this, state, done = std::move(done)](const Status& s, Tensor t, bool dead) {
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        state->done = true;
+        if (state->waiting) --waiting_;
+      }
+      done(s, std::move(t), dead);
+    });
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (!state->done) {  // its value was not there: it waits
+        state->waiting = true;
+        ++waiting_;
+      }
+    }
+    cv_.notify_all();
+  }
+  void StartAbort(const Status& status) override {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (waiting_at_abort_ < 0) waiting_at_abort_ = waiting_;  // the first abort (the executor aborts again)
+    }
+    LocalRendezvous::StartAbort(status);
+  }
+  // Waits at most `seconds` until `n` receivers wait at once.
+  bool WaitForReceivers(int n, int seconds) {
+    std::unique_lock<std::mutex> l(mu_);
+    return cv_.wait_for(l, std::chrono::seconds(seconds), [&] { return waiting_ >= n; });
+  }
+  int waiting_at_abort() {
+    std::lock_guard<std::mutex> l(mu_);
+    return waiting_at_abort_;
+  }
+
+ private:
+  struct RecvState {
+    bool done = false;     // its callback ran
+    bool waiting = false;  // counted in waiting_
+  };
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int waiting_ = 0;  // guarded by mu_
+  int waiting_at_abort_ = -1;
+};
+
 TEST_F(PartitionRunTest, AbortingTheRendezvousEndsAWaitingPartition) {
   // The sender's partition never runs (its task died): aborting the rendezvous ends the step of
   // the receiving partition with that error.
@@ -362,9 +415,9 @@ TEST_F(PartitionRunTest, AbortingTheRendezvousEndsAWaitingPartition) {
   ASSERT_EQ(split->parts.size(), 2u);
   std::vector<bool> skip;
   for (const auto& part : split->parts) skip.push_back(part.device == &worker_);
-  LocalRendezvous rendezvous;
+  WatchedRendezvous rendezvous;
   std::thread aborter([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_TRUE(rendezvous.WaitForReceivers(1, 30)) << "the receiving partition never waited";
     rendezvous.StartAbort(errors::Unavailable("task /job:worker/replica:0/task:0 is gone"));
   });
   std::vector<Tensor> out;
@@ -378,6 +431,7 @@ TEST_F(PartitionRunTest, AbortingTheRendezvousEndsAWaitingPartition) {
     EXPECT_EQ(statuses[i].code(), absl::StatusCode::kUnavailable) << statuses[i];
     EXPECT_THAT(std::string(statuses[i].message()), HasSubstr("is gone"));
   }
+  EXPECT_EQ(rendezvous.waiting_at_abort(), 1) << "the abort did not find the receiver waiting";
 }
 
 TEST_F(PartitionRunTest, CancellingOnePartitionEndsTheStep) {

@@ -1,12 +1,12 @@
 #include "tensor/tensor_bundle.h"
 
 #include <cstring>
-#include <random>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "base/crc32c.h"
 #include "base/table.h"
+#include "base/temp_file.h"
 #include "tensor/tensor_proto.h"
 
 namespace dflow {
@@ -14,13 +14,6 @@ namespace {
 
 constexpr int kBundleVersion = 1;     // TensorFlow's kTensorBundleVersion
 constexpr size_t kBufferBytes = 1 << 20;
-
-uint64_t RandomId() {
-  static std::mutex mu;
-  static std::mt19937_64 gen(std::random_device{}());
-  std::lock_guard<std::mutex> l(mu);
-  return gen();
-}
 
 bool SupportedDType(DType t) {
   switch (t) {
@@ -67,22 +60,16 @@ std::string EncodeStrings(const Tensor& t, uint32_t* crc) {
   return out;
 }
 
-// Writes `contents` to `path` atomically through env's virtual calls (temporary, sync, rename).
+// Writes the index table to `path` atomically through env's virtual calls (a TempFile: temporary,
+// sync, rename; a failure deletes the temporary). The caller syncs the directory.
 Status WriteTableFile(Env* env, const std::string& path, const std::map<std::string, proto::BundleEntryProto>& entries,
                       const proto::BundleHeaderProto& header) {
-  const std::string tmp = absl::StrCat(path, ".tempstate", RandomId());
-  Status s = [&]() -> Status {
-    ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> f, env->NewWritableFile(tmp));
-    table::TableBuilder builder(f.get(), table::Options{});
-    RETURN_IF_ERROR(builder.Add("", header.SerializeAsString()));
-    for (const auto& [key, entry] : entries) RETURN_IF_ERROR(builder.Add(key, entry.SerializeAsString()));
-    RETURN_IF_ERROR(builder.Finish());
-    RETURN_IF_ERROR(f->Sync());
-    RETURN_IF_ERROR(f->Close());
-    return env->RenameFile(tmp, path);
-  }();
-  if (!s.ok()) env->DeleteFile(tmp).IgnoreError();
-  return s;
+  ASSIGN_OR_RETURN(TempFile tmp, TempFile::Create(env, path, 0644, ".tempstate"));
+  table::TableBuilder builder(tmp.file(), table::Options{});
+  RETURN_IF_ERROR(builder.Add("", header.SerializeAsString()));
+  for (const auto& [key, entry] : entries) RETURN_IF_ERROR(builder.Add(key, entry.SerializeAsString()));
+  RETURN_IF_ERROR(builder.Finish());
+  return tmp.Commit(/*sync_dir=*/false);
 }
 
 proto::BundleHeaderProto MakeHeader(int num_shards) {
@@ -106,12 +93,13 @@ std::string BundleDataFilename(absl::string_view prefix, int shard, int num_shar
 // ---- writer ----
 
 BundleWriter::BundleWriter(Env* env, std::string prefix) : env_(env), prefix_(std::move(prefix)) {
-  const uint64_t id = RandomId();
+  const std::string id = RandomTempSuffix();
   data_tmp_ = absl::StrCat(BundleDataFilename(prefix_, 0, 1), ".tempstate", id);
   index_tmp_ = absl::StrCat(BundleIndexFilename(prefix_), ".tempstate", id);
   status_ = env_->CreateDirs(DirName(prefix_));
   if (!status_.ok()) return;
-  auto f = env_->NewWritableFile(data_tmp_);
+  // Written in place under its temporary name (it can be large), renamed by Finish.
+  auto f = env_->NewExclusiveFile(data_tmp_, 0644);
   if (f.ok()) data_ = std::move(f).value();
   else status_ = f.status();
 }
@@ -204,9 +192,7 @@ Status BundleWriter::Finish() {
   const bool had_index = env_->FileExists(BundleIndexFilename(prefix_));
   const std::string data = BundleDataFilename(prefix_, 0, 1);
   status_ = FlushBuffer();
-  if (status_.ok()) status_ = data_->Sync();
-  if (status_.ok()) status_ = data_->Close();
-  if (status_.ok()) status_ = env_->RenameFile(data_tmp_, data);
+  if (status_.ok()) status_ = SyncCloseAndRename(env_, data_.get(), data_tmp_, data);
   if (!status_.ok()) return status_;
   finished_ = true;  // the data file has its name now; the index below makes the bundle exist
   status_ = WriteTableFile(env_, BundleIndexFilename(prefix_), entries_, MakeHeader(1));

@@ -29,8 +29,4 @@ StatusOr<proto::CheckpointState> ReadCheckpointState(Env* env, const std::string
 Status WriteCheckpointState(Env* env, const std::string& dir, const proto::CheckpointState& state,
                             const std::string& latest_filename = "checkpoint");
 
-// Writes `contents` to `path` atomically through env's virtual file calls (so a
-// FaultInjectionEnv sees every step): temporary, append, sync, close, rename, directory sync.
-Status WriteFileAtomically(Env* env, const std::string& path, absl::string_view contents);
-
 }  // namespace dflow::train

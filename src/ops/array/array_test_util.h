@@ -109,11 +109,4 @@ inline StatusOr<double> OpGradientError(const std::string& op, const std::vector
     EXPECT_LT(*_err, (tol));                      \
   } while (0)
 
-// GTEST_SKIP when the math family's Sum is not registered yet.
-#define SKIP_WITHOUT_OP(name)                                                                    \
-  do {                                                                                           \
-    RegisterAllOps();                                                                            \
-    if (OpRegistry::Global()->LookUp(name) == nullptr) GTEST_SKIP() << name " is not registered"; \
-  } while (0)
-
 }  // namespace dflow::testing

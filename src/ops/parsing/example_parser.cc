@@ -324,28 +324,12 @@ Status ParseConfig::Finalize() {
   return absl::OkStatus();
 }
 
-Status ParseExamples(const ParseConfig& config, absl::Span<const std::string> serialized,
-                     absl::Span<const std::string> names, const TensorShape& batch_shape, ParseResult* result) {
-  const int64_t n = static_cast<int64_t>(serialized.size());
-  if (n != batch_shape.num_elements()) {
-    return errors::Internal("ParseExamples: ", n, " examples for a batch of shape ", batch_shape.DebugString());
-  }
-  if (!names.empty() && static_cast<int64_t>(names.size()) != n) {
-    return errors::InvalidArgument("Expected len(names) == 0 or len(names) == len(serialized), got ", names.size(),
-                                   " names for ", n, " examples");
-  }
-  const size_t nd = config.dense.size(), ns = config.sparse.size(), nr = config.ragged.size();
-  // One example (a scalar input) has TensorFlow's single-example messages: no name, no index.
-  const bool single = batch_shape.dims() == 0;
+namespace {
 
-  std::unordered_map<std::string_view, Slot> slots;
-  slots.reserve(2 * (nd + ns + nr) + 1);
-  // A key listed twice: its first entry gets the values (TensorFlow checks for duplicates in Python).
-  for (size_t d = 0; d < nd; ++d) slots.emplace(config.dense[d].key, Slot{Kind::kDense, static_cast<int>(d)});
-  for (size_t i = 0; i < ns; ++i) slots.emplace(config.sparse[i].key, Slot{Kind::kSparse, static_cast<int>(i)});
-  for (size_t i = 0; i < nr; ++i) slots.emplace(config.ragged[i].key, Slot{Kind::kRagged, static_cast<int>(i)});
-
-  // Fixed-length dense outputs are filled as the examples are read; the rest is gathered first.
+// Allocates the fixed-length dense outputs, [batch..., shape...]: they are filled as the
+// examples are read. The other outputs are built from what was gathered, after.
+Status AllocateFixedDense(const ParseConfig& config, const TensorShape& batch_shape, ParseResult* result) {
+  const size_t nd = config.dense.size();
   result->dense_values.assign(nd, Tensor());
   for (size_t d = 0; d < nd; ++d) {
     const DenseSpec& s = config.dense[d];
@@ -356,142 +340,213 @@ Status ParseExamples(const ParseConfig& config, absl::Span<const std::string> se
     // element is written below (values or the default), so nothing is zero-filled.
     ASSIGN_OR_RETURN(result->dense_values[d], Tensor::Allocate(s.dtype, shape));
   }
-  std::vector<Gathered> dense_var(nd), sparse(ns), ragged(nr);
-  for (size_t d = 0; d < nd; ++d) {
-    if (config.dense[d].variable_length) dense_var[d].counts.reserve(n);
+  return absl::OkStatus();
+}
+
+// Reads a batch's examples one at a time: fixed-length dense values go straight into their
+// outputs (allocated by AllocateFixedDense), the values of the other features are gathered per
+// feature (dense_var, sparse, ragged) for the outputs built after the last example.
+class BatchReader {
+ public:
+  BatchReader(const ParseConfig& config, absl::Span<const std::string> names, bool single, int64_t n,
+              ParseResult* result)
+      : config_(config), names_(names), single_(single), result_(result) {
+    const size_t nd = config.dense.size(), ns = config.sparse.size(), nr = config.ragged.size();
+    slots_.reserve(2 * (nd + ns + nr) + 1);
+    // A key listed twice: its first entry gets the values (TensorFlow checks for duplicates in Python).
+    for (size_t d = 0; d < nd; ++d) slots_.emplace(config.dense[d].key, Slot{Kind::kDense, static_cast<int>(d)});
+    for (size_t i = 0; i < ns; ++i) slots_.emplace(config.sparse[i].key, Slot{Kind::kSparse, static_cast<int>(i)});
+    for (size_t i = 0; i < nr; ++i) slots_.emplace(config.ragged[i].key, Slot{Kind::kRagged, static_cast<int>(i)});
+    dense_var_.resize(nd);
+    sparse_.resize(ns);
+    ragged_.resize(nr);
+    for (size_t d = 0; d < nd; ++d) {
+      if (config.dense[d].variable_length) dense_var_[d].counts.reserve(n);
+    }
+    for (auto& g : sparse_) g.counts.reserve(n);
+    for (auto& g : ragged_) g.counts.reserve(n);
+    seen_dense_.assign(nd, -1);
+    seen_sparse_.assign(ns, -1);
+    seen_ragged_.assign(nr, -1);
+    bytes_dense_.resize(nd);
+    bytes_sparse_.resize(ns);
+    bytes_ragged_.resize(nr);
   }
-  for (auto& g : sparse) g.counts.reserve(n);
-  for (auto& g : ragged) g.counts.reserve(n);
 
-  // The example each feature was last seen in, and its bytes there (the last occurrence in an
-  // example wins, as in protobuf maps and TensorFlow's parser).
-  std::vector<int64_t> seen_dense(nd, -1), seen_sparse(ns, -1), seen_ragged(nr, -1);
-  std::vector<std::string_view> bytes_dense(nd), bytes_sparse(ns), bytes_ragged(nr);
-  Values scratch;
-  Status error;
-
-  for (int64_t e = 0; e < n; ++e) {
-    auto name = [&]() -> std::string_view { return names.empty() ? std::string_view("<unknown>") : names[e]; };
-    auto example_error = [&](std::string_view key, auto&&... suffix) {
-      if (single) return errors::InvalidArgument("Key: ", A(key), ".  ", suffix...);
-      return errors::InvalidArgument("Name: ", A(name()), ", Key: ", A(key), ", Index: ", e, ".  ", suffix...);
-    };
-    auto process = [&](Slot slot, std::string_view key, std::string_view feature) {
-      std::vector<int64_t>& seen =
-          slot.kind == Kind::kDense ? seen_dense : slot.kind == Kind::kSparse ? seen_sparse : seen_ragged;
-      DType want = slot.kind == Kind::kDense    ? config.dense[slot.index].dtype
-                   : slot.kind == Kind::kSparse ? config.sparse[slot.index].dtype
-                                                : config.ragged[slot.index].dtype;
-      DType got;
-      std::string_view list;
-      if (!FeatureKind(feature, &got, &list)) return false;
-      if (got == DT_INVALID) {  // a Feature without a list: no values
-        if (slot.kind == Kind::kDense) seen[slot.index] = -1;  // a fixed dense one counts as missing
-        return true;
-      }
-      if (got != want) {
-        error = slot.kind == Kind::kDense
-                    ? example_error(key, "Data types don't match. Data type: ", DTypeString(got),
-                                    " but expected type: ", DTypeString(want))
-                    : example_error(key, "Data types don't match. Expected type: ", DTypeString(want),
-                                    ", Actual type: ", DTypeString(got));
-        return false;
-      }
-      if (slot.kind == Kind::kDense && !config.dense[slot.index].variable_length) {
-        const DenseSpec& s = config.dense[slot.index];
-        scratch.clear();
-        if (!scratch.Decode(want, list)) return false;
-        const int64_t per_example = s.elements_per_stride;
-        const size_t got_n = scratch.size(want);
-        if (static_cast<int64_t>(got_n) != per_example && single) {
-          const bool long_bytes = want == DT_STRING && static_cast<int64_t>(got_n) > per_example;
-          error = example_error(key, "Can't parse serialized Example: ",
-                                long_bytes ? "Parsing bytes_list failed."
-                                           : absl::StrCat("Some ", TypeWord(want), "_list slice was not parsed."));
-          return false;
-        }
-        if (static_cast<int64_t>(got_n) != per_example) {
-          error = example_error(key, "Number of ", TypeWord(want), " values != expected.  Values size: ", got_n,
-                                " but output shape: ", s.shape.DebugString());
-          return false;
-        }
-        scratch.CopyTo(want, 0, got_n, &result->dense_values[slot.index], e * per_example);
-        return true;
-      }
-      Gathered& g = slot.kind == Kind::kDense    ? dense_var[slot.index]
-                    : slot.kind == Kind::kSparse ? sparse[slot.index]
-                                                 : ragged[slot.index];
-      const size_t before = g.values.size(want);
-      if (!g.values.Decode(want, list)) return false;
-      const int64_t added = static_cast<int64_t>(g.values.size(want) - before);
-      if (slot.kind == Kind::kDense) {
-        const DenseSpec& s = config.dense[slot.index];
-        if (s.elements_per_stride == 0 ? added != 0 : added % s.elements_per_stride != 0) {
-          if (single) {
-            error = errors::InvalidArgument("Error while parsing feature with key ", A(key),
-                                            ": number of elements should be divisible by ", s.elements_per_stride,
-                                            ", found ", added, " instead");
-            return false;
-          }
-          error = example_error(key, "Number of ", TypeWord(want),
-                                " values is not a multiple of stride length. Saw ", added,
-                                " values but output shape is: ", s.shape.DebugString());
-          return false;
-        }
-      }
-      g.counts.resize(e + 1, 0);
-      g.counts[e] = added;
-      return true;
-    };
-    bool ok = ForEachFeature(serialized[e], [&](std::string_view key, std::string_view feature) {
-      auto it = slots.find(key);
-      if (it == slots.end()) return true;
+  // Reads example e.
+  Status Read(int64_t e, std::string_view serialized) {
+    bool ok = ForEachFeature(serialized, [&](std::string_view key, std::string_view feature) {
+      auto it = slots_.find(key);
+      if (it == slots_.end()) return true;
       const Slot slot = it->second;
       if (slot.kind == Kind::kDense) {
-        seen_dense[slot.index] = e;
-        bytes_dense[slot.index] = feature;
+        seen_dense_[slot.index] = e;
+        bytes_dense_[slot.index] = feature;
       } else if (slot.kind == Kind::kSparse) {
-        seen_sparse[slot.index] = e;
-        bytes_sparse[slot.index] = feature;
+        seen_sparse_[slot.index] = e;
+        bytes_sparse_[slot.index] = feature;
       } else {
-        seen_ragged[slot.index] = e;
-        bytes_ragged[slot.index] = feature;
+        seen_ragged_[slot.index] = e;
+        bytes_ragged_[slot.index] = feature;
       }
       return true;
     });
-    for (size_t d = 0; ok && d < nd; ++d) {
-      if (seen_dense[d] == e) ok = process({Kind::kDense, static_cast<int>(d)}, config.dense[d].key, bytes_dense[d]);
+    Status error;
+    for (size_t d = 0; ok && d < seen_dense_.size(); ++d) {
+      if (seen_dense_[d] == e) {
+        ok = Process(e, {Kind::kDense, static_cast<int>(d)}, config_.dense[d].key, bytes_dense_[d], &error);
+      }
     }
-    for (size_t i = 0; ok && i < ns; ++i) {
-      if (seen_sparse[i] == e) ok = process({Kind::kSparse, static_cast<int>(i)}, config.sparse[i].key, bytes_sparse[i]);
+    for (size_t i = 0; ok && i < seen_sparse_.size(); ++i) {
+      if (seen_sparse_[i] == e) {
+        ok = Process(e, {Kind::kSparse, static_cast<int>(i)}, config_.sparse[i].key, bytes_sparse_[i], &error);
+      }
     }
-    for (size_t i = 0; ok && i < nr; ++i) {
-      if (seen_ragged[i] == e) ok = process({Kind::kRagged, static_cast<int>(i)}, config.ragged[i].key, bytes_ragged[i]);
+    for (size_t i = 0; ok && i < seen_ragged_.size(); ++i) {
+      if (seen_ragged_[i] == e) {
+        ok = Process(e, {Kind::kRagged, static_cast<int>(i)}, config_.ragged[i].key, bytes_ragged_[i], &error);
+      }
     }
     if (!error.ok()) return error;
     if (!ok) {
-      std::string_view s = serialized[e];
+      std::string_view s = serialized;
       return errors::InvalidArgument("Could not parse example input, value: '",
                                      absl::CHexEscape(A(s.substr(0, 256))), s.size() > 256 ? "...'" : "'");
     }
-    // Missing fixed-length dense features: the default, or an error when there is none.
-    for (size_t d = 0; d < nd; ++d) {
-      const DenseSpec& s = config.dense[d];
-      if (s.variable_length || seen_dense[d] == e) continue;
+    return FillMissingDense(e);
+  }
+
+  std::vector<Gathered>& dense_var() { return dense_var_; }
+  std::vector<Gathered>& sparse() { return sparse_; }
+  std::vector<Gathered>& ragged() { return ragged_; }
+
+ private:
+  std::string_view Name(int64_t e) const {
+    return names_.empty() ? std::string_view("<unknown>") : std::string_view(names_[e]);
+  }
+
+  // An error about feature `key` of example e, in TensorFlow's words.
+  template <typename... Suffix>
+  Status ExampleError(int64_t e, std::string_view key, const Suffix&... suffix) const {
+    if (single_) return errors::InvalidArgument("Key: ", A(key), ".  ", suffix...);
+    return errors::InvalidArgument("Name: ", A(Name(e)), ", Key: ", A(key), ", Index: ", e, ".  ", suffix...);
+  }
+
+  // Decodes the feature of `slot` in example e. False when it cannot be taken: with *error set,
+  // or, on malformed bytes, not.
+  bool Process(int64_t e, Slot slot, std::string_view key, std::string_view feature, Status* error) {
+    DType want = slot.kind == Kind::kDense    ? config_.dense[slot.index].dtype
+                 : slot.kind == Kind::kSparse ? config_.sparse[slot.index].dtype
+                                              : config_.ragged[slot.index].dtype;
+    DType got;
+    std::string_view list;
+    if (!FeatureKind(feature, &got, &list)) return false;
+    if (got == DT_INVALID) {  // a Feature without a list: no values
+      if (slot.kind == Kind::kDense) seen_dense_[slot.index] = -1;  // a fixed dense one counts as missing
+      return true;
+    }
+    if (got != want) {
+      *error = slot.kind == Kind::kDense
+                   ? ExampleError(e, key, "Data types don't match. Data type: ", DTypeString(got),
+                                  " but expected type: ", DTypeString(want))
+                   : ExampleError(e, key, "Data types don't match. Expected type: ", DTypeString(want),
+                                  ", Actual type: ", DTypeString(got));
+      return false;
+    }
+    if (slot.kind == Kind::kDense && !config_.dense[slot.index].variable_length) {
+      return ReadFixedDense(e, slot.index, key, want, list, error);
+    }
+    return Gather(e, slot, key, want, list, error);
+  }
+
+  // Decodes fixed-length dense feature d's values straight into its output.
+  bool ReadFixedDense(int64_t e, int d, std::string_view key, DType want, std::string_view list, Status* error) {
+    const DenseSpec& s = config_.dense[d];
+    scratch_.clear();
+    if (!scratch_.Decode(want, list)) return false;
+    const int64_t per_example = s.elements_per_stride;
+    const size_t got_n = scratch_.size(want);
+    if (static_cast<int64_t>(got_n) != per_example && single_) {
+      const bool long_bytes = want == DT_STRING && static_cast<int64_t>(got_n) > per_example;
+      *error = ExampleError(e, key, "Can't parse serialized Example: ",
+                            long_bytes ? "Parsing bytes_list failed."
+                                       : absl::StrCat("Some ", TypeWord(want), "_list slice was not parsed."));
+      return false;
+    }
+    if (static_cast<int64_t>(got_n) != per_example) {
+      *error = ExampleError(e, key, "Number of ", TypeWord(want), " values != expected.  Values size: ", got_n,
+                            " but output shape: ", s.shape.DebugString());
+      return false;
+    }
+    scratch_.CopyTo(want, 0, got_n, &result_->dense_values[d], e * per_example);
+    return true;
+  }
+
+  // Appends a var-length feature's values (sparse, ragged or variable-length dense) to what its
+  // feature gathered, and their count as example e's.
+  bool Gather(int64_t e, Slot slot, std::string_view key, DType want, std::string_view list, Status* error) {
+    Gathered& g = slot.kind == Kind::kDense    ? dense_var_[slot.index]
+                  : slot.kind == Kind::kSparse ? sparse_[slot.index]
+                                               : ragged_[slot.index];
+    const size_t before = g.values.size(want);
+    if (!g.values.Decode(want, list)) return false;
+    const int64_t added = static_cast<int64_t>(g.values.size(want) - before);
+    if (slot.kind == Kind::kDense) {
+      const DenseSpec& s = config_.dense[slot.index];
+      if (s.elements_per_stride == 0 ? added != 0 : added % s.elements_per_stride != 0) {
+        if (single_) {
+          *error = errors::InvalidArgument("Error while parsing feature with key ", A(key),
+                                           ": number of elements should be divisible by ", s.elements_per_stride,
+                                           ", found ", added, " instead");
+          return false;
+        }
+        *error = ExampleError(e, key, "Number of ", TypeWord(want), " values is not a multiple of stride length. Saw ",
+                              added, " values but output shape is: ", s.shape.DebugString());
+        return false;
+      }
+    }
+    g.counts.resize(e + 1, 0);
+    g.counts[e] = added;
+    return true;
+  }
+
+  // Missing fixed-length dense features of example e: the default, or an error when there is none.
+  Status FillMissingDense(int64_t e) {
+    for (size_t d = 0; d < config_.dense.size(); ++d) {
+      const DenseSpec& s = config_.dense[d];
+      if (s.variable_length || seen_dense_[d] == e) continue;
       if (s.default_value.NumElements() == 0 && s.elements_per_stride > 0) {
-        if (single) {
+        if (single_) {
           return errors::InvalidArgument("Feature: ", s.key, " (data type: ", DTypeString(s.dtype),
                                          ") is required but could not be found.");
         }
-        return errors::InvalidArgument("Name: ", A(name()), ", Feature: ", s.key, " (data type: ", DTypeString(s.dtype),
+        return errors::InvalidArgument("Name: ", A(Name(e)), ", Feature: ", s.key, " (data type: ", DTypeString(s.dtype),
                                        ")", " is required but could not be found.");
       }
-      CopyElements(s.default_value, s.elements_per_stride, &result->dense_values[d], e * s.elements_per_stride);
+      CopyElements(s.default_value, s.elements_per_stride, &result_->dense_values[d], e * s.elements_per_stride);
     }
+    return absl::OkStatus();
   }
 
+  const ParseConfig& config_;
+  const absl::Span<const std::string> names_;
+  // One example (a scalar input) has TensorFlow's single-example messages: no name, no index.
+  const bool single_;
+  ParseResult* const result_;
+  std::unordered_map<std::string_view, Slot> slots_;
+  std::vector<Gathered> dense_var_, sparse_, ragged_;
+  // The example each feature was last seen in, and its bytes there (the last occurrence in an
+  // example wins, as in protobuf maps and TensorFlow's parser).
+  std::vector<int64_t> seen_dense_, seen_sparse_, seen_ragged_;
+  std::vector<std::string_view> bytes_dense_, bytes_sparse_, bytes_ragged_;
+  Values scratch_;
+};
+
+// Sparse: indices (batch index..., position), values, dense shape (batch shape..., longest).
+Status BuildSparse(const ParseConfig& config, const TensorShape& batch_shape, int64_t n,
+                   std::vector<Gathered>& sparse, ParseResult* result) {
+  const size_t ns = config.sparse.size();
   const int batch_rank = batch_shape.dims();
-  // Sparse: indices (batch index..., position), values, dense shape (batch shape..., longest).
   result->sparse_indices.assign(ns, Tensor());
   result->sparse_values.assign(ns, Tensor());
   result->sparse_shapes.assign(ns, Tensor());
@@ -526,9 +581,13 @@ Status ParseExamples(const ParseConfig& config, absl::Span<const std::string> se
     result->sparse_values[i] = std::move(vals);
     result->sparse_shapes[i] = std::move(shape);
   }
+  return absl::OkStatus();
+}
 
-  // Variable-length dense: [batch..., longest rows, inner...], padded with the default.
-  for (size_t d = 0; d < nd; ++d) {
+// Variable-length dense: [batch..., longest rows, inner...], padded with the default.
+Status BuildVarLenDense(const ParseConfig& config, const TensorShape& batch_shape, int64_t n,
+                        std::vector<Gathered>& dense_var, ParseResult* result) {
+  for (size_t d = 0; d < config.dense.size(); ++d) {
     const DenseSpec& s = config.dense[d];
     if (!s.variable_length) continue;
     Gathered& g = dense_var[d];
@@ -552,8 +611,13 @@ Status ParseExamples(const ParseConfig& config, absl::Span<const std::string> se
     }
     result->dense_values[d] = std::move(out);
   }
+  return absl::OkStatus();
+}
 
-  // Ragged: the values and the row splits over the examples.
+// Ragged: the values and the row splits over the examples.
+Status BuildRagged(const ParseConfig& config, bool single, int64_t n, std::vector<Gathered>& ragged,
+                   ParseResult* result) {
+  const size_t nr = config.ragged.size();
   result->ragged_values.assign(nr, Tensor());
   result->ragged_splits.assign(nr, Tensor());
   for (size_t i = 0; i < nr; ++i) {
@@ -575,6 +639,28 @@ Status ParseExamples(const ParseConfig& config, absl::Span<const std::string> se
     result->ragged_splits[i] = std::move(splits);
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+Status ParseExamples(const ParseConfig& config, absl::Span<const std::string> serialized,
+                     absl::Span<const std::string> names, const TensorShape& batch_shape, ParseResult* result) {
+  const int64_t n = static_cast<int64_t>(serialized.size());
+  if (n != batch_shape.num_elements()) {
+    return errors::Internal("ParseExamples: ", n, " examples for a batch of shape ", batch_shape.DebugString());
+  }
+  if (!names.empty() && static_cast<int64_t>(names.size()) != n) {
+    return errors::InvalidArgument("Expected len(names) == 0 or len(names) == len(serialized), got ", names.size(),
+                                   " names for ", n, " examples");
+  }
+  // One example (a scalar input) has TensorFlow's single-example messages: no name, no index.
+  const bool single = batch_shape.dims() == 0;
+  RETURN_IF_ERROR(AllocateFixedDense(config, batch_shape, result));
+  BatchReader reader(config, names, single, n, result);
+  for (int64_t e = 0; e < n; ++e) RETURN_IF_ERROR(reader.Read(e, serialized[e]));
+  RETURN_IF_ERROR(BuildSparse(config, batch_shape, n, reader.sparse(), result));
+  RETURN_IF_ERROR(BuildVarLenDense(config, batch_shape, n, reader.dense_var(), result));
+  return BuildRagged(config, single, n, reader.ragged(), result);
 }
 
 }  // namespace dflow::parsing

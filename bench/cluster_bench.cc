@@ -105,7 +105,13 @@ void BM_EmptyGrpcCallbackCall(benchmark::State& state) {
     cv.wait(l, [&] { return done; });
   }
 }
-BENCHMARK(BM_EmptyGrpcCallbackCall)->Arg(0)->Arg(1)->Arg(2)->ArgName("tls")->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_EmptyGrpcCallbackCall)
+    ->Arg(0)
+    ->Arg(1)
+    ->Arg(2)
+    ->ArgName("tls")
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 // A session on the worker fetching a scalar variable held by `device`, once per iteration.
 void FetchScalar(benchmark::State& state, const std::string& device, const std::string& name, bool direct = true) {
@@ -132,7 +138,13 @@ BENCHMARK(BM_NullStep)->Arg(0)->Arg(1)->Arg(2)->ArgName("tls")->Unit(benchmark::
 void BM_NullStepRemoteClient(benchmark::State& state) {
   FetchScalar(state, "/job:ps/task:0", "scalar_remote_client", /*direct=*/false);
 }
-BENCHMARK(BM_NullStepRemoteClient)->Arg(0)->Arg(1)->Arg(2)->ArgName("tls")->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_NullStepRemoteClient)
+    ->Arg(0)
+    ->Arg(1)
+    ->Arg(2)
+    ->ArgName("tls")
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 // For reference: the same fetch of a variable held by the worker itself (one RPC: RunStep).
 void BM_LocalStep(benchmark::State& state) { FetchScalar(state, "/job:worker/task:0", "local_scalar"); }

@@ -37,16 +37,17 @@ void BM_IrisTrainStep(benchmark::State& state) {
   config.save_checkpoints_secs = int64_t{1} << 30;
   config.log = [](const std::string&) {};
   est::DNNClassifierOptions o;
-  for (const std::string& name : examples::IrisFeatureNames()) o.feature_columns.push_back(feature_column::NumericColumn(name));
+  for (const std::string& name : examples::IrisFeatureNames())
+    o.feature_columns.push_back(feature_column::NumericColumn(name));
   o.hidden_units = {10, 10};
   o.n_classes = 3;
   est::DNNClassifier classifier(o, config);
-  auto run = est::EstimatorAccess::StartTraining(
-      classifier,
-      [&](const Scope& s) -> StatusOr<est::InputFnResult> {
-        return examples::IrisDataset(s, *train).Shuffle(1000).Repeat().Batch(100);
-      },
-      {.max_steps = int64_t{1} << 60});
+  auto run =
+      est::EstimatorAccess::StartTraining(classifier,
+                                          [&](const Scope& s) -> StatusOr<est::InputFnResult> {
+                                            return examples::IrisDataset(s, *train).Shuffle(1000).Repeat().Batch(100);
+                                          },
+                                          {.max_steps = int64_t{1} << 60});
   if (!run.ok() || (*run)->session == nullptr) {
     state.SkipWithError(run.ok() ? "nothing to train" : run.status().ToString().c_str());
     return;
@@ -60,8 +61,8 @@ void BM_IrisTrainStep(benchmark::State& state) {
       break;
     }
   }
-  state.counters["us_per_step"] =
-      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["us_per_step"] = benchmark::Counter(static_cast<double>(state.iterations()),
+                                                     benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
   (void)session.Close();
 }
 BENCHMARK(BM_IrisTrainStep)->Unit(benchmark::kMicrosecond)->UseRealTime();

@@ -124,8 +124,10 @@ void BM_TrainCNN(benchmark::State& state) {
     Output b = Param(&m, name + "_b", {cout}, true);
     Output c = Op(s, "Conv2D", {in, w}, {{"strides", std::vector<int64_t>{1, 1, 1, 1}}, {"padding", "SAME"}});
     Output r = Op(s, "Relu", {Op(s, "BiasAdd", {c, b})});
-    return Op(s, "MaxPool", {r}, {{"ksize", std::vector<int64_t>{1, 2, 2, 1}},
-                                  {"strides", std::vector<int64_t>{1, 2, 2, 1}}, {"padding", "VALID"}});
+    return Op(s, "MaxPool", {r},
+              {{"ksize", std::vector<int64_t>{1, 2, 2, 1}},
+               {"strides", std::vector<int64_t>{1, 2, 2, 1}},
+               {"padding", "VALID"}});
   };
   Output p1 = conv("conv1", m.x, 1, 32);
   Output p2 = conv("conv2", p1, 32, 64);

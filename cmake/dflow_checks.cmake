@@ -63,3 +63,8 @@ add_test(NAME install_consumer
          COMMAND bash ${CMAKE_SOURCE_DIR}/tests/consumer/run_consumer_test.sh ${CMAKE_BINARY_DIR}
                  ${CMAKE_CXX_COMPILER} ${DFLOW_CONSUMER_CMAKES})
 set_tests_properties(install_consumer PROPERTIES TIMEOUT 600 PASS_REGULAR_EXPRESSION "PASS: install_consumer")
+
+# ---- format: every tracked C/C++ file is as .clang-format says (clang-format 14, from
+# scripts/install-deps.sh); `scripts/format.sh` applies it ----
+add_test(NAME format COMMAND ${CMAKE_SOURCE_DIR}/scripts/format.sh --check WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(format PROPERTIES TIMEOUT 120)

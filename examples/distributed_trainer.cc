@@ -74,7 +74,8 @@ struct Flags {
 
 Status ParseFlags(const std::vector<std::string>& rest, Flags* f) {
   FlagSpec spec;
-  spec.values = {"--last_step", "--save_checkpoint_steps", "--max_wait_secs", "--replicas_to_aggregate",
+  spec.values = {"--last_step",      "--save_checkpoint_steps",
+                 "--max_wait_secs",  "--replicas_to_aggregate",
                  "--checkpoint_dir", "--credentials"};
   spec.switches = {"--sync"};
   spec.aliases = {{"--train_steps", "--last_step"}};

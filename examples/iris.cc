@@ -51,7 +51,8 @@ StatusOr<IrisColumns> LoadIris(const std::string& path) {
   csv.column_names = IrisFeatureNames();
   csv.column_names.push_back("");
   std::vector<Input> defaults = {0.0f, 0.0f, 0.0f, 0.0f, 0};
-  data::Element all = data::Dataset::Csv(root, path, defaults, csv).Batch(int64_t{1} << 20).MakeOneShotIterator().GetNext();
+  data::Element all =
+      data::Dataset::Csv(root, path, defaults, csv).Batch(int64_t{1} << 20).MakeOneShotIterator().GetNext();
   DFLOW_RETURN_IF_ERROR(root.status());
   ClientSession session(root);
   StatusOr<std::vector<Tensor>> got = session.Run(all.components);
@@ -77,7 +78,8 @@ StatusOr<IrisColumns> LoadIris(const std::string& path) {
 data::Dataset IrisDataset(const Scope& s, const IrisColumns& c) {
   std::map<std::string, Input> columns;
   for (const auto& [name, t] : c.features) columns.emplace(name, t);
-  return data::Dataset::Zip({data::Dataset::FromTensorSlices(s, columns), data::Dataset::FromTensorSlices(s, {c.labels})});
+  return data::Dataset::Zip({data::Dataset::FromTensorSlices(s, columns),
+                             data::Dataset::FromTensorSlices(s, {c.labels})});
 }
 
 struct IrisFlags {
@@ -146,8 +148,10 @@ Status RunIris(const std::vector<std::string>& args, const std::string& tf_confi
   std::fprintf(out, "\nTest set accuracy: %.3f\n\n", eval["accuracy"]);
 
   const std::vector<std::string> expected = {"Setosa", "Versicolor", "Virginica"};
-  const std::vector<std::vector<float>> predict_x = {
-      {5.1f, 5.9f, 6.9f}, {3.3f, 3.0f, 3.1f}, {1.7f, 4.2f, 5.4f}, {0.5f, 1.5f, 2.1f}};
+  const std::vector<std::vector<float>> predict_x = {{5.1f, 5.9f, 6.9f},
+                                                     {3.3f, 3.0f, 3.1f},
+                                                     {1.7f, 4.2f, 5.4f},
+                                                     {0.5f, 1.5f, 2.1f}};
   DFLOW_ASSIGN_OR_RETURN(std::vector<est::Prediction> predictions,
                          classifier.Predict([&](const Scope& s) -> StatusOr<est::InputFnResult> {
                            std::map<std::string, Input> columns;

@@ -56,7 +56,8 @@ StatusOr<IrisData> ReadIrisCsv(const std::string& path) {
     }
     for (int i = 0; i < 4; ++i) {
       float v;
-      if (!absl::SimpleAtof(cells[i], &v)) return errors::InvalidArgument(path, ":", line_no, ": bad number '", cells[i], "'");
+      if (!absl::SimpleAtof(cells[i], &v))
+        return errors::InvalidArgument(path, ":", line_no, ": bad number '", cells[i], "'");
       d.features.push_back(v);
     }
     int64_t label;
@@ -108,10 +109,9 @@ StatusOr<IrisResult> TrainIrisDNN(const std::string& data_dir, int steps, bool v
     r.final_loss = out[0].scalar<float>();
     if (verbose && (step % 200 == 0 || step == steps)) std::printf("step %d: loss %.4f\n", step, r.final_loss);
   }
-  DFLOW_ASSIGN_OR_RETURN(std::vector<Tensor> out,
-                         session.Run({{x, tensor(test.features, TensorShape({test.n, 4}))},
-                                      {y, tensor(test.labels, TensorShape({test.n}))}},
-                                     {accuracy.update_op, spec.predictions["class_ids"]}));
+  DFLOW_ASSIGN_OR_RETURN(std::vector<Tensor> out, session.Run({{x, tensor(test.features, TensorShape({test.n, 4}))},
+                                                               {y, tensor(test.labels, TensorShape({test.n}))}},
+                                                              {accuracy.update_op, spec.predictions["class_ids"]}));
   r.accuracy = out[0].scalar<float>();
   r.total = test.n;
   for (int64_t i = 0; i < test.n; ++i) r.correct += out[1].flat<int64_t>()[i] == test.labels[i];

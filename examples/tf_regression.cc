@@ -61,8 +61,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: tf_regression [GRAPH.pb]\n");
     return 2;
   }
-  const std::string path =
-      flags->positional().empty() ? "testdata/tf/rust_regression_train.pb" : flags->positional()[0];
+  const std::string path = flags->positional().empty() ? "testdata/tf/rust_regression_train.pb"
+                                                       : flags->positional()[0];
   auto r = dflow::examples::TrainTfRegression(path);
   if (!r.ok()) {
     std::fprintf(stderr, "error: %s\n", r.status().ToString().c_str());

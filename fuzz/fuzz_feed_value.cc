@@ -11,7 +11,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace dflow;
   if (size < 1) return 0;
-  static constexpr DType kTypes[] = {DT_FLOAT, DT_DOUBLE, DT_INT32, DT_INT64, DT_UINT8,
+  static constexpr DType kTypes[] = {DT_FLOAT, DT_DOUBLE, DT_INT32,    DT_INT64,  DT_UINT8,
                                      DT_BOOL,  DT_STRING, DT_RESOURCE, DT_VARIANT};
   const DType dtype = kTypes[data[0] % (sizeof(kTypes) / sizeof(kTypes[0]))];
   std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);

@@ -100,12 +100,12 @@ inline void Note(const char* step, const Status& s) {
 
 // A property the target checks beyond "does not crash": a violation is a bug, reported as a
 // crash so the fuzzer keeps the input.
-#define FUZZ_CHECK(cond)                                                            \
-  do {                                                                              \
-    if (!(cond)) {                                                                  \
+#define FUZZ_CHECK(cond)                                                                    \
+  do {                                                                                      \
+    if (!(cond)) {                                                                          \
       std::fprintf(stderr, "%s:%d: fuzz property failed: %s\n", __FILE__, __LINE__, #cond); \
-      std::abort();                                                                 \
-    }                                                                               \
+      std::abort();                                                                         \
+    }                                                                                       \
   } while (0)
 
 }  // namespace dflow::fuzz

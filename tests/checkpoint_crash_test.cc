@@ -29,7 +29,7 @@ namespace {
 
 constexpr char kDirVar[] = "DFLOW_CHECKPOINT_CRASH_DIR";
 constexpr char kFdVar[] = "DFLOW_CHECKPOINT_CRASH_FD";  // the child's end of the readiness pipe
-constexpr int64_t kElements = 1 << 18;  // 1 MiB of floats: a kill often lands inside a write
+constexpr int64_t kElements = 1 << 18;                  // 1 MiB of floats: a kill often lands inside a write
 
 // The value saved at `step`: every element depends on the step, so a mix of two saves shows.
 Tensor ValueAt(int64_t step) {

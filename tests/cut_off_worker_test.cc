@@ -54,8 +54,9 @@ TEST(CutOffWorkerTest, LearnsTheJobCompletedWhenItsLinksComeBack) {
                                        "--worker_hosts=" + addr(to_chief.port()) + "," + addr(ports[2])};
   auto log = [&](const std::string& name) { return dir.path() + "/" + name + ".log"; };
   auto trainer = [&](const std::vector<std::string>& hosts, int index) {
-    return std::vector<std::string>{BinDir() + "/distributed_trainer", hosts[0], hosts[1], "--job_name=worker",
-                                    "--task_index=" + std::to_string(index), "--last_step=6000"};
+    return std::vector<std::string>{
+        BinDir() + "/distributed_trainer",       hosts[0],          hosts[1], "--job_name=worker",
+        "--task_index=" + std::to_string(index), "--last_step=6000"};
   };
   // The two sides see different cluster specs (the other side through the proxies), so the
   // tasks are given the cluster's credentials, the chief's copy with the chief's secret.

@@ -176,11 +176,11 @@ TEST(FaultToleranceTest, EveryTaskStopsAtTheLastStepAndExitsZero) {
 TEST(FaultToleranceTest, SyncTrainingStopsExactlyAtTheLastStep) {
   TempDir dir;
   std::ostringstream out, err;
-  int code = tools::RunDflowCommand(
-      {"launch", "--ps", "1", "--workers", "3", "--timeout", "120", "--", BinDir() + "/distributed_trainer", "--sync",
-       "--replicas_to_aggregate", "2", "--last_step", "60", "--checkpoint_dir", dir.path(),
-       "--save_checkpoint_steps", "25"},
-      out, err);
+  int code = tools::RunDflowCommand({"launch", "--ps", "1", "--workers", "3", "--timeout", "120", "--",
+                                     BinDir() + "/distributed_trainer", "--sync", "--replicas_to_aggregate", "2",
+                                     "--last_step", "60", "--checkpoint_dir", dir.path(), "--save_checkpoint_steps",
+                                     "25"},
+                                    out, err);
   ASSERT_EQ(code, 0) << out.str() << err.str();
   std::string text = out.str();
   std::regex line(R"(worker (\d): (\d+) local steps .*global step (\d+), loss)");
@@ -205,10 +205,11 @@ TEST(FaultToleranceTest, AfterAPsRestartTheChiefResumesWithExactlyTheCheckpointe
   const std::string ps_addr = "127.0.0.1:" + std::to_string(ports[0]);
   const std::string worker_addr = "127.0.0.1:" + std::to_string(ports[1]);
   auto start_ps = [&] {
-    return std::make_unique<ChildProcess>(
-        std::vector<std::string>{BinDir() + "/dflow", "server", "--ps_hosts=" + ps_addr,
-                                 "--worker_hosts=" + worker_addr, "--job_name=ps", "--task_index=0"},
-        JoinPath(dir.path(), "ps.log"));
+    return std::make_unique<ChildProcess>(std::vector<std::string>{BinDir() + "/dflow", "server",
+                                                                   "--ps_hosts=" + ps_addr,
+                                                                   "--worker_hosts=" + worker_addr, "--job_name=ps",
+                                                                   "--task_index=0"},
+                                          JoinPath(dir.path(), "ps.log"));
   };
   std::unique_ptr<ChildProcess> ps = start_ps();
   ServerOptions so;

@@ -91,9 +91,8 @@ std::string ReadFile(const std::string& path) {
 // container, without a part in the job.
 std::optional<int64_t> ReadGlobalStep(const std::string& ps_address, const ClusterCredentials& creds) {
   Scope root = Scope::NewRootScope();
-  Output global_step = ops::Identity(
-      root, ops::VariableV2(root.WithDevice("/job:ps/task:0").WithOpName("global_step"), PartialTensorShape::Scalar(),
-                            DT_INT64));
+  Output global_step = ops::Identity(root, ops::VariableV2(root.WithDevice("/job:ps/task:0").WithOpName("global_step"),
+                                                           PartialTensorShape::Scalar(), DT_INT64));
   SessionOptions options;
   options.target = "grpc://" + ps_address;
   options.device_filters = {"/job:ps"};
@@ -132,14 +131,13 @@ TEST(SyncReplicasProcessTest, AKilledWorkerDoesNotStopTraining) {
   for (int i = 0; i < 3; ++i) {
     workers.push_back(std::make_unique<ChildProcess>(
         std::vector<std::string>{BinDir() + "/sync_trainer", flags[0], flags[1], "--job_name=worker",
-                                 "--task_index=" + std::to_string(i), "--replicas_to_aggregate=2",
-                                 "--last_step=1500"},
+                                 "--task_index=" + std::to_string(i), "--replicas_to_aggregate=2", "--last_step=1500"},
         log("worker" + std::to_string(i))));
   }
   // Wait (bounded) until training runs, then kill worker 2 for good. The client finds the
   // cluster's credentials in the store the ps keeps them in.
-  const std::optional<int64_t> step_at_kill =
-      WaitForGlobalStep(addr(0), ClusterCredentials(), 10, std::chrono::seconds(60));
+  const std::optional<int64_t> step_at_kill = WaitForGlobalStep(addr(0), ClusterCredentials(), 10,
+                                                                std::chrono::seconds(60));
   EXPECT_GE(step_at_kill.value_or(-1), 10) << "training did not start\n" << ReadFile(log("worker0"));
   EXPECT_LT(step_at_kill.value_or(0), 1500);
   workers[2]->Signal(SIGKILL);
@@ -182,14 +180,13 @@ TEST(SyncReplicasProcessTest, UnderLaunchAKilledWorkerIsReportedAndTheJobComplet
   ASSERT_TRUE(WriteCredentials(creds.WithoutChief(), creds_dir.File("c/member")).ok());
   std::thread launch([&] {
     code = tools::RunDflowCommand({"launch", "--ps", "1", "--workers", "3", "--timeout", "240", "--credentials",
-                                   creds_dir.File("c"), "--",
-                                   BinDir() + "/sync_trainer", "--replicas_to_aggregate=2",
+                                   creds_dir.File("c"), "--", BinDir() + "/sync_trainer", "--replicas_to_aggregate=2",
                                    "--last_step=" + std::to_string(kLastStep)},
                                   out, err);
   });
   // The launcher names the ps address and every task's pid as it starts them.
-  const bool started = err_text.WaitFor(
-      [](const std::string& t) { return !Between(t, "started worker 2 (pid ", ')').empty(); }, 60);
+  const bool started =
+      err_text.WaitFor([](const std::string& t) { return !Between(t, "started worker 2 (pid ", ')').empty(); }, 60);
   const std::string err_so_far = err_text.str();
   const std::string ps_address = Between(err_so_far, "cluster ps: [", ']');
   const pid_t worker2 = std::atoi(Between(err_so_far, "started worker 2 (pid ", ')').c_str());

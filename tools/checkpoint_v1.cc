@@ -117,7 +117,8 @@ int InspectCheckpointV1(const std::string& path, std::ostream& out, std::ostream
         << " " << (shape.ok() ? shape->DebugString() : "<bad shape>");
     if (m.slices > 1) out << "  (" << m.slices << " slices)";
     auto v = values.find(name);
-    if (v != values.end() && v->second.NumElements() <= kMaxPrintedElements) out << "  = " << PrintableTensor(v->second);
+    if (v != values.end() && v->second.NumElements() <= kMaxPrintedElements)
+      out << "  = " << PrintableTensor(v->second);
     out << "\n";
   }
   return 0;

@@ -23,8 +23,6 @@ inline Result Cmd(const std::vector<std::string>& args) {
 }
 
 // A file in testdata/tf/ (written by TensorFlow).
-inline std::string Data(const std::string& name) {
-  return std::string(DFLOW_SOURCE_DIR) + "/testdata/tf/" + name;
-}
+inline std::string Data(const std::string& name) { return std::string(DFLOW_SOURCE_DIR) + "/testdata/tf/" + name; }
 
 }  // namespace dflow::tools

@@ -46,14 +46,14 @@ std::string TextGraph(const std::string& var = "v") {
          Attr("value", "tensor { dtype: DT_STRING tensor_shape { dim { size: 2 } } "
                        "string_val: 'a\\000b\\n\\'' string_val: '\\377ok' }") +
          "}\n"
-         "node { name: '" + var + "' op: 'VariableV2' " +
-         Attr("dtype", "type: DT_INT32") + Attr("shape", "shape {}") +
+         "node { name: '" +
+         var + "' op: 'VariableV2' " + Attr("dtype", "type: DT_INT32") + Attr("shape", "shape {}") +
          "}\n"
-         "node { name: 'init' op: 'Assign' input: '" + var + "' input: 'zero' " +
-         Attr("T", "type: DT_INT32") +
+         "node { name: 'init' op: 'Assign' input: '" +
+         var + "' input: 'zero' " + Attr("T", "type: DT_INT32") +
          "}\n"
-         "node { name: 'train' op: 'AssignAdd' input: '" + var + "' input: 'one' " +
-         Attr("T", "type: DT_INT32") + "}\n";
+         "node { name: 'train' op: 'AssignAdd' input: '" +
+         var + "' input: 'one' " + Attr("T", "type: DT_INT32") + "}\n";
 }
 
 TEST(DflowRunOutTest, WritesTheWholeFetchAsNpyWhileStdoutIsAbbreviated) {
@@ -104,8 +104,8 @@ TEST(DflowRunOutTest, SeveralFetchesGoToAnNpzArchive) {
 TEST(DflowRunOutTest, TargetsRunAsSuccessiveStepsInOrder) {
   TempDir dir;
   Write(dir.File("g.pbtxt"), TextGraph());
-  Result r = Cmd({"run", dir.File("g.pbtxt"), "--target", "init", "--target", "train", "--target", "train",
-                  "--fetch", "v"});
+  Result r = Cmd({"run", dir.File("g.pbtxt"), "--target", "init", "--target", "train", "--target", "train", "--fetch",
+                  "v"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, "v = 2\n");
   Write(dir.File("fresh.pbtxt"), TextGraph("fresh"));

@@ -79,9 +79,10 @@ TEST(DflowCommandTest, InspectReportsADamagedCheckpoint) {
 TEST(DflowCommandTest, OpsListsSignatures) {
   Result r = Cmd({"ops"});
   EXPECT_EQ(r.code, 0);
-  for (const char* op : {"Const(", "Placeholder(", "Identity(", "NoOp(", "Add(", "AddV2(", "Sub(", "Mul(", "Div(",
-                         "RealDiv(", "Pow(", "Neg(", "Exp(", "Log(", "Greater(", "Less(", "Equal(", "Cast(", "Fill(",
-                         "Reshape(", "Shape(", "Rank(", "Size(", "MatMul(", "VariableV2(", "Assign("}) {
+  for (const char* op :
+       {"Const(",   "Placeholder(", "Identity(", "NoOp(", "Add(",  "AddV2(",   "Sub(",        "Mul(",   "Div(",
+        "RealDiv(", "Pow(",         "Neg(",      "Exp(",  "Log(",  "Greater(", "Less(",       "Equal(", "Cast(",
+        "Fill(",    "Reshape(",     "Shape(",    "Rank(", "Size(", "MatMul(",  "VariableV2(", "Assign("}) {
     EXPECT_THAT("\n" + r.out, HasSubstr(std::string("\n") + op)) << op;
   }
   EXPECT_THAT(r.out, HasSubstr("MatMul(a: T, b: T) -> (product: T)"));

@@ -27,8 +27,7 @@ int RunEventsCommand(const std::vector<std::string>& args, std::ostream& out, st
       return 1;
     }
     for (const summary::ScalarEvent& e : summary::ScalarsOfEvent(event)) {
-      const std::string value =
-          e.single_precision ? FormatNumber(static_cast<float>(e.value)) : FormatNumber(e.value);
+      const std::string value = e.single_precision ? FormatNumber(static_cast<float>(e.value)) : FormatNumber(e.value);
       out << e.tag << " " << e.step << " " << value << "\n";
     }
   }

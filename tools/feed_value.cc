@@ -50,13 +50,16 @@ class ShapeWalker {
       const auto& items = v.list_value().values();
       if (static_cast<int>(dims_.size()) <= depth) dims_.resize(depth + 1, -1);
       if (dims_[depth] < 0) dims_[depth] = items.size();
-      else if (dims_[depth] != items.size()) return errors::InvalidArgument("rows have different lengths (ragged list)");
+      else if (dims_[depth] != items.size())
+        return errors::InvalidArgument("rows have different lengths (ragged list)");
       if (items.empty() && leaf_depth_ < 0) leaf_depth_ = depth + 1;
       for (const JsonValue& item : items) RETURN_IF_ERROR(Walk(item, depth + 1));
       return absl::OkStatus();
     }
     if (!v.has_number_value() && !v.has_bool_value()) {
-      return errors::InvalidArgument(v.has_string_value() ? "a string" : v.has_struct_value() ? "an object" : "null",
+      return errors::InvalidArgument(v.has_string_value()   ? "a string"
+                                     : v.has_struct_value() ? "an object"
+                                                            : "null",
                                      " is not a number");
     }
     if (leaf_depth_ < 0) leaf_depth_ = depth;
@@ -64,9 +67,7 @@ class ShapeWalker {
     leaves_.push_back(&v);
     return absl::OkStatus();
   }
-  const std::vector<int64_t>& dims() const {
-    return dims_;
-  }
+  const std::vector<int64_t>& dims() const { return dims_; }
   const std::vector<const JsonValue*>& leaves() const { return leaves_; }
 
  private:

@@ -12,11 +12,18 @@ namespace dflow::tools {
 namespace {
 
 TEST(FeedValueRangeTest, OutOfRangeIntegersAreErrorsNamingTheValue) {
-  for (const auto& [text, dtype] : std::vector<std::pair<std::string, DType>>{
-           {"[0,552]", DT_UINT8}, {"-1", DT_UINT8}, {"256", DT_UINT8}, {"2147483648", DT_INT32},
-           {"-2147483649", DT_INT32}, {"9223372036854775808", DT_INT64}, {"-9223372036854775809", DT_INT64},
-           {"9.3e18", DT_INT64}, {"[1, -0.0, 256]", DT_UINT8},
-           {"1e300", DT_INT64}, {"2", DT_BOOL}, {"0.5", DT_INT32}}) {
+  for (const auto& [text, dtype] : std::vector<std::pair<std::string, DType>>{{"[0,552]", DT_UINT8},
+                                                                              {"-1", DT_UINT8},
+                                                                              {"256", DT_UINT8},
+                                                                              {"2147483648", DT_INT32},
+                                                                              {"-2147483649", DT_INT32},
+                                                                              {"9223372036854775808", DT_INT64},
+                                                                              {"-9223372036854775809", DT_INT64},
+                                                                              {"9.3e18", DT_INT64},
+                                                                              {"[1, -0.0, 256]", DT_UINT8},
+                                                                              {"1e300", DT_INT64},
+                                                                              {"2", DT_BOOL},
+                                                                              {"0.5", DT_INT32}}) {
     StatusOr<Tensor> t = ParseFeedValue(text, dtype);
     ASSERT_FALSE(t.ok()) << text;
     EXPECT_NE(t.status().message().find("is not a valid"), std::string::npos) << t.status();
@@ -52,7 +59,8 @@ TEST(FeedValueSyntaxTest, ErrorsSayWhatIsWrong) {
     EXPECT_FALSE(t.ok()) << text;
     return std::string(t.status().message());
   };
-  EXPECT_EQ(error("[[1,2],[3]]", DT_INT32), "Cannot parse value '[[1,2],[3]]': rows have different lengths (ragged list)");
+  EXPECT_EQ(error("[[1,2],[3]]", DT_INT32),
+            "Cannot parse value '[[1,2],[3]]': rows have different lengths (ragged list)");
   EXPECT_EQ(error("[[1,2],3]", DT_INT32), "Cannot parse value '[[1,2],3]': rows have different nesting (ragged list)");
   EXPECT_EQ(error("[1,2", DT_INT32),
             "Cannot parse value '[1,2': JSON: Unexpected end of string. Expected , or ] after array value. at the end "
@@ -62,8 +70,10 @@ TEST(FeedValueSyntaxTest, ErrorsSayWhatIsWrong) {
   EXPECT_EQ(error("[null]", DT_FLOAT), "Cannot parse value '[null]': null is not a number");
   EXPECT_EQ(error("[1,2,]", DT_FLOAT), "Cannot parse value '[1,2,]': JSON: a trailing comma at byte 5");
   EXPECT_EQ(error("abc", DT_FLOAT), "Cannot parse value 'abc': JSON: Unexpected token. near 'abc'");
-  EXPECT_EQ(error("[1] 2", DT_FLOAT), "Cannot parse value '[1] 2': JSON: Parsing terminated before end of input. near '2'");
-  EXPECT_THAT(error(std::string(33, '[') + std::string(33, ']'), DT_FLOAT), ::testing::HasSubstr("nested deeper than 32"));
+  EXPECT_EQ(error("[1] 2", DT_FLOAT),
+            "Cannot parse value '[1] 2': JSON: Parsing terminated before end of input. near '2'");
+  EXPECT_THAT(error(std::string(33, '[') + std::string(33, ']'), DT_FLOAT),
+              ::testing::HasSubstr("nested deeper than 32"));
   EXPECT_EQ(ParseFeedValue(std::string(32, '[') + std::string(32, ']'), DT_FLOAT)->dims(), 32);
   EXPECT_THAT(error("1e999", DT_DOUBLE), ::testing::HasSubstr("Number exceeds the range of double"));
 }

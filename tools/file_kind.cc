@@ -122,7 +122,8 @@ bool IsDataFileName(const std::string& path) {
 std::string DescribeEvents(const std::string& path) {
   auto reader = summary::EventFileReader::Open(path);
   if (!reader.ok()) return "an event file that cannot be read: " + reader.status().ToString();
-  int64_t events = 0, graphs = 0, meta_graphs = 0, scalars = 0, histograms = 0, images = 0, audio = 0, tensors = 0, logs = 0;
+  int64_t events = 0, graphs = 0, meta_graphs = 0, scalars = 0, histograms = 0, images = 0, audio = 0, tensors = 0,
+          logs = 0;
   int64_t first_step = 0, last_step = 0;
   bool stepped = false;
   std::string version, error;

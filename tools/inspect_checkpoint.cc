@@ -35,8 +35,7 @@ StatusOr<std::string> Prefix(const std::string& path, bool state_file, std::vect
   if (auto state = train::ReadCheckpointState(Env::Default(), dir, name); state.ok()) {
     for (const std::string& p : state->all_model_checkpoint_paths()) {
       if (p != state->model_checkpoint_path() && !train::CheckpointExists(p)) {
-        notes->push_back(absl::StrCat("note: ", JoinPath(dir, name), " also names ", p,
-                                           ", which does not exist"));
+        notes->push_back(absl::StrCat("note: ", JoinPath(dir, name), " also names ", p, ", which does not exist"));
       }
     }
   }
@@ -67,8 +66,8 @@ int InspectCheckpoint(const std::string& path, std::ostream& out, std::ostream& 
     return 1;
   }
   const std::vector<std::string> names = (*reader)->TensorNames();
-  out << "checkpoint " << prefix << ": " << names.size() << " tensors in " << (*reader)->num_shards()
-      << " data file" << ((*reader)->num_shards() == 1 ? "" : "s") << "\n";
+  out << "checkpoint " << prefix << ": " << names.size() << " tensors in " << (*reader)->num_shards() << " data file"
+      << ((*reader)->num_shards() == 1 ? "" : "s") << "\n";
   int code = 0;
   for (const std::string& name : names) {
     auto entry = (*reader)->GetEntry(name);

@@ -129,8 +129,8 @@ struct Task {
   int index = 0;  // --task_index
   std::vector<std::string> argv;
   std::vector<std::string> env;  // its whole environment ("NAME=value")
-  pid_t pid = -1;  // also its process group
-  int fd = -1;     // read end of its stdout+stderr pipe; -1 once closed
+  pid_t pid = -1;                // also its process group
+  int fd = -1;                   // read end of its stdout+stderr pipe; -1 once closed
   std::string partial;
   bool exited = false;
   bool status_known = true;
@@ -342,7 +342,6 @@ Status CheckPortsFree(int base, int n) {
   return absl::OkStatus();
 }
 
-
 // ---- RunLaunch's pieces ----
 
 // The ports base, base+1, ... when base_port is given (checked free now), else n free ones.
@@ -455,7 +454,7 @@ class Supervisor {
       if (r == 0 || (r < 0 && errno == EINTR)) continue;
       t.exited = true;
       t.wait_status = status;
-      t.status_known = r == t.pid;  // ECHILD: someone else reaped it (SIGCHLD ignored)
+      t.status_known = r == t.pid;   // ECHILD: someone else reaped it (SIGCHLD ignored)
       if (!stopping_) JudgeExit(t);  // when stopping, exits are expected
     }
   }
@@ -475,8 +474,7 @@ class Supervisor {
       BeginStop();
     } else if (options_.timeout_s > 0 && SecondsSince(start_) >= options_.timeout_s) {
       // After the chief's success this only shortens the wait for the others.
-      err_ << "dflow launch: timed out after " << Seconds(options_.timeout_s) << " s; stopping all tasks"
-           << std::endl;
+      err_ << "dflow launch: timed out after " << Seconds(options_.timeout_s) << " s; stopping all tasks" << std::endl;
       if (!job_complete_) exit_code_ = 1;
       BeginStop();
     }
@@ -587,8 +585,8 @@ class Supervisor {
 
 StatusOr<LaunchOptions> ParseLaunchArgs(const std::vector<std::string>& args) {
   FlagSpec spec;
-  spec.values = {"--ps", "--workers", "--base_port", "--timeout", "--grace_period", "--finish_timeout", "--server_cmd",
-                 "--credentials"};
+  spec.values = {"--ps",           "--workers",        "--base_port",  "--timeout",
+                 "--grace_period", "--finish_timeout", "--server_cmd", "--credentials"};
   spec.switches = {"--fail_fast", "--ps_trainer", "--mutual_tls", "--no_tls"};
   spec.stop_at_positional = true;  // TRAINER ARGS...
   ASSIGN_OR_RETURN(ParsedFlags flags, ParsedFlags::Parse(args, spec));

@@ -70,15 +70,15 @@ namespace dflow::tools {
 struct LaunchOptions {
   int num_ps = 0;
   int num_workers = 0;
-  int base_port = 0;          // 0: OS-assigned free ports
-  double timeout_s = 0;       // 0: no timeout
-  double grace_period_s = 5;  // between SIGTERM and SIGKILL when stopping tasks
-  double finish_timeout_s = 10;  // after the chief's success, how long the other tasks may take to exit
-  bool fail_fast = false;        // a failing worker stops the launch (otherwise only the chief's does)
-  bool ps_trainer = false;       // ps tasks run the trainer too (with --job_name=ps), not `dflow server`
-  bool mutual_tls = false;       // the servers also require the clients' certificates
-  bool no_tls = false;           // the secret is checked, but the traffic is plaintext
-  std::string credentials_dir;   // DIR with chief/ and member/ (`dflow credentials create`); empty: fresh ones
+  int base_port = 0;                    // 0: OS-assigned free ports
+  double timeout_s = 0;                 // 0: no timeout
+  double grace_period_s = 5;            // between SIGTERM and SIGKILL when stopping tasks
+  double finish_timeout_s = 10;         // after the chief's success, how long the other tasks may take to exit
+  bool fail_fast = false;               // a failing worker stops the launch (otherwise only the chief's does)
+  bool ps_trainer = false;              // ps tasks run the trainer too (with --job_name=ps), not `dflow server`
+  bool mutual_tls = false;              // the servers also require the clients' certificates
+  bool no_tls = false;                  // the secret is checked, but the traffic is plaintext
+  std::string credentials_dir;          // DIR with chief/ and member/ (`dflow credentials create`); empty: fresh ones
   std::vector<std::string> server_cmd;  // empty: {<dir of the dflow binary>/dflow, "server"}
   std::vector<std::string> trainer;     // TRAINER ARGS...
 };

@@ -106,9 +106,7 @@ class LaunchTest : public ::testing::Test {
   std::string dir_;
 };
 
-std::vector<std::string> Lines(const std::string& text) {
-  return absl::StrSplit(text, '\n', absl::SkipEmpty());
-}
+std::vector<std::string> Lines(const std::string& text) { return absl::StrSplit(text, '\n', absl::SkipEmpty()); }
 
 // The value of --flag=... in a line of text.
 std::string FlagIn(const std::string& line, const std::string& flag) {
@@ -192,14 +190,13 @@ TEST_F(LaunchTest, PrefixesEveryLineAndSucceeds) {
 
 TEST_F(LaunchTest, LinesOfDifferentTasksNeverInterleave) {
   // Each line is written in three pieces while the other workers write theirs.
-  std::string trainer = Script("trainer.sh", absl::StrCat(kGetIndex,
-                                                          "n=0\n"
-                                                          "while [ $n -lt 300 ]; do\n"
-                                                          "  printf 'w%s-%s-' \"$IDX\" \"$n\"\n"
-                                                          "  printf 'piece2-'\n"
-                                                          "  printf 'piece3\\n'\n"
-                                                          "  n=$((n+1))\n"
-                                                          "done\n"));
+  std::string trainer = Script("trainer.sh", absl::StrCat(kGetIndex, "n=0\n"
+                                                                     "while [ $n -lt 300 ]; do\n"
+                                                                     "  printf 'w%s-%s-' \"$IDX\" \"$n\"\n"
+                                                                     "  printf 'piece2-'\n"
+                                                                     "  printf 'piece3\\n'\n"
+                                                                     "  n=$((n+1))\n"
+                                                                     "done\n"));
   Result r = Launch({"launch", "--workers", "3", "--timeout", "60", trainer});
   ASSERT_EQ(r.code, 0) << r.err;
   std::map<int, int> next;  // worker -> next line number expected
@@ -232,15 +229,14 @@ std::string WaitUntilReaped(const std::string& file) {
 TEST_F(LaunchTest, ANonChiefWorkerFailingDoesNotStopTheOthers) {
   // Worker 1 exits 3 and worker 2 is killed by SIGKILL while the chief runs; the chief then
   // completes the job (the fake server exits 0) and exits 0.
-  std::string trainer = Script(
-      "trainer.sh",
-      absl::StrCat(kGetIndex, WaitForPs(1),
-                   "if [ \"$IDX\" = 1 ]; then echo $$ > \"", dir_, "/pid_1\"; echo failing; exit 3; fi\n",
-                   "if [ \"$IDX\" = 2 ]; then echo $$ > \"", dir_, "/pid_2\"; kill -KILL $$; fi\n",
-                   WaitUntilReaped(dir_ + "/pid_1"), WaitUntilReaped(dir_ + "/pid_2"), "echo chief done\n",
-                   CompleteJob()));
-  Result r = Launch({"launch", "--ps", "1", "--workers", "3", "--timeout", "60", "--grace_period", "2",
-                     "--server_cmd", FakeServer(), trainer});
+  std::string trainer = Script("trainer.sh",
+                               absl::StrCat(kGetIndex, WaitForPs(1), "if [ \"$IDX\" = 1 ]; then echo $$ > \"", dir_,
+                                            "/pid_1\"; echo failing; exit 3; fi\n",
+                                            "if [ \"$IDX\" = 2 ]; then echo $$ > \"", dir_,
+                                            "/pid_2\"; kill -KILL $$; fi\n", WaitUntilReaped(dir_ + "/pid_1"),
+                                            WaitUntilReaped(dir_ + "/pid_2"), "echo chief done\n", CompleteJob()));
+  Result r = Launch({"launch", "--ps", "1", "--workers", "3", "--timeout", "60", "--grace_period", "2", "--server_cmd",
+                     FakeServer(), trainer});
   EXPECT_EQ(r.code, 0) << r.err << r.out;
   EXPECT_THAT(r.err, HasSubstr("dflow launch: worker 1 exited with status 3; the other tasks go on\n"));
   EXPECT_THAT(r.err, HasSubstr("dflow launch: worker 2 was killed by signal 9 (Killed); the other tasks go on\n"));
@@ -256,8 +252,8 @@ TEST_F(LaunchTest, TheChiefFailingStopsEverything) {
   std::string trainer = Script("trainer.sh", absl::StrCat(kGetIndex, WaitForPs(1),
                                                           "if [ \"$IDX\" = 0 ]; then echo failing; exit 5; fi\n"
                                                           "sleep 60\n"));
-  Result r = Launch({"launch", "--ps", "1", "--workers", "3", "--timeout", "60", "--grace_period", "2",
-                     "--server_cmd", FakeServer(), trainer});
+  Result r = Launch({"launch", "--ps", "1", "--workers", "3", "--timeout", "60", "--grace_period", "2", "--server_cmd",
+                     FakeServer(), trainer});
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.err, HasSubstr("dflow launch: worker 0 (the chief) failed: it exited with status 5; stopping all "
                                "tasks\n"));
@@ -294,11 +290,11 @@ TEST_F(LaunchTest, TasksLeftAfterTheChiefsSuccessAreStoppedAfterTheBound) {
 }
 
 TEST_F(LaunchTest, FailFastWorkerFailureStopsTheOthers) {
-  std::string trainer = Script("trainer.sh", absl::StrCat(kGetIndex,
-                                                          "if [ \"$IDX\" = 1 ]; then echo failing; exit 3; fi\n"
-                                                          "sleep 60\n"));
-  Result r = Launch({"launch", "--ps", "1", "--workers", "3", "--timeout", "60", "--grace_period", "2",
-                     "--fail_fast", "--server_cmd", FakeServer(), trainer});
+  std::string trainer = Script("trainer.sh",
+                               absl::StrCat(kGetIndex, "if [ \"$IDX\" = 1 ]; then echo failing; exit 3; fi\n"
+                                                       "sleep 60\n"));
+  Result r = Launch({"launch", "--ps", "1", "--workers", "3", "--timeout", "60", "--grace_period", "2", "--fail_fast",
+                     "--server_cmd", FakeServer(), trainer});
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.err, HasSubstr("dflow launch: worker 1 failed: it exited with status 3; stopping all tasks"));
   EXPECT_THAT(r.err, Not(HasSubstr("timed out")));
@@ -308,10 +304,9 @@ TEST_F(LaunchTest, FailFastWorkerFailureStopsTheOthers) {
 
 TEST_F(LaunchTest, FailFastAlsoCountsAWorkerFailingAfterTheChiefsSuccess) {
   // Worker 1 fails after the chief exited 0 (it waits until the launcher has reaped the chief).
-  std::string trainer = Script("trainer.sh", absl::StrCat(kGetIndex,
-                                                          "if [ \"$IDX\" = 0 ]; then echo $$ > \"", dir_,
-                                                          "/pid_0\"; exit 0; fi\n", WaitUntilReaped(dir_ + "/pid_0"),
-                                                          "exit 3\n"));
+  std::string trainer = Script("trainer.sh",
+                               absl::StrCat(kGetIndex, "if [ \"$IDX\" = 0 ]; then echo $$ > \"", dir_,
+                                            "/pid_0\"; exit 0; fi\n", WaitUntilReaped(dir_ + "/pid_0"), "exit 3\n"));
   Result r = Launch({"launch", "--workers", "2", "--timeout", "60", "--fail_fast", trainer});
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_THAT(r.err, HasSubstr("dflow launch: worker 0 (the chief) exited 0: the job is complete\n"));
@@ -325,8 +320,8 @@ TEST_F(LaunchTest, FailFastAlsoCountsAWorkerFailingAfterTheChiefsSuccess) {
 
 TEST_F(LaunchTest, TimeoutStopsEverything) {
   std::string trainer = Script("trainer.sh", "echo started\nsleep 60\n");
-  Result r = Launch({"launch", "--ps", "1", "--workers", "2", "--timeout", "0.5", "--grace_period", "2",
-                     "--server_cmd", FakeServer(), trainer});
+  Result r = Launch({"launch", "--ps", "1", "--workers", "2", "--timeout", "0.5", "--grace_period", "2", "--server_cmd",
+                     FakeServer(), trainer});
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.err, HasSubstr("timed out after 0.5 s; stopping all tasks"));
   EXPECT_LT(r.seconds, 30);
@@ -349,8 +344,8 @@ TEST_F(LaunchTest, PsThatIgnoresSigtermIsKilledAfterTheGracePeriod) {
 TEST_F(LaunchTest, PsExitingEarlyIsAFailure) {
   std::string ps = Script("short_ps.sh", "echo bye\nexit 4\n");
   std::string trainer = Script("trainer.sh", "sleep 60\n");
-  Result r = Launch({"launch", "--ps", "1", "--workers", "1", "--timeout", "60", "--grace_period", "2",
-                     "--server_cmd", ps, trainer});
+  Result r = Launch({"launch", "--ps", "1", "--workers", "1", "--timeout", "60", "--grace_period", "2", "--server_cmd",
+                     ps, trainer});
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.err, HasSubstr("ps 0 exited with status 4 before the chief finished; stopping all tasks"));
   EXPECT_THAT(r.out, HasSubstr("[ps 0] bye\n"));
@@ -361,16 +356,16 @@ TEST_F(LaunchTest, PsExitingZeroAfterJobCompletionIsNotAFailure) {
   // A ps told that the job is complete exits 0 while the workers are finishing.
   std::string ps = Script("done_ps.sh", "echo job complete\nexit 0\n");
   std::string trainer = Script("trainer.sh", "sleep 0.5\necho finished\n");
-  Result r = Launch({"launch", "--ps", "1", "--workers", "1", "--timeout", "60", "--grace_period", "2",
-                     "--server_cmd", ps, trainer});
+  Result r = Launch({"launch", "--ps", "1", "--workers", "1", "--timeout", "60", "--grace_period", "2", "--server_cmd",
+                     ps, trainer});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("[worker 0] finished\n"));
   EXPECT_THAT(r.err, Not(HasSubstr("before the chief finished")));
 }
 
 TEST_F(LaunchTest, TrainerThatCannotStart) {
-  Result r = Launch({"launch", "--ps", "1", "--workers", "2", "--timeout", "60", "--grace_period", "2",
-                     "--server_cmd", FakeServer(), dir_ + "/no_such_trainer"});
+  Result r = Launch({"launch", "--ps", "1", "--workers", "2", "--timeout", "60", "--grace_period", "2", "--server_cmd",
+                     FakeServer(), dir_ + "/no_such_trainer"});
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.err, HasSubstr("cannot start worker 0: " + dir_ + "/no_such_trainer: No such file or directory"));
   EXPECT_LT(r.seconds, 30);
@@ -394,11 +389,10 @@ TEST_F(LaunchTest, SigtermAndSigintToTheLauncherStopAllTasks) {
   struct sigaction before;
   sigaction(SIGTERM, nullptr, &before);
   // The trainer's parent is the launcher, that is this test process.
-  std::string trainer = Script("trainer.sh", absl::StrCat(kGetIndex,
-                                                          "if [ \"$IDX\" = 0 ]; then kill -TERM $PPID; fi\n"
-                                                          "sleep 60\n"));
-  Result r = Launch({"launch", "--ps", "1", "--workers", "2", "--timeout", "60", "--grace_period", "2",
-                     "--server_cmd", FakeServer(), trainer});
+  std::string trainer = Script("trainer.sh", absl::StrCat(kGetIndex, "if [ \"$IDX\" = 0 ]; then kill -TERM $PPID; fi\n"
+                                                                     "sleep 60\n"));
+  Result r = Launch({"launch", "--ps", "1", "--workers", "2", "--timeout", "60", "--grace_period", "2", "--server_cmd",
+                     FakeServer(), trainer});
   EXPECT_EQ(r.code, 128 + SIGTERM);
   EXPECT_THAT(r.err, HasSubstr("got SIGTERM; stopping all tasks"));
   EXPECT_LT(r.seconds, 30);
@@ -473,8 +467,8 @@ TEST(PickFreePortsTest, DistinctPorts) {
 }
 
 TEST(LaunchArgsTest, Parses) {
-  auto o = ParseLaunchArgs({"--ps", "2", "--workers=3", "--base_port", "4000", "--timeout=1.5", "train.py", "--ps",
-                            "9", "--lr=0.1"});
+  auto o = ParseLaunchArgs({"--ps", "2", "--workers=3", "--base_port", "4000", "--timeout=1.5", "train.py", "--ps", "9",
+                            "--lr=0.1"});
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->num_ps, 2);
   EXPECT_EQ(o->num_workers, 3);

@@ -37,8 +37,7 @@ inline bool ReadWireField(absl::string_view* s, WireField* f) {
   f->number = tag >> 3;
   f->wire = static_cast<int>(tag & 7);
   switch (f->wire) {
-    case 0:
-      return ReadVarint(s, &f->value);
+    case 0: return ReadVarint(s, &f->value);
     case 1:
       if (s->size() < 8) return false;
       s->remove_prefix(8);
@@ -52,8 +51,7 @@ inline bool ReadWireField(absl::string_view* s, WireField* f) {
       if (s->size() < 4) return false;
       s->remove_prefix(4);
       return true;
-    default:
-      return false;
+    default: return false;
   }
 }
 

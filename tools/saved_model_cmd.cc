@@ -122,7 +122,8 @@ int InspectSavedModel(const std::string& path, std::ostream& out, std::ostream& 
   for (const auto& m : sm->meta_graphs()) {
     out << "tag set [" << absl::StrJoin(m.meta_info_def().tags(), ", ") << "]: " << m.graph_def().node_size()
         << " nodes";
-    if (!m.meta_info_def().tensorflow_version().empty()) out << ", written by " << m.meta_info_def().tensorflow_version();
+    if (!m.meta_info_def().tensorflow_version().empty())
+      out << ", written by " << m.meta_info_def().tensorflow_version();
     out << "\n";
     std::vector<std::string> keys;
     for (const auto& [k, s] : m.signature_def()) keys.push_back(k);

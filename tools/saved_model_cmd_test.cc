@@ -27,8 +27,10 @@ TEST(SavedModelCmdTest, RunsASignatureByItsKeysAndListsTheModel) {
     ClientSession session(root);
     ASSERT_TRUE(session.Run({init}).ok());
     SavedModelWriter writer;
-    ASSERT_TRUE(writer.AddMetaGraphAndVariables(root, session, saver, {kSavedModelTagServe},
-                                                {{kDefaultServingSignatureDefKey, BuildSignatureDef({{"x", x}}, {{"y", y}})}})
+    ASSERT_TRUE(writer
+                    .AddMetaGraphAndVariables(root, session, saver, {kSavedModelTagServe},
+                                              {{kDefaultServingSignatureDefKey,
+                                                BuildSignatureDef({{"x", x}}, {{"y", y}})}})
                     .ok());
     ASSERT_TRUE(writer.Save(export_dir).ok());
   }

@@ -36,12 +36,12 @@ StatusOr<std::string> StringNpy(const Tensor& t) {
   for (int i = 0; i < t.dims(); ++i) {
     absl::StrAppend(&shape, t.dim_size(i), t.dims() == 1 ? "," : (i + 1 < t.dims() ? ", " : ""));
   }
-  std::string header =
-      absl::StrCat("{'descr': '|S", width, "', 'fortran_order': False, 'shape': (", shape, "), }");
+  std::string header = absl::StrCat("{'descr': '|S", width, "', 'fortran_order': False, 'shape': (", shape, "), }");
   const size_t total = 6 + 4 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header.push_back('\n');
-  if (header.size() > 0xffff) return errors::InvalidArgument("The .npy header of a ", t.dims(), "-d tensor is too long");
+  if (header.size() > 0xffff)
+    return errors::InvalidArgument("The .npy header of a ", t.dims(), "-d tensor is too long");
   std::string out("\x93NUMPY\x01\x00", 8);
   PutLe(&out, header.size(), 2);
   out += header;
@@ -99,8 +99,9 @@ StatusOr<std::string> NpzBytes(const std::vector<std::pair<std::string, Tensor>>
     ASSIGN_OR_RETURN(std::string data, NpyBytes(tensor));
     const std::string file = name + ".npy";
     if (data.size() >= 0xffffffffu || out.size() >= 0xffffffffu || file.size() > 0xffff) {
-      return errors::InvalidArgument("'", name, "' (", data.size(),
-                                     " bytes) does not fit an .npz archive without zip64; write one .npy file per fetch");
+      return errors::InvalidArgument(
+          "'", name, "' (", data.size(),
+          " bytes) does not fit an .npz archive without zip64; write one .npy file per fetch");
     }
     const uint32_t crc = Crc32(data);
     const uint64_t offset = out.size();
@@ -138,7 +139,8 @@ StatusOr<std::string> NpzBytes(const std::vector<std::pair<std::string, Tensor>>
     central += file;
   }
   if (out.size() >= 0xffffffffu || arrays.size() > 0xffff) {
-    return errors::InvalidArgument("The fetches do not fit an .npz archive without zip64; write one .npy file per fetch");
+    return errors::InvalidArgument(
+        "The fetches do not fit an .npz archive without zip64; write one .npy file per fetch");
   }
   const uint64_t cd_offset = out.size();
   out += central;

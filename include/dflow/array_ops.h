@@ -29,7 +29,9 @@ std::vector<Output> Split(const Scope& scope, Input axis, Input value, int64_t n
 std::vector<Output> SplitV(const Scope& scope, Input value, Input size_splits, Input axis, int64_t num_split);
 // Stacks tensors of one shape along a new dimension `axis` ("Pack").
 Output Stack(const Scope& scope, const std::vector<Input>& values, int64_t axis = 0);
-inline Output Pack(const Scope& s, const std::vector<Input>& values, int64_t axis = 0) { return Stack(s, values, axis); }
+inline Output Pack(const Scope& s, const std::vector<Input>& values, int64_t axis = 0) {
+  return Stack(s, values, axis);
+}
 // The `num` slices of `value` along `axis`, which they lose ("Unpack").
 std::vector<Output> Unstack(const Scope& scope, Input value, int64_t num, int64_t axis = 0);
 inline std::vector<Output> Unpack(const Scope& s, Input value, int64_t num, int64_t axis = 0) {

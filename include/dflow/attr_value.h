@@ -25,35 +25,36 @@ struct NameAttrList {
 
 class AttrValue {
  public:
-  using Value = std::variant<std::monostate, std::string, int64_t, float, bool, DType, PartialTensorShape,
-                             Tensor, std::vector<std::string>, std::vector<int64_t>, std::vector<float>,
-                             std::vector<bool>, std::vector<DType>, std::vector<PartialTensorShape>,
-                             std::vector<Tensor>, NameAttrList>;
+  using Value = std::variant<std::monostate, std::string, int64_t, float, bool, DType, PartialTensorShape, Tensor,
+                             std::vector<std::string>, std::vector<int64_t>, std::vector<float>, std::vector<bool>,
+                             std::vector<DType>, std::vector<PartialTensorShape>, std::vector<Tensor>, NameAttrList>;
 
   AttrValue() = default;
-  AttrValue(std::string v) : v_(std::move(v)) {}  // NOLINT
-  AttrValue(const char* v) : v_(std::string(v)) {}  // NOLINT
-  AttrValue(int64_t v) : v_(v) {}                   // NOLINT
-  AttrValue(int v) : v_(int64_t{v}) {}              // NOLINT
-  AttrValue(float v) : v_(v) {}                     // NOLINT
-  AttrValue(bool v) : v_(v) {}                      // NOLINT
-  AttrValue(DType v) : v_(v) {}                     // NOLINT
-  AttrValue(PartialTensorShape v) : v_(std::move(v)) {}  // NOLINT
-  AttrValue(const TensorShape& v) : v_(PartialTensorShape(v)) {}  // NOLINT
-  AttrValue(Tensor v) : v_(std::move(v)) {}         // NOLINT
-  AttrValue(std::vector<std::string> v) : v_(std::move(v)) {}  // NOLINT
-  AttrValue(std::vector<int64_t> v) : v_(std::move(v)) {}      // NOLINT
-  AttrValue(std::vector<float> v) : v_(std::move(v)) {}        // NOLINT
-  AttrValue(std::vector<bool> v) : v_(std::move(v)) {}         // NOLINT
-  AttrValue(std::vector<DType> v) : v_(std::move(v)) {}        // NOLINT
+  AttrValue(std::string v) : v_(std::move(v)) {}                      // NOLINT
+  AttrValue(const char* v) : v_(std::string(v)) {}                    // NOLINT
+  AttrValue(int64_t v) : v_(v) {}                                     // NOLINT
+  AttrValue(int v) : v_(int64_t{v}) {}                                // NOLINT
+  AttrValue(float v) : v_(v) {}                                       // NOLINT
+  AttrValue(bool v) : v_(v) {}                                        // NOLINT
+  AttrValue(DType v) : v_(v) {}                                       // NOLINT
+  AttrValue(PartialTensorShape v) : v_(std::move(v)) {}               // NOLINT
+  AttrValue(const TensorShape& v) : v_(PartialTensorShape(v)) {}      // NOLINT
+  AttrValue(Tensor v) : v_(std::move(v)) {}                           // NOLINT
+  AttrValue(std::vector<std::string> v) : v_(std::move(v)) {}         // NOLINT
+  AttrValue(std::vector<int64_t> v) : v_(std::move(v)) {}             // NOLINT
+  AttrValue(std::vector<float> v) : v_(std::move(v)) {}               // NOLINT
+  AttrValue(std::vector<bool> v) : v_(std::move(v)) {}                // NOLINT
+  AttrValue(std::vector<DType> v) : v_(std::move(v)) {}               // NOLINT
   AttrValue(std::vector<PartialTensorShape> v) : v_(std::move(v)) {}  // NOLINT
-  AttrValue(std::vector<Tensor> v) : v_(std::move(v)) {}       // NOLINT
-  AttrValue(NameAttrList v) : v_(std::move(v)) {}              // NOLINT
+  AttrValue(std::vector<Tensor> v) : v_(std::move(v)) {}              // NOLINT
+  AttrValue(NameAttrList v) : v_(std::move(v)) {}                     // NOLINT
 
   const Value& value() const { return v_; }
   bool empty() const { return std::holds_alternative<std::monostate>(v_); }
   template <typename T>
-  const T* get_if() const { return std::get_if<T>(&v_); }
+  const T* get_if() const {
+    return std::get_if<T>(&v_);
+  }
 
   // The TensorFlow attr type of this value: "int", "list(type)", ... ("" when empty).
   std::string TypeName() const;
@@ -84,8 +85,7 @@ Status GetAttr(const AttrMap& attrs, absl::string_view name, T* out) {
   } else {
     const T* v = it->second.get_if<T>();
     if (v == nullptr) {
-      return errors::InvalidArgument("Attr '", name, "' has type ", it->second.TypeName(),
-                                     ", not the requested one");
+      return errors::InvalidArgument("Attr '", name, "' has type ", it->second.TypeName(), ", not the requested one");
     }
     *out = *v;
   }

@@ -35,9 +35,9 @@ namespace dflow::estimator {
 using ActivationFn = std::function<Output(const Scope& scope, const Output& x)>;
 
 struct DNNOptions {
-  std::vector<int64_t> hidden_units;                   // one entry per hidden layer, each >= 1
+  std::vector<int64_t> hidden_units;                    // one entry per hidden layer, each >= 1
   std::vector<feature_column::Column> feature_columns;  // dense columns
-  ActivationFn activation_fn;                          // empty: Relu
+  ActivationFn activation_fn;                           // empty: Relu
   // The probability of dropping a hidden unit's output, applied after each hidden layer's
   // activation in TRAIN mode only; 0 (the default) for none. In [0, 1).
   double dropout = 0;

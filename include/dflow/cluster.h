@@ -46,7 +46,7 @@ class ClusterSpec {
 // The task this process is, in its cluster.
 struct TaskConfig {
   ClusterSpec cluster;
-  std::string job_name;   // "ps", "worker", "chief", "evaluator"
+  std::string job_name;  // "ps", "worker", "chief", "evaluator"
   int task_index = 0;
   // The chief: task 0 of "chief" if the cluster has that job, else task 0 of "worker".
   bool is_chief = false;

@@ -31,8 +31,8 @@ using LoopBodyFn = std::function<std::vector<Output>(const Scope&, const std::ve
 // must return the same number of outputs with matching dtypes. Tensors from outside that a
 // branch reads enter it through a Switch on `pred` (as in TensorFlow), so gradients that flow
 // into them from the untaken branch are zeros.
-std::vector<Output> Cond(const Scope& scope, Output pred, const std::vector<Output>& inputs,
-                         const BranchFn& then_fn, const BranchFn& else_fn);
+std::vector<Output> Cond(const Scope& scope, Output pred, const std::vector<Output>& inputs, const BranchFn& then_fn,
+                         const BranchFn& else_fn);
 
 // Runs body_fn while cond_fn holds, starting from `loop_vars`; returns the final values. Loops
 // nest: body_fn may build another WhileLoop or a Cond.

@@ -63,7 +63,6 @@ Status WriteCredentials(const ClusterCredentials& creds, const std::string& dir)
 // Fresh credentials for a cluster: a secret, a chief secret, a CA and one certificate for every
 // task, valid for `hosts`, localhost, 127.0.0.1, ::1 and the name "dflow.cluster" (set as
 // `server_name`, so the certificate holds whatever address a task has).
-StatusOr<ClusterCredentials> GenerateClusterCredentials(const std::vector<std::string>& hosts,
-                                                        bool mutual_tls = false);
+StatusOr<ClusterCredentials> GenerateClusterCredentials(const std::vector<std::string>& hosts, bool mutual_tls = false);
 
 }  // namespace dflow

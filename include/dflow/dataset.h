@@ -65,14 +65,14 @@ struct Element {
 
 // Options of Dataset::Csv and of DecodeCsv (TensorFlow's CsvDataset / decode_csv).
 struct CsvOptions {
-  bool header = false;          // skip the first line of every file
-  std::string field_delim = ",";  // one character
-  bool use_quote_delim = true;  // "..." quotes fields; "" inside quotes is a quote
-  std::string na_value;         // a field equal to this takes its default ("" by default)
-  std::vector<int64_t> select_cols;  // increasing column indices to keep; empty: all
+  bool header = false;                    // skip the first line of every file
+  std::string field_delim = ",";          // one character
+  bool use_quote_delim = true;            // "..." quotes fields; "" inside quotes is a quote
+  std::string na_value;                   // a field equal to this takes its default ("" by default)
+  std::vector<int64_t> select_cols;       // increasing column indices to keep; empty: all
   std::vector<std::string> column_names;  // names of the components (after select_cols)
-  std::string compression_type;  // "" only
-  int64_t buffer_size = 256 << 10;  // read-ahead bytes per file
+  std::string compression_type;           // "" only
+  int64_t buffer_size = 256 << 10;        // read-ahead bytes per file
 };
 
 class Iterator {

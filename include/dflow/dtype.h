@@ -35,9 +35,7 @@ enum DType : int {
 constexpr int kDTypeRefOffset = 100;
 
 inline bool IsRefType(DType t) { return static_cast<int>(t) > kDTypeRefOffset; }
-inline DType BaseType(DType t) {
-  return IsRefType(t) ? static_cast<DType>(static_cast<int>(t) - kDTypeRefOffset) : t;
-}
+inline DType BaseType(DType t) { return IsRefType(t) ? static_cast<DType>(static_cast<int>(t) - kDTypeRefOffset) : t; }
 inline DType MakeRefType(DType t) {
   return IsRefType(t) ? t : static_cast<DType>(static_cast<int>(t) + kDTypeRefOffset);
 }
@@ -59,24 +57,49 @@ bool DTypeFromString(absl::string_view s, DType* out);
 // Maps a C++ type to its DType at compile time.
 template <typename T>
 struct DTypeOf;
-template <> struct DTypeOf<float> { static constexpr DType value = DT_FLOAT; };
-template <> struct DTypeOf<double> { static constexpr DType value = DT_DOUBLE; };
-template <> struct DTypeOf<int32_t> { static constexpr DType value = DT_INT32; };
-template <> struct DTypeOf<int64_t> { static constexpr DType value = DT_INT64; };
-template <> struct DTypeOf<uint8_t> { static constexpr DType value = DT_UINT8; };
-template <> struct DTypeOf<bool> { static constexpr DType value = DT_BOOL; };
-template <> struct DTypeOf<std::string> { static constexpr DType value = DT_STRING; };
+template <>
+struct DTypeOf<float> {
+  static constexpr DType value = DT_FLOAT;
+};
+template <>
+struct DTypeOf<double> {
+  static constexpr DType value = DT_DOUBLE;
+};
+template <>
+struct DTypeOf<int32_t> {
+  static constexpr DType value = DT_INT32;
+};
+template <>
+struct DTypeOf<int64_t> {
+  static constexpr DType value = DT_INT64;
+};
+template <>
+struct DTypeOf<uint8_t> {
+  static constexpr DType value = DT_UINT8;
+};
+template <>
+struct DTypeOf<bool> {
+  static constexpr DType value = DT_BOOL;
+};
+template <>
+struct DTypeOf<std::string> {
+  static constexpr DType value = DT_STRING;
+};
 struct ResourceHandle;
-template <> struct DTypeOf<ResourceHandle> { static constexpr DType value = DT_RESOURCE; };
+template <>
+struct DTypeOf<ResourceHandle> {
+  static constexpr DType value = DT_RESOURCE;
+};
 struct Variant;
-template <> struct DTypeOf<Variant> { static constexpr DType value = DT_VARIANT; };
+template <>
+struct DTypeOf<Variant> {
+  static constexpr DType value = DT_VARIANT;
+};
 
 // Calls fn.template operator()<T>() with the C++ type of `t`; returns false for types outside
 // the list (the caller turns that into an error naming the op and the type).
-#define DFLOW_DTYPE_CASE(T)                 \
-  case DTypeOf<T>::value:                   \
-    fn.template operator()<T>();            \
-    return true;
+#define DFLOW_DTYPE_CASE(T) \
+  case DTypeOf<T>::value: fn.template operator()<T>(); return true;
 
 template <typename Fn>
 bool VisitNumeric(DType t, Fn&& fn) {
@@ -86,8 +109,7 @@ bool VisitNumeric(DType t, Fn&& fn) {
     DFLOW_DTYPE_CASE(int32_t)
     DFLOW_DTYPE_CASE(int64_t)
     DFLOW_DTYPE_CASE(uint8_t)
-    default:
-      return false;
+    default: return false;
   }
 }
 
@@ -100,8 +122,7 @@ bool VisitPOD(DType t, Fn&& fn) {
     DFLOW_DTYPE_CASE(int64_t)
     DFLOW_DTYPE_CASE(uint8_t)
     DFLOW_DTYPE_CASE(bool)
-    default:
-      return false;
+    default: return false;
   }
 }
 

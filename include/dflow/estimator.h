@@ -118,7 +118,7 @@ struct RunConfig {
 
 // What an input function gives: features (and labels), or a dataset of them.
 struct InputFnResult {
-  InputFnResult(data::Dataset dataset) : dataset(std::move(dataset)) {}  // NOLINT: the common case
+  InputFnResult(data::Dataset dataset) : dataset(std::move(dataset)) {}       // NOLINT: the common case
   InputFnResult(feature_column::Features features, Output labels = Output())  // NOLINT
       : features(std::move(features)), labels(labels) {}
   std::optional<data::Dataset> dataset;

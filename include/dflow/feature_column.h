@@ -162,8 +162,8 @@ Output InputLayer(const Scope& scope, const Features& features, const std::vecto
 // [num_buckets, units], combined per example by `sparse_combiner` ("sum", the default, "mean",
 // "sqrtn"). Variables "linear_model/<column>/weights" and "linear_model/bias_weights", all zeros
 // at first. Errors are recorded in the scope.
-Output LinearModel(const Scope& scope, const Features& features, const std::vector<Column>& columns,
-                   int64_t units = 1, const std::string& sparse_combiner = "sum");
+Output LinearModel(const Scope& scope, const Features& features, const std::vector<Column>& columns, int64_t units = 1,
+                   const std::string& sparse_combiner = "sum");
 
 // The [batch, dimension] combination of the rows of `weights` ([num_buckets, dimension]) picked
 // by ids [batch, k] (int64, -1 = missing), by `combiner`: what EmbeddingColumn and LinearModel

@@ -52,7 +52,7 @@ using Params = AttrMap;
 // TensorFlow's model_fn(features, labels, mode, params): builds the mode's graph in `scope`.
 // labels is an invalid Output in PREDICT mode.
 using ModelFn = std::function<StatusOr<EstimatorSpec>(const Scope& scope, const feature_column::Features& features,
-                                                       const Output& labels, ModeKeys mode, const Params& params)>;
+                                                      const Output& labels, ModeKeys mode, const Params& params)>;
 
 // Makes a fresh optimizer for one graph (optimizers keep per-graph slots).
 using OptimizerFn = std::function<std::unique_ptr<train::Optimizer>()>;
@@ -102,6 +102,6 @@ std::shared_ptr<const Head> RegressionHead(int64_t label_dimension = 1,
 // MultiClassHead for n_classes >= 3, BinaryClassHead for 2 (as TensorFlow's classifiers pick);
 // an error for fewer than 2.
 StatusOr<std::shared_ptr<const Head>> ClassificationHead(int64_t n_classes,
-                                                          LossReduction reduction = LossReduction::kSumOverBatchSize);
+                                                         LossReduction reduction = LossReduction::kSumOverBatchSize);
 
 }  // namespace dflow::estimator

@@ -41,12 +41,10 @@ Output Conv2D(const Scope& scope, Input input, Input filter, const Conv2DAttrs& 
 
 // Pooling over ksize windows (4 entries in data_format order, 1 for batch and depth), strides
 // apart; padding "SAME" or "VALID". AvgPool leaves padded positions out of each mean.
-Output MaxPool(const Scope& scope, Input input, const std::vector<int64_t>& ksize,
-               const std::vector<int64_t>& strides, const std::string& padding,
-               const std::string& data_format = "NHWC");
-Output AvgPool(const Scope& scope, Input value, const std::vector<int64_t>& ksize,
-               const std::vector<int64_t>& strides, const std::string& padding,
-               const std::string& data_format = "NHWC");
+Output MaxPool(const Scope& scope, Input input, const std::vector<int64_t>& ksize, const std::vector<int64_t>& strides,
+               const std::string& padding, const std::string& data_format = "NHWC");
+Output AvgPool(const Scope& scope, Input value, const std::vector<int64_t>& ksize, const std::vector<int64_t>& strides,
+               const std::string& padding, const std::string& data_format = "NHWC");
 
 // Per-example losses [batch] and their gradients with respect to features [batch, classes].
 struct SoftmaxCrossEntropy {

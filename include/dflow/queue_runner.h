@@ -75,14 +75,14 @@ class QueueRunner : public RunnerInterface, public std::enable_shared_from_this<
   std::condition_variable ended_cv_;  // signalled when a thread stops looping
 
   mutable std::mutex mu_;
-  ClientSession* session_ = nullptr;  // guarded by mu_
-  Coordinator* coord_ = nullptr;      // guarded by mu_
+  ClientSession* session_ = nullptr;             // guarded by mu_
+  Coordinator* coord_ = nullptr;                 // guarded by mu_
   std::shared_ptr<CancellationManager> cancel_;  // of the current Start; guarded by mu_
-  std::vector<std::thread> threads_;  // guarded by mu_
-  int active_ = 0;                    // threads not yet ended; guarded by mu_
-  int looping_ = 0;                   // threads still running their op; guarded by mu_
-  bool stop_ = false;                 // guarded by mu_
-  Status status_;                     // guarded by mu_
+  std::vector<std::thread> threads_;             // guarded by mu_
+  int active_ = 0;                               // threads not yet ended; guarded by mu_
+  int looping_ = 0;                              // threads still running their op; guarded by mu_
+  bool stop_ = false;                            // guarded by mu_
+  Status status_;                                // guarded by mu_
   std::atomic<int64_t> runs_{0};
 };
 

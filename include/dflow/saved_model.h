@@ -75,9 +75,9 @@ proto::SignatureDef BuildSignatureDef(const std::map<std::string, Output>& input
 class SavedModelWriter {
  public:
   struct Options {
-    std::string main_op;                    // an op name, run after the restore ("" none)
-    std::vector<std::string> asset_files;   // paths copied into assets/; see asset_tensors
-    std::vector<std::string> asset_tensors; // the string tensor fed each asset's path ("path:0")
+    std::string main_op;                     // an op name, run after the restore ("" none)
+    std::vector<std::string> asset_files;    // paths copied into assets/; see asset_tensors
+    std::vector<std::string> asset_tensors;  // the string tensor fed each asset's path ("path:0")
     bool clear_devices = false;
   };
   // Adds the scope's graph as the MetaGraphDef tagged `tags`; Save then writes the variables of
@@ -85,8 +85,7 @@ class SavedModelWriter {
   // Save). One call per writer: FailedPrecondition for a second.
   Status AddMetaGraphAndVariables(const Scope& scope, const ClientSession& session, const train::Saver& saver,
                                   const std::vector<std::string>& tags,
-                                  const std::map<std::string, proto::SignatureDef>& signatures,
-                                  const Options& options);
+                                  const std::map<std::string, proto::SignatureDef>& signatures, const Options& options);
   Status AddMetaGraphAndVariables(const Scope& scope, const ClientSession& session, const train::Saver& saver,
                                   const std::vector<std::string>& tags,
                                   const std::map<std::string, proto::SignatureDef>& signatures) {

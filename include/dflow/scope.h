@@ -76,18 +76,18 @@ class Input {
  public:
   // A value given in code: a scalar, a (nested) list or a Tensor.
   struct Initializer {
-    Initializer(int32_t v) : tensor(v), literal(true) {}            // NOLINT
-    Initializer(int64_t v) : tensor(v), literal(true) {}            // NOLINT
-    Initializer(float v) : tensor(v), literal(true) {}              // NOLINT
-    Initializer(double v) : tensor(v), literal(true) {}             // NOLINT
-    Initializer(bool v) : tensor(v), literal(true) {}               // NOLINT
-    Initializer(const char* v) : tensor(v), literal(true) {}        // NOLINT
-    Initializer(const std::string& v) : tensor(v), literal(true) {} // NOLINT
-    Initializer(const Tensor& t) : tensor(t) {}                     // NOLINT
+    Initializer(int32_t v) : tensor(v), literal(true) {}             // NOLINT
+    Initializer(int64_t v) : tensor(v), literal(true) {}             // NOLINT
+    Initializer(float v) : tensor(v), literal(true) {}               // NOLINT
+    Initializer(double v) : tensor(v), literal(true) {}              // NOLINT
+    Initializer(bool v) : tensor(v), literal(true) {}                // NOLINT
+    Initializer(const char* v) : tensor(v), literal(true) {}         // NOLINT
+    Initializer(const std::string& v) : tensor(v), literal(true) {}  // NOLINT
+    Initializer(const Tensor& t) : tensor(t) {}                      // NOLINT
     // Rows of equal shape and dtype: {1, 2}, {{1, 2}, {3, 4}}.
-    Initializer(std::initializer_list<Initializer> rows);           // NOLINT
+    Initializer(std::initializer_list<Initializer> rows);  // NOLINT
     template <typename T>
-    Initializer(const std::vector<T>& v)                            // NOLINT
+    Initializer(const std::vector<T>& v)  // NOLINT
         : literal(true) {
       TensorShape s;
       s.AddDimUnchecked(static_cast<int64_t>(v.size()));
@@ -104,17 +104,17 @@ class Input {
     bool literal = false;  // came from a C++ literal, so its dtype may adapt
   };
 
-  Input(const Output& o) : output_(o) {}                  // NOLINT
-  Input(const Operation& op) : output_(op, 0) {}          // NOLINT
-  Input(const Initializer& init) : init_(init), is_init_(true) {}  // NOLINT
-  Input(int32_t v) : Input(Initializer(v)) {}             // NOLINT
-  Input(int64_t v) : Input(Initializer(v)) {}             // NOLINT
-  Input(float v) : Input(Initializer(v)) {}               // NOLINT
-  Input(double v) : Input(Initializer(v)) {}              // NOLINT
-  Input(bool v) : Input(Initializer(v)) {}                // NOLINT
-  Input(const char* v) : Input(Initializer(v)) {}         // NOLINT
-  Input(const std::string& v) : Input(Initializer(v)) {}  // NOLINT
-  Input(const Tensor& t) : Input(Initializer(t)) {}       // NOLINT
+  Input(const Output& o) : output_(o) {}                                        // NOLINT
+  Input(const Operation& op) : output_(op, 0) {}                                // NOLINT
+  Input(const Initializer& init) : init_(init), is_init_(true) {}               // NOLINT
+  Input(int32_t v) : Input(Initializer(v)) {}                                   // NOLINT
+  Input(int64_t v) : Input(Initializer(v)) {}                                   // NOLINT
+  Input(float v) : Input(Initializer(v)) {}                                     // NOLINT
+  Input(double v) : Input(Initializer(v)) {}                                    // NOLINT
+  Input(bool v) : Input(Initializer(v)) {}                                      // NOLINT
+  Input(const char* v) : Input(Initializer(v)) {}                               // NOLINT
+  Input(const std::string& v) : Input(Initializer(v)) {}                        // NOLINT
+  Input(const Tensor& t) : Input(Initializer(t)) {}                             // NOLINT
   Input(std::initializer_list<Initializer> rows) : Input(Initializer(rows)) {}  // NOLINT
 
   bool is_initializer() const { return is_init_; }
@@ -198,8 +198,8 @@ class Scope {
   struct Shared;
   explicit Scope(std::shared_ptr<Shared> shared) : shared_(std::move(shared)) {}
   std::shared_ptr<Shared> shared_;
-  std::string prefix_;       // "layer1/"
-  std::string op_name_;      // set by WithOpName
+  std::string prefix_;   // "layer1/"
+  std::string op_name_;  // set by WithOpName
   std::string device_;
   struct DeviceFunctionLevel;  // a device function and the device set outside it
   std::vector<std::shared_ptr<const DeviceFunctionLevel>> device_functions_;  // outermost first

@@ -30,8 +30,7 @@ struct ResourceAttrs {
   std::string shared_name;
 };
 // A DT_RESOURCE handle to the variable; it does not create it (AssignVariableOp does).
-Output VarHandleOp(const Scope& scope, DType dtype, const PartialTensorShape& shape,
-                   const ResourceAttrs& attrs = {});
+Output VarHandleOp(const Scope& scope, DType dtype, const PartialTensorShape& shape, const ResourceAttrs& attrs = {});
 // A snapshot of the value; FailedPrecondition when it was never assigned. Differentiable: the
 // gradient flows to the handle.
 Output ReadVariableOp(const Scope& scope, Input resource, DType dtype);
@@ -79,8 +78,7 @@ Output RandomShuffleQueue(const Scope& scope, const std::vector<DType>& componen
                           const RandomShuffleQueueAttrs& attrs = {});
 // Enqueues one element, waiting while the queue is full; timeout_ms < 0 waits without a
 // deadline (the step's deadline and Session::Close still end the wait).
-Operation QueueEnqueue(const Scope& scope, Input handle, const std::vector<Input>& components,
-                       int64_t timeout_ms = -1);
+Operation QueueEnqueue(const Scope& scope, Input handle, const std::vector<Input>& components, int64_t timeout_ms = -1);
 // Enqueues the rows (dimension 0) of each component as elements.
 Operation QueueEnqueueMany(const Scope& scope, Input handle, const std::vector<Input>& components,
                            int64_t timeout_ms = -1);

@@ -20,35 +20,65 @@ using absl::StatusOr;
 
 namespace errors {
 template <typename... Args>
-Status InvalidArgument(const Args&... args) { return absl::InvalidArgumentError(absl::StrCat(args...)); }
+Status InvalidArgument(const Args&... args) {
+  return absl::InvalidArgumentError(absl::StrCat(args...));
+}
 template <typename... Args>
-Status NotFound(const Args&... args) { return absl::NotFoundError(absl::StrCat(args...)); }
+Status NotFound(const Args&... args) {
+  return absl::NotFoundError(absl::StrCat(args...));
+}
 template <typename... Args>
-Status FailedPrecondition(const Args&... args) { return absl::FailedPreconditionError(absl::StrCat(args...)); }
+Status FailedPrecondition(const Args&... args) {
+  return absl::FailedPreconditionError(absl::StrCat(args...));
+}
 template <typename... Args>
-Status OutOfRange(const Args&... args) { return absl::OutOfRangeError(absl::StrCat(args...)); }
+Status OutOfRange(const Args&... args) {
+  return absl::OutOfRangeError(absl::StrCat(args...));
+}
 template <typename... Args>
-Status Internal(const Args&... args) { return absl::InternalError(absl::StrCat(args...)); }
+Status Internal(const Args&... args) {
+  return absl::InternalError(absl::StrCat(args...));
+}
 template <typename... Args>
-Status Unimplemented(const Args&... args) { return absl::UnimplementedError(absl::StrCat(args...)); }
+Status Unimplemented(const Args&... args) {
+  return absl::UnimplementedError(absl::StrCat(args...));
+}
 template <typename... Args>
-Status AlreadyExists(const Args&... args) { return absl::AlreadyExistsError(absl::StrCat(args...)); }
+Status AlreadyExists(const Args&... args) {
+  return absl::AlreadyExistsError(absl::StrCat(args...));
+}
 template <typename... Args>
-Status Unavailable(const Args&... args) { return absl::UnavailableError(absl::StrCat(args...)); }
+Status Unavailable(const Args&... args) {
+  return absl::UnavailableError(absl::StrCat(args...));
+}
 template <typename... Args>
-Status Aborted(const Args&... args) { return absl::AbortedError(absl::StrCat(args...)); }
+Status Aborted(const Args&... args) {
+  return absl::AbortedError(absl::StrCat(args...));
+}
 template <typename... Args>
-Status DataLoss(const Args&... args) { return absl::DataLossError(absl::StrCat(args...)); }
+Status DataLoss(const Args&... args) {
+  return absl::DataLossError(absl::StrCat(args...));
+}
 template <typename... Args>
-Status DeadlineExceeded(const Args&... args) { return absl::DeadlineExceededError(absl::StrCat(args...)); }
+Status DeadlineExceeded(const Args&... args) {
+  return absl::DeadlineExceededError(absl::StrCat(args...));
+}
 template <typename... Args>
-Status Cancelled(const Args&... args) { return absl::CancelledError(absl::StrCat(args...)); }
+Status Cancelled(const Args&... args) {
+  return absl::CancelledError(absl::StrCat(args...));
+}
 template <typename... Args>
-Status PermissionDenied(const Args&... args) { return absl::PermissionDeniedError(absl::StrCat(args...)); }
+Status PermissionDenied(const Args&... args) {
+  return absl::PermissionDeniedError(absl::StrCat(args...));
+}
 template <typename... Args>
-Status Unauthenticated(const Args&... args) { return absl::UnauthenticatedError(absl::StrCat(args...)); }
+Status Unauthenticated(const Args&... args) {
+  return absl::UnauthenticatedError(absl::StrCat(args...));
+}
 template <typename... Args>
-Status ResourceExhausted(const Args&... args) { return absl::ResourceExhaustedError(absl::StrCat(args...)); }
+Status ResourceExhausted(const Args&... args) {
+  return absl::ResourceExhaustedError(absl::StrCat(args...));
+}
 
 // Returns `s` with `prefix` prepended to its message, keeping the code.
 Status Annotate(const Status& s, absl::string_view prefix);
@@ -60,10 +90,10 @@ Status Annotate(const Status& s, absl::string_view prefix);
 #define DFLOW_CONCAT(a, b) DFLOW_CONCAT_INNER(a, b)
 
 // Returns the Status of `expr` from the enclosing function when it is not OK.
-#define DFLOW_RETURN_IF_ERROR(expr)                        \
-  do {                                                     \
-    ::absl::Status _dflow_status = (expr);                 \
-    if (!_dflow_status.ok()) return _dflow_status;         \
+#define DFLOW_RETURN_IF_ERROR(expr)                \
+  do {                                             \
+    ::absl::Status _dflow_status = (expr);         \
+    if (!_dflow_status.ok()) return _dflow_status; \
   } while (0)
 
 // Evaluates `rexpr` (a StatusOr); returns its Status when it is not OK, else moves its value

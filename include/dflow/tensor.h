@@ -52,8 +52,7 @@ class Tensor {
   // The same, charged to `budget` (a task's memory limit, inside dflow) until the buffer is
   // freed: ResourceExhausted, before any memory is taken, when the budget cannot cover it. A
   // null budget is the plain Allocate.
-  static StatusOr<Tensor> Allocate(DType dtype, const TensorShape& shape,
-                                   const std::shared_ptr<MemoryBudget>& budget);
+  static StatusOr<Tensor> Allocate(DType dtype, const TensorShape& shape, const std::shared_ptr<MemoryBudget>& budget);
   // A tensor holding `values` in row-major order; InvalidArgument if the count does not match.
   template <typename T>
   static StatusOr<Tensor> FromValues(absl::Span<const T> values, const TensorShape& shape);
@@ -61,8 +60,7 @@ class Tensor {
   Tensor(const Tensor& o) : dtype_(o.dtype_), shape_(o.shape_), buf_(o.buf_), data_(o.data_) {
     if (buf_) RefBuffer(buf_);
   }
-  Tensor(Tensor&& o) noexcept
-      : dtype_(o.dtype_), shape_(std::move(o.shape_)), buf_(o.buf_), data_(o.data_) {
+  Tensor(Tensor&& o) noexcept : dtype_(o.dtype_), shape_(std::move(o.shape_)), buf_(o.buf_), data_(o.data_) {
     o.buf_ = nullptr;
     o.data_ = nullptr;
     o.dtype_ = DT_INVALID;
@@ -110,15 +108,21 @@ class Tensor {
     return static_cast<const T*>(data_);
   }
   template <typename T>
-  absl::Span<T> flat() { return absl::Span<T>(data<T>(), static_cast<size_t>(NumElements())); }
+  absl::Span<T> flat() {
+    return absl::Span<T>(data<T>(), static_cast<size_t>(NumElements()));
+  }
   template <typename T>
   absl::Span<const T> flat() const {
     return absl::Span<const T>(data<T>(), static_cast<size_t>(NumElements()));
   }
   template <typename T>
-  T& scalar() { return *data<T>(); }
+  T& scalar() {
+    return *data<T>();
+  }
   template <typename T>
-  const T& scalar() const { return *data<T>(); }
+  const T& scalar() const {
+    return *data<T>();
+  }
   void* raw_data() { return data_; }
   const void* raw_data() const { return data_; }
 
@@ -159,8 +163,8 @@ std::string FormatNumber(double v);
 template <typename T>
 StatusOr<Tensor> Tensor::FromValues(absl::Span<const T> values, const TensorShape& shape) {
   if (static_cast<int64_t>(values.size()) != shape.num_elements()) {
-    return errors::InvalidArgument("Cannot make a tensor of shape ", shape.DebugString(), " from ",
-                                   values.size(), " values");
+    return errors::InvalidArgument("Cannot make a tensor of shape ", shape.DebugString(), " from ", values.size(),
+                                   " values");
   }
   DFLOW_ASSIGN_OR_RETURN(Tensor t, Allocate(DTypeOf<T>::value, shape));
   T* out = t.data<T>();

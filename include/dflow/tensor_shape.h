@@ -52,9 +52,9 @@ class TensorShape {
 
 class PartialTensorShape {
  public:
-  PartialTensorShape() : unknown_rank_(true) {}  // unknown rank
+  PartialTensorShape() : unknown_rank_(true) {}             // unknown rank
   PartialTensorShape(std::initializer_list<int64_t> dims);  // -1 marks unknown dimensions
-  PartialTensorShape(const TensorShape& s);                  // NOLINT: implicit on purpose
+  PartialTensorShape(const TensorShape& s);                 // NOLINT: implicit on purpose
   static StatusOr<PartialTensorShape> FromDims(absl::Span<const int64_t> dims);
   static PartialTensorShape Scalar() { return PartialTensorShape(std::initializer_list<int64_t>{}); }
   static PartialTensorShape UnknownRank() { return PartialTensorShape(); }
@@ -76,9 +76,7 @@ class PartialTensorShape {
   // The most specific shape consistent with both; InvalidArgument if they are incompatible.
   StatusOr<PartialTensorShape> MergeWith(const PartialTensorShape& other) const;
 
-  bool operator==(const PartialTensorShape& o) const {
-    return unknown_rank_ == o.unknown_rank_ && dims_ == o.dims_;
-  }
+  bool operator==(const PartialTensorShape& o) const { return unknown_rank_ == o.unknown_rank_ && dims_ == o.dims_; }
 
   // "<unknown>", "[2,?]", "[]".
   std::string DebugString() const;

@@ -86,8 +86,8 @@ class AdagradOptimizer : public Optimizer {
 // Adam (Kingma & Ba) in TensorFlow's form: lr_t = lr * sqrt(1 - beta2^t) / (1 - beta1^t).
 class AdamOptimizer : public Optimizer {
  public:
-  explicit AdamOptimizer(Input learning_rate = 0.001, double beta1 = 0.9, double beta2 = 0.999,
-                         double epsilon = 1e-8, bool use_locking = false);
+  explicit AdamOptimizer(Input learning_rate = 0.001, double beta1 = 0.9, double beta2 = 0.999, double epsilon = 1e-8,
+                         bool use_locking = false);
 };
 
 // RMSProp: ms = decay * ms + (1 - decay) * grad^2 (ms starts at 1);
@@ -103,9 +103,9 @@ class RMSPropOptimizer : public Optimizer {
 // FTRL-proximal (McMahan et al.), as TensorFlow's FtrlOptimizer.
 class FtrlOptimizer : public Optimizer {
  public:
-  explicit FtrlOptimizer(Input learning_rate, double learning_rate_power = -0.5,
-                         double initial_accumulator_value = 0.1, double l1_regularization_strength = 0.0,
-                         double l2_regularization_strength = 0.0, bool use_locking = false);
+  explicit FtrlOptimizer(Input learning_rate, double learning_rate_power = -0.5, double initial_accumulator_value = 0.1,
+                         double l1_regularization_strength = 0.0, double l2_regularization_strength = 0.0,
+                         bool use_locking = false);
 };
 
 // The int64 scalar variable "global_step" (not trainable), initialized to 0 by

@@ -19,8 +19,8 @@ namespace init {
 struct Initializer {
   enum class Kind { kZeros, kOnes, kConstant, kRandomUniform, kRandomNormal, kTruncatedNormal, kGlorotUniform };
   Kind kind = Kind::kZeros;
-  Tensor value;          // kConstant
-  double a = 0, b = 1;   // uniform: [a, b); normal: mean a, stddev b
+  Tensor value;         // kConstant
+  double a = 0, b = 1;  // uniform: [a, b); normal: mean a, stddev b
   int64_t seed = 0;
 };
 Initializer Zeros();

@@ -45,7 +45,7 @@ Tensor ToTensor(py::handle value, DType want);
 // Numbers: a numpy array (zero-copy when nothing else holds the buffer) or a numpy scalar for
 // 0-d; strings: bytes or an object array of bytes.
 py::object ToNumpy(Tensor t);
-py::object NumpyDType(DType t);  // numpy.dtype for a dflow dtype
+py::object NumpyDType(DType t);          // numpy.dtype for a dflow dtype
 DType FromNumpyDType(py::handle dtype);  // DT_INVALID when dflow has no such dtype
 
 // A node of a graph, kept alive by holding the graph.
@@ -59,7 +59,7 @@ struct OutputRef {
   Output out;
 };
 
-PartialTensorShape ToShape(py::handle shape);  // None / list of ints and None
+PartialTensorShape ToShape(py::handle shape);       // None / list of ints and None
 py::object FromShape(const PartialTensorShape& s);  // None for unknown rank, else a tuple
 AttrValue ToAttrValue(const std::string& attr_type, py::handle value);
 py::object FromAttrValue(const AttrValue& v);
@@ -73,13 +73,13 @@ const ClientSession& ClientSessionOf(py::handle session);
 const ClientSession* BorrowedClientSession(py::handle session);
 
 // Parts of the module, one per file.
-void BindCore(py::module_& m);      // core.cc: graphs, scopes, nodes, op building, registry
-void BindSession(py::module_& m);   // session.cc: Session, run, Ctrl-C
-void BindTrain(py::module_& m);     // train.cc: gradients, control flow, variables, optimizers, savers
-void BindData(py::module_& m);      // data.cc: datasets, functions traced from Python
-void BindEstimator(py::module_& m); // estimator.cc: feature columns (BindFeatureColumns), estimators
+void BindCore(py::module_& m);            // core.cc: graphs, scopes, nodes, op building, registry
+void BindSession(py::module_& m);         // session.cc: Session, run, Ctrl-C
+void BindTrain(py::module_& m);           // train.cc: gradients, control flow, variables, optimizers, savers
+void BindData(py::module_& m);            // data.cc: datasets, functions traced from Python
+void BindEstimator(py::module_& m);       // estimator.cc: feature columns (BindFeatureColumns), estimators
 void BindFeatureColumns(py::module_& m);  // feature_columns.cc: feature columns, input_layer, linear_model
-void BindServer(py::module_& m);    // server.cc: Server, cluster specs, device setter, coordinators
-void BindCluster(py::module_& m);   // cluster.cc: monitored sessions, hooks, SyncReplicasOptimizer
+void BindServer(py::module_& m);          // server.cc: Server, cluster specs, device setter, coordinators
+void BindCluster(py::module_& m);         // cluster.cc: monitored sessions, hooks, SyncReplicasOptimizer
 
 }  // namespace dflow::python

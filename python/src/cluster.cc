@@ -109,7 +109,7 @@ void ClearStash(Stash* stash) {
 
 // A ClientSession owned by a training loop, lent to Python while the loop keeps it.
 struct BorrowedState {
-  std::shared_mutex mu;  // shared by runs, exclusive to Invalidate
+  std::shared_mutex mu;              // shared by runs, exclusive to Invalidate
   ClientSession* session = nullptr;  // null once the loop dropped it
   std::shared_ptr<Graph> graph;
   CancellationManager cancel;  // cancels the runs in flight when the session goes
@@ -232,9 +232,8 @@ class PySaver : public train::SaverInterface {
     return path;
   }
   Status Restore(const ClientSession& session, const std::string& path) override {
-    return CallPython(Stash(), [&] {
-      WithSession(session, [&](py::object sess) { impl_.attr("restore")(sess, path); });
-    });
+    return CallPython(Stash(),
+                      [&] { WithSession(session, [&](py::object sess) { impl_.attr("restore")(sess, path); }); });
   }
   StatusOr<std::string> LatestCheckpoint(const std::string& dir) override {
     std::string path;
@@ -285,7 +284,8 @@ class PySaver : public train::SaverInterface {
 
 class PySummaryWriter : public train::SummaryWriterInterface {
  public:
-  PySummaryWriter(py::object impl, std::shared_ptr<LoopShared> shared) : impl_(std::move(impl)), shared_(std::move(shared)) {}
+  PySummaryWriter(py::object impl, std::shared_ptr<LoopShared> shared)
+      : impl_(std::move(impl)), shared_(std::move(shared)) {}
   ~PySummaryWriter() override { DropPython(impl_); }
   Status AddSummary(const std::string& serialized, int64_t step) override {
     return CallPython(stash(), [&] { impl_.attr("add_summary")(py::bytes(serialized), step); });
@@ -391,7 +391,8 @@ struct MonitoredSessionHandle {
 };
 
 // What the Python side passes for a C++ SessionRunHook: a C++ hook, or a bridge to adapt.
-std::vector<std::shared_ptr<train::SessionRunHook>> HookList(py::list hooks, const std::shared_ptr<LoopShared>& shared) {
+std::vector<std::shared_ptr<train::SessionRunHook>> HookList(py::list hooks,
+                                                             const std::shared_ptr<LoopShared>& shared) {
   std::vector<std::shared_ptr<train::SessionRunHook>> out;
   bool first_py = true;
   for (py::handle h : hooks) {
@@ -521,36 +522,44 @@ void BindCluster(py::module_& m) {
   // ---- hooks, savers, summary writers ----
   py::class_<train::SessionRunHook, std::shared_ptr<train::SessionRunHook>>(m, "SessionRunHook");
   py::class_<train::SaverInterface, std::shared_ptr<train::SaverInterface>>(m, "SaverInterface");
-  py::class_<train::SummaryWriterInterface, std::shared_ptr<train::SummaryWriterInterface>>(m, "SummaryWriterInterface");
+  py::class_<train::SummaryWriterInterface, std::shared_ptr<train::SummaryWriterInterface>>(m,
+                                                                                            "SummaryWriterInterface");
   py::class_<RunContextRef>(m, "RunContext")
-      .def("request_stop", [](RunContextRef& r) {
-        if (r.ctx != nullptr) r.ctx->RequestStop();
-      })
-      .def_property_readonly("stop_requested", [](const RunContextRef& r) {
-        return r.ctx != nullptr && r.ctx->stop_requested();
-      })
+      .def("request_stop",
+           [](RunContextRef& r) {
+             if (r.ctx != nullptr) r.ctx->RequestStop();
+           })
+      .def_property_readonly("stop_requested",
+                             [](const RunContextRef& r) { return r.ctx != nullptr && r.ctx->stop_requested(); })
       .def_property_readonly("id", [](const RunContextRef& r) { return reinterpret_cast<uintptr_t>(r.ctx); });
 
-  m.def("py_saver", [](py::object impl) -> std::shared_ptr<train::SaverInterface> {
-    return std::make_shared<PySaver>(std::move(impl), nullptr);
-  }, "A SaverInterface whose save/restore/latest_checkpoint/checkpoints are the object's methods.");
-  m.def("py_summary_writer", [](py::object impl) -> std::shared_ptr<train::SummaryWriterInterface> {
-    return std::make_shared<PySummaryWriter>(std::move(impl), nullptr);
-  }, "A SummaryWriterInterface over an object with add_summary(bytes, step) and flush().");
+  m.def(
+      "py_saver",
+      [](py::object impl) -> std::shared_ptr<train::SaverInterface> {
+        return std::make_shared<PySaver>(std::move(impl), nullptr);
+      },
+      "A SaverInterface whose save/restore/latest_checkpoint/checkpoints are the object's methods.");
+  m.def(
+      "py_summary_writer",
+      [](py::object impl) -> std::shared_ptr<train::SummaryWriterInterface> {
+        return std::make_shared<PySummaryWriter>(std::move(impl), nullptr);
+      },
+      "A SummaryWriterInterface over an object with add_summary(bytes, step) and flush().");
   m.def("py_hook", [](py::object bridge) -> std::shared_ptr<train::SessionRunHook> {
     return std::make_shared<PyHook>(std::move(bridge));
   });
   auto step = [](py::object o) -> Output { return o.is_none() ? Output() : o.cast<const OutputRef&>().out; };
   m.def("stop_at_step_hook", [step](py::object global_step, int64_t num_steps, int64_t last_step) {
-    return std::static_pointer_cast<train::SessionRunHook>(
-        std::make_shared<train::StopAtStepHook>(step(global_step), num_steps, last_step));
+    return std::static_pointer_cast<train::SessionRunHook>(std::make_shared<train::StopAtStepHook>(step(global_step),
+                                                                                                   num_steps,
+                                                                                                   last_step));
   });
-  m.def("checkpoint_saver_hook", [step](const std::string& dir, std::shared_ptr<train::SaverInterface> saver,
-                                        py::object global_step, int64_t save_secs, int64_t save_steps,
-                                        const std::string& basename, int max_failures) {
-    return std::static_pointer_cast<train::SessionRunHook>(std::make_shared<train::CheckpointSaverHook>(
-        dir, std::move(saver), step(global_step), save_secs, save_steps, basename, max_failures));
-  });
+  m.def("checkpoint_saver_hook",
+        [step](const std::string& dir, std::shared_ptr<train::SaverInterface> saver, py::object global_step,
+               int64_t save_secs, int64_t save_steps, const std::string& basename, int max_failures) {
+          return std::static_pointer_cast<train::SessionRunHook>(std::make_shared<train::CheckpointSaverHook>(
+              dir, std::move(saver), step(global_step), save_secs, save_steps, basename, max_failures));
+        });
   m.def("step_counter_hook", [step](py::object global_step, int64_t every_n_steps, double every_n_secs,
                                     std::shared_ptr<train::SummaryWriterInterface> writer) {
     return std::static_pointer_cast<train::SessionRunHook>(
@@ -564,47 +573,52 @@ void BindCluster(py::module_& m) {
 
   // ---- training loops ----
   py::class_<MonitoredSessionHandle, std::shared_ptr<MonitoredSessionHandle>>(m, "MonitoredSession")
-      .def("run", [](MonitoredSessionHandle& h, py::list feeds, py::list fetches, py::list targets) {
-        train::MonitoredSession& ms = h.get();
-        RunArgs args = ToRunArgs(feeds, fetches, targets, h.shared->graph.get());
-        ClearStash(&h.shared->stash);
-        StatusOr<std::vector<Tensor>> r;
-        {
-          py::gil_scoped_release nogil;
-          r = ms.Run(args.feeds, args.fetches, args.targets);
-        }
-        args.feeds.clear();
-        if (!r.ok()) {
-          if (!absl::IsOutOfRange(r.status())) h.run_error = r.status();
-          RaiseFromLoop(r.status(), &h.shared->stash);
-        }
-        ClearStash(&h.shared->stash);
-        return ToNumpyList(*std::move(r));
-      })
+      .def("run",
+           [](MonitoredSessionHandle& h, py::list feeds, py::list fetches, py::list targets) {
+             train::MonitoredSession& ms = h.get();
+             RunArgs args = ToRunArgs(feeds, fetches, targets, h.shared->graph.get());
+             ClearStash(&h.shared->stash);
+             StatusOr<std::vector<Tensor>> r;
+             {
+               py::gil_scoped_release nogil;
+               r = ms.Run(args.feeds, args.fetches, args.targets);
+             }
+             args.feeds.clear();
+             if (!r.ok()) {
+               if (!absl::IsOutOfRange(r.status())) h.run_error = r.status();
+               RaiseFromLoop(r.status(), &h.shared->stash);
+             }
+             ClearStash(&h.shared->stash);
+             return ToNumpyList(*std::move(r));
+           })
       .def("should_stop", [](MonitoredSessionHandle& h) { return h.session == nullptr || h.session->ShouldStop(); })
-      .def("close", [](MonitoredSessionHandle& h, bool end_hooks) {
-        if (h.session == nullptr) return;
-        if (!end_hooks && h.run_error.ok()) {
-          // The caller's loop raised: no hooks' End (TensorFlow's close after an exception).
-          h.run_error = errors::Aborted("The training loop raised an exception");
-          h.session->Abandon(h.run_error);
-        }
-        ClearStash(&h.shared->stash);
-        Status s;
-        {
-          py::gil_scoped_release nogil;
-          s = h.session->Close();
-          h.session.reset();  // the hooks (and what they hold) go now
-        }
-        if (h.shared->current != nullptr) h.shared->current->Invalidate();
-        if (!s.ok() && s != h.run_error) RaiseFromLoop(s, &h.shared->stash);
-        ClearStash(&h.shared->stash);
-      }, py::arg("end_hooks") = true)
-      .def("raw_session", [](MonitoredSessionHandle& h) -> py::object {
-        if (h.session == nullptr || h.session->raw_session() == nullptr) return py::none();
-        std::shared_ptr<train::Coordinator> coord = h.session->coordinator();
-        return py::cast(BorrowedSession{h.shared->Lend(h.session->raw_session(), coord.get(), false)});
-      })
+      .def(
+          "close",
+          [](MonitoredSessionHandle& h, bool end_hooks) {
+            if (h.session == nullptr) return;
+            if (!end_hooks && h.run_error.ok()) {
+              // The caller's loop raised: no hooks' End (TensorFlow's close after an exception).
+              h.run_error = errors::Aborted("The training loop raised an exception");
+              h.session->Abandon(h.run_error);
+            }
+            ClearStash(&h.shared->stash);
+            Status s;
+            {
+              py::gil_scoped_release nogil;
+              s = h.session->Close();
+              h.session.reset();  // the hooks (and what they hold) go now
+            }
+            if (h.shared->current != nullptr) h.shared->current->Invalidate();
+            if (!s.ok() && s != h.run_error) RaiseFromLoop(s, &h.shared->stash);
+            ClearStash(&h.shared->stash);
+          },
+          py::arg("end_hooks") = true)
+      .def("raw_session",
+           [](MonitoredSessionHandle& h) -> py::object {
+             if (h.session == nullptr || h.session->raw_session() == nullptr) return py::none();
+             std::shared_ptr<train::Coordinator> coord = h.session->coordinator();
+             return py::cast(BorrowedSession{h.shared->Lend(h.session->raw_session(), coord.get(), false)});
+           })
       .def_property_readonly("sessions_created", [](MonitoredSessionHandle& h) { return h.get().sessions_created(); });
 
   // MonitoredSession(creator, hooks): the creator is the chief's (restore or init) or a worker's
@@ -631,90 +645,94 @@ void BindCluster(py::module_& m) {
   });
   // MonitoredTrainingSession: the C++ one, with the hooks the Python side made (in TensorFlow's
   // order); it adds the job's end on the chief and knows the job's end from this process's server.
-  m.def("monitored_training_session", [step](const Scope& scope, bool is_chief, const std::string& master,
-                                             py::dict config, const std::string& checkpoint_dir, py::dict scaffold,
-                                             py::object init_fn, py::object global_step, int64_t max_wait_secs,
-                                             py::list hooks, py::dict recovery, bool notify_job_complete,
-                                             py::object session_started) {
-    auto shared = NewShared(scope, std::move(session_started));
-    train::MonitoredTrainingSessionOptions o;
-    o.master = master;
-    o.is_chief = is_chief;
-    o.checkpoint_dir = checkpoint_dir;
-    o.scaffold = ScaffoldFrom(scaffold);
-    AttachAdapters(scaffold.contains("saver") ? py::handle(scaffold["saver"]) : py::handle(py::none()), shared);
-    o.scaffold.init_fn = InitFn(init_fn, shared);
-    o.hooks = HookList(hooks, shared);
-    // The Python side made the built-in hooks (TensorFlow's), so the C++ ones are off.
-    o.save_checkpoint_secs = 0;
-    o.save_checkpoint_steps = 0;
-    o.save_summaries_steps = 0;
-    o.log_step_count_steps = 0;
-    o.global_step = step(global_step);
-    o.config = SessionOptionsFrom(master, config);
-    o.max_wait_secs = max_wait_secs;
-    o.recovery = RecoveryFrom(recovery);
-    o.notify_job_complete = notify_job_complete;
-    return MakeLoop(shared, [&] { return train::MonitoredTrainingSession(scope, std::move(o)); });
-  });
+  m.def("monitored_training_session",
+        [step](const Scope& scope, bool is_chief, const std::string& master, py::dict config,
+               const std::string& checkpoint_dir, py::dict scaffold, py::object init_fn, py::object global_step,
+               int64_t max_wait_secs, py::list hooks, py::dict recovery, bool notify_job_complete,
+               py::object session_started) {
+          auto shared = NewShared(scope, std::move(session_started));
+          train::MonitoredTrainingSessionOptions o;
+          o.master = master;
+          o.is_chief = is_chief;
+          o.checkpoint_dir = checkpoint_dir;
+          o.scaffold = ScaffoldFrom(scaffold);
+          AttachAdapters(scaffold.contains("saver") ? py::handle(scaffold["saver"]) : py::handle(py::none()), shared);
+          o.scaffold.init_fn = InitFn(init_fn, shared);
+          o.hooks = HookList(hooks, shared);
+          // The Python side made the built-in hooks (TensorFlow's), so the C++ ones are off.
+          o.save_checkpoint_secs = 0;
+          o.save_checkpoint_steps = 0;
+          o.save_summaries_steps = 0;
+          o.log_step_count_steps = 0;
+          o.global_step = step(global_step);
+          o.config = SessionOptionsFrom(master, config);
+          o.max_wait_secs = max_wait_secs;
+          o.recovery = RecoveryFrom(recovery);
+          o.notify_job_complete = notify_job_complete;
+          return MakeLoop(shared, [&] { return train::MonitoredTrainingSession(scope, std::move(o)); });
+        });
 
   // ---- SyncReplicasOptimizer ----
   py::class_<train::SyncReplicasOptimizer, std::shared_ptr<train::SyncReplicasOptimizer>>(m, "SyncReplicasOptimizer")
       .def(py::init([](const train::Optimizer& opt, int replicas_to_aggregate, int total_num_replicas) {
         return std::make_shared<train::SyncReplicasOptimizer>(opt, replicas_to_aggregate, total_num_replicas);
       }))
-      .def("apply_gradients", [](train::SyncReplicasOptimizer& s, const Scope& scope, py::list grads_and_vars,
-                                 const OutputRef& global_step) {
-        std::vector<std::pair<Output, Output>> gvs;
-        for (py::handle h : grads_and_vars) {
-          py::tuple t = py::reinterpret_borrow<py::tuple>(h);
-          Output g = t[0].is_none() ? Output() : t[0].cast<const OutputRef&>().out;
-          gvs.emplace_back(g, t[1].cast<const OutputRef&>().out);
-        }
-        ThrowIfBuildError(scope.graph());
-        Operation op = s.ApplyGradients(scope, gvs, global_step.out);
-        ThrowIfBuildError(scope.graph());
-        ThrowIfError(scope.status());
-        return NodeRef{scope.graph_as_shared_ptr(), op.node()};
-      })
-      .def("get_init_tokens_op", [](train::SyncReplicasOptimizer& s, const Scope& scope, int num_tokens) {
-        Operation op = s.GetInitTokensOp(scope, num_tokens);
-        ThrowIfBuildError(scope.graph());
-        ThrowIfError(scope.status());
-        return NodeRef{scope.graph_as_shared_ptr(), op.node()};
-      })
-      .def("make_session_run_hook", [](train::SyncReplicasOptimizer& s, const Scope& scope, bool is_chief,
-                                       int num_tokens) {
-        std::unique_ptr<train::SessionRunHook> hook = s.MakeSessionRunHook(scope, is_chief, num_tokens);
-        ThrowIfBuildError(scope.graph());
-        ThrowIfError(scope.status());
-        if (hook == nullptr) ThrowStatus(errors::FailedPrecondition("apply_gradients must be called first"));
-        return std::shared_ptr<train::SessionRunHook>(std::move(hook));
-      })
+      .def("apply_gradients",
+           [](train::SyncReplicasOptimizer& s, const Scope& scope, py::list grads_and_vars,
+              const OutputRef& global_step) {
+             std::vector<std::pair<Output, Output>> gvs;
+             for (py::handle h : grads_and_vars) {
+               py::tuple t = py::reinterpret_borrow<py::tuple>(h);
+               Output g = t[0].is_none() ? Output() : t[0].cast<const OutputRef&>().out;
+               gvs.emplace_back(g, t[1].cast<const OutputRef&>().out);
+             }
+             ThrowIfBuildError(scope.graph());
+             Operation op = s.ApplyGradients(scope, gvs, global_step.out);
+             ThrowIfBuildError(scope.graph());
+             ThrowIfError(scope.status());
+             return NodeRef{scope.graph_as_shared_ptr(), op.node()};
+           })
+      .def("get_init_tokens_op",
+           [](train::SyncReplicasOptimizer& s, const Scope& scope, int num_tokens) {
+             Operation op = s.GetInitTokensOp(scope, num_tokens);
+             ThrowIfBuildError(scope.graph());
+             ThrowIfError(scope.status());
+             return NodeRef{scope.graph_as_shared_ptr(), op.node()};
+           })
+      .def("make_session_run_hook",
+           [](train::SyncReplicasOptimizer& s, const Scope& scope, bool is_chief, int num_tokens) {
+             std::unique_ptr<train::SessionRunHook> hook = s.MakeSessionRunHook(scope, is_chief, num_tokens);
+             ThrowIfBuildError(scope.graph());
+             ThrowIfError(scope.status());
+             if (hook == nullptr) ThrowStatus(errors::FailedPrecondition("apply_gradients must be called first"));
+             return std::shared_ptr<train::SessionRunHook>(std::move(hook));
+           })
       .def("get_chief_queue_runner", &train::SyncReplicasOptimizer::GetChiefQueueRunner)
-      .def("num_dropped_gradients", [](const train::SyncReplicasOptimizer& s, const Scope& scope) {
-        Output o = s.NumDroppedGradients(scope);
-        ThrowIfBuildError(scope.graph());
-        return OutputRef{scope.graph_as_shared_ptr(), o};
-      })
-      .def("parts", [](const train::SyncReplicasOptimizer& s, const Scope& scope) {
-        auto g = scope.graph_as_shared_ptr();
-        auto node = [&](const Operation& o) -> py::object {
-          if (!o.valid()) return py::none();
-          return py::cast(NodeRef{g, o.node()});
-        };
-        auto out = [&](const Output& o) -> py::object {
-          if (!o.valid()) return py::none();
-          return py::cast(OutputRef{g, o});
-        };
-        py::dict d;
-        d["chief_init_op"] = node(s.chief_init_op());
-        d["local_step_init_op"] = node(s.local_step_init_op());
-        d["local_step"] = out(s.local_step());
-        d["sync_token_queue"] = out(s.sync_token_queue());
-        d["sync_op"] = node(s.sync_op());
-        return d;
-      })
+      .def("num_dropped_gradients",
+           [](const train::SyncReplicasOptimizer& s, const Scope& scope) {
+             Output o = s.NumDroppedGradients(scope);
+             ThrowIfBuildError(scope.graph());
+             return OutputRef{scope.graph_as_shared_ptr(), o};
+           })
+      .def("parts",
+           [](const train::SyncReplicasOptimizer& s, const Scope& scope) {
+             auto g = scope.graph_as_shared_ptr();
+             auto node = [&](const Operation& o) -> py::object {
+               if (!o.valid()) return py::none();
+               return py::cast(NodeRef{g, o.node()});
+             };
+             auto out = [&](const Output& o) -> py::object {
+               if (!o.valid()) return py::none();
+               return py::cast(OutputRef{g, o});
+             };
+             py::dict d;
+             d["chief_init_op"] = node(s.chief_init_op());
+             d["local_step_init_op"] = node(s.local_step_init_op());
+             d["local_step"] = out(s.local_step());
+             d["sync_token_queue"] = out(s.sync_token_queue());
+             d["sync_op"] = node(s.sync_op());
+             return d;
+           })
       .def_property_readonly("replicas_to_aggregate", &train::SyncReplicasOptimizer::replicas_to_aggregate)
       .def_property_readonly("total_num_replicas", &train::SyncReplicasOptimizer::total_num_replicas);
 }

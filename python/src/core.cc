@@ -92,8 +92,7 @@ bool ScalarToTensor(py::handle v, DType want, Tensor* out) {
       case DT_INVALID:
         if (x >= std::numeric_limits<int32_t>::min() && x <= std::numeric_limits<int32_t>::max())
           *out = Tensor(static_cast<int32_t>(x));
-        else
-          *out = Tensor(static_cast<int64_t>(x));
+        else *out = Tensor(static_cast<int64_t>(x));
         return true;
       case DT_INT32:
         if (x < std::numeric_limits<int32_t>::min() || x > std::numeric_limits<int32_t>::max()) return false;
@@ -126,7 +125,8 @@ bool AllPythonInts(py::handle v, int depth) {
   if (PyLong_Check(v.ptr()) && !PyBool_Check(v.ptr())) return true;
   if (depth > 32) return false;
   if (PyList_Check(v.ptr()) || PyTuple_Check(v.ptr())) {
-    for (py::handle e : v) if (!AllPythonInts(e, depth + 1)) return false;
+    for (py::handle e : v)
+      if (!AllPythonInts(e, depth + 1)) return false;
     return true;
   }
   return false;
@@ -169,7 +169,9 @@ DType FromNumpyDType(py::handle dtype) {
     case 'i': return size == 4 ? DT_INT32 : size == 8 ? DT_INT64 : DT_INVALID;
     case 'u': return size == 1 ? DT_UINT8 : DT_INVALID;
     case 'b': return DT_BOOL;
-    case 'S': case 'U': case 'O': return DT_STRING;
+    case 'S':
+    case 'U':
+    case 'O': return DT_STRING;
     default: return DT_INVALID;
   }
 }
@@ -323,7 +325,7 @@ AttrValue ToAttrValue(const std::string& type, py::handle v) {
   if (type == "type") return AttrValue(static_cast<DType>(v.cast<int>()));
   if (type == "shape") return AttrValue(ToShape(v));
   if (type == "tensor") {
-    if (py::isinstance(v, py::type::of(py::none())) ) ThrowTypeError("A tensor attr needs a value");
+    if (py::isinstance(v, py::type::of(py::none()))) ThrowTypeError("A tensor attr needs a value");
     return AttrValue(ToTensor(v, DT_INVALID));
   }
   if (type == "func") {
@@ -459,16 +461,20 @@ void BindCore(py::module_& m) {
   InitDflow();
   m.def("_set_error_factory", [](py::object f) { ErrorFactory() = std::move(f); });
 
-  m.def("op_defs", [] {
-    py::list l;
-    for (const OpDef* d : OpRegistry::Global()->ListOps()) l.append(OpDefToDict(*d));
-    return l;
-  }, "Every registered op's OpDef, as dicts.");
+  m.def(
+      "op_defs",
+      [] {
+        py::list l;
+        for (const OpDef* d : OpRegistry::Global()->ListOps()) l.append(OpDefToDict(*d));
+        return l;
+      },
+      "Every registered op's OpDef, as dicts.");
   m.def("stripped_op_list", [](py::bytes graph_def) {
     // The OpList of the ops a serialized GraphDef uses (a MetaGraphDef's stripped_op_list).
     proto::GraphDef def;
     std::string s = graph_def;
-    if (!def.ParseFromString(s)) ThrowStatus(errors::InvalidArgument("Could not parse ", s.size(), " bytes as a GraphDef"));
+    if (!def.ParseFromString(s))
+      ThrowStatus(errors::InvalidArgument("Could not parse ", s.size(), " bytes as a GraphDef"));
     return py::bytes(train::StrippedOpList(def).SerializeAsString());
   });
   m.def("proto_files", [] {
@@ -500,11 +506,13 @@ void BindCore(py::module_& m) {
   m.def("dtype_name", [](int t) { return PythonDTypeName(static_cast<DType>(t)); });
   m.def("numpy_dtype", [](int t) { return NumpyDType(static_cast<DType>(t)); });
   m.def("from_numpy_dtype", [](py::handle d) { return static_cast<int>(FromNumpyDType(d)); });
-  m.def("raise_status", [](int code, const std::string& message) {
-    ThrowStatus(Status(static_cast<absl::StatusCode>(code), message));
-  }, "Raises the exception a C++ Status of this code and message raises (for tests).");
-  m.def("to_tensor_roundtrip", [](py::handle v, int want) { return ToNumpy(ToTensor(v, static_cast<DType>(want))); },
-        "Converts a value as a feed or a constant would (for tests).");
+  m.def(
+      "raise_status",
+      [](int code, const std::string& message) { ThrowStatus(Status(static_cast<absl::StatusCode>(code), message)); },
+      "Raises the exception a C++ Status of this code and message raises (for tests).");
+  m.def(
+      "to_tensor_roundtrip", [](py::handle v, int want) { return ToNumpy(ToTensor(v, static_cast<DType>(want))); },
+      "Converts a value as a feed or a constant would (for tests).");
 
   py::class_<NodeRef>(m, "Node")
       .def_property_readonly("name", [](const NodeRef& n) { return n.node->name(); })
@@ -517,68 +525,79 @@ void BindCore(py::module_& m) {
       .def("output_dtype", [](const NodeRef& n, int i) { return static_cast<int>(n.node->output_type(i)); })
       .def("input_dtype", [](const NodeRef& n, int i) { return static_cast<int>(n.node->input_type(i)); })
       .def("output_shape", [](const NodeRef& n, int i) { return FromShape(n.node->output_shape(i)); })
-      .def("refine_output_shape", [](const NodeRef& n, int i, py::handle shape) {
-        if (i < 0 || i >= n.node->num_outputs()) throw py::index_error("output index out of range");
-        Status s = n.node->RefineOutputShape(i, ToShape(shape));
-        if (!s.ok()) throw py::value_error(std::string(s.message()));
-      })
-      .def("output", [](const NodeRef& n, int i) {
-        if (i < 0 || i >= n.node->num_outputs()) throw py::index_error("output index out of range");
-        return OutputRef{n.graph, Output(n.node, i)};
-      })
-      .def("inputs", [](const NodeRef& n) {
-        py::list l;
-        for (const Edge* e : n.node->data_inputs()) {
-          if (e == nullptr) l.append(py::none());
-          else l.append(OutputRef{n.graph, Output(e->src, e->src_output)});
-        }
-        return l;
-      })
-      .def("control_inputs", [](const NodeRef& n) {
-        py::list l;
-        for (const Edge* e : n.node->control_inputs()) l.append(NodeRef{n.graph, e->src});
-        return l;
-      })
-      .def("consumers", [](const NodeRef& n, int i) {
-        py::list l;
-        for (const Edge* e : n.node->out_edges())
-          if (e->src_output == i) l.append(NodeRef{n.graph, e->dst});
-        return l;
-      })
-      .def("control_outputs", [](const NodeRef& n) {
-        py::list l;
-        for (const Edge* e : n.node->out_edges())
-          if (e->IsControlEdge()) l.append(NodeRef{n.graph, e->dst});
-        return l;
-      })
-      .def("attrs", [](const NodeRef& n) {
-        py::dict d;
-        for (const auto& [k, v] : n.node->attrs()) d[py::str(k)] = FromAttrValue(v);
-        return d;
-      })
-      .def("attr", [](const NodeRef& n, const std::string& name) -> py::object {
-        auto it = n.node->attrs().find(name);
-        if (it == n.node->attrs().end()) {
-          throw py::value_error("Operation '" + n.node->name() + "' has no attr named '" + name + "'.");
-        }
-        return FromAttrValue(it->second);
-      })
-      .def("node_def", [](const NodeRef& n) {
-        proto::GraphDef def;
-        ExportGraphDef(*n.graph, &def, n.node->id());
-        for (const auto& nd : def.node())
-          if (nd.name() == n.node->name()) return py::bytes(nd.SerializeAsString());
-        return py::bytes("");
-      })
-      .def("add_control_input", [](const NodeRef& n, const NodeRef& src) {
-        ThrowIfError(n.graph->AddControlEdge(src.node, n.node));
-      })
+      .def("refine_output_shape",
+           [](const NodeRef& n, int i, py::handle shape) {
+             if (i < 0 || i >= n.node->num_outputs()) throw py::index_error("output index out of range");
+             Status s = n.node->RefineOutputShape(i, ToShape(shape));
+             if (!s.ok()) throw py::value_error(std::string(s.message()));
+           })
+      .def("output",
+           [](const NodeRef& n, int i) {
+             if (i < 0 || i >= n.node->num_outputs()) throw py::index_error("output index out of range");
+             return OutputRef{n.graph, Output(n.node, i)};
+           })
+      .def("inputs",
+           [](const NodeRef& n) {
+             py::list l;
+             for (const Edge* e : n.node->data_inputs()) {
+               if (e == nullptr) l.append(py::none());
+               else l.append(OutputRef{n.graph, Output(e->src, e->src_output)});
+             }
+             return l;
+           })
+      .def("control_inputs",
+           [](const NodeRef& n) {
+             py::list l;
+             for (const Edge* e : n.node->control_inputs()) l.append(NodeRef{n.graph, e->src});
+             return l;
+           })
+      .def("consumers",
+           [](const NodeRef& n, int i) {
+             py::list l;
+             for (const Edge* e : n.node->out_edges())
+               if (e->src_output == i) l.append(NodeRef{n.graph, e->dst});
+             return l;
+           })
+      .def("control_outputs",
+           [](const NodeRef& n) {
+             py::list l;
+             for (const Edge* e : n.node->out_edges())
+               if (e->IsControlEdge()) l.append(NodeRef{n.graph, e->dst});
+             return l;
+           })
+      .def("attrs",
+           [](const NodeRef& n) {
+             py::dict d;
+             for (const auto& [k, v] : n.node->attrs()) d[py::str(k)] = FromAttrValue(v);
+             return d;
+           })
+      .def("attr",
+           [](const NodeRef& n, const std::string& name) -> py::object {
+             auto it = n.node->attrs().find(name);
+             if (it == n.node->attrs().end()) {
+               throw py::value_error("Operation '" + n.node->name() + "' has no attr named '" + name + "'.");
+             }
+             return FromAttrValue(it->second);
+           })
+      .def("node_def",
+           [](const NodeRef& n) {
+             proto::GraphDef def;
+             ExportGraphDef(*n.graph, &def, n.node->id());
+             for (const auto& nd : def.node())
+               if (nd.name() == n.node->name()) return py::bytes(nd.SerializeAsString());
+             return py::bytes("");
+           })
+      .def("add_control_input",
+           [](const NodeRef& n, const NodeRef& src) { ThrowIfError(n.graph->AddControlEdge(src.node, n.node)); })
       .def("graph_id", [](const NodeRef& n) { return n.graph->id(); })
       .def("__eq__", [](const NodeRef& a, const NodeRef& b) { return a.node == b.node; })
       .def("__hash__", [](const NodeRef& n) { return std::hash<const void*>()(n.node); });
 
   py::class_<OutputRef>(m, "Output")
-      .def_property_readonly("node", [](const OutputRef& o) { return NodeRef{o.graph, o.out.node()}; })
+      .def_property_readonly("node",
+                             [](const OutputRef& o) {
+                               return NodeRef{o.graph, o.out.node()};
+                             })
       .def_property_readonly("index", [](const OutputRef& o) { return o.out.index(); })
       .def_property_readonly("name", [](const OutputRef& o) { return o.out.name(); })
       .def_property_readonly("dtype", [](const OutputRef& o) { return static_cast<int>(o.out.dtype()); })
@@ -588,40 +607,45 @@ void BindCore(py::module_& m) {
 
   py::class_<Scope>(m, "Scope")
       .def("sub_scope", &Scope::NewSubScope)
-      .def("with_prefix", [](const Scope& s, const std::string& p) { return ScopeAccess::WithPrefix(s, p); },
-           "A scope whose ops are named '<prefix>Op' exactly (prefix '' or ending in '/').")
+      .def(
+          "with_prefix", [](const Scope& s, const std::string& p) { return ScopeAccess::WithPrefix(s, p); },
+          "A scope whose ops are named '<prefix>Op' exactly (prefix '' or ending in '/').")
       .def("with_op_name", &Scope::WithOpName)
       .def("with_device", &Scope::WithDevice)
-      .def("with_device_function", [](const Scope& s, py::function fn) {
-        // Called while building, with the GIL held (ops are built from Python).
-        auto keep = std::make_shared<py::function>(std::move(fn));
-        return s.WithDeviceFunction([keep](const DeviceRequest& r) -> StatusOr<std::string> {
-          py::gil_scoped_acquire gil;
-          try {
-            py::dict attrs;
-            for (const auto& [k, v] : r.attrs) attrs[py::str(k)] = FromAttrValue(v);
-            py::object d = (*keep)(std::string(r.op), std::string(r.name), std::string(r.device), attrs);
-            if (d.is_none()) return std::string();
-            return d.cast<std::string>();
-          } catch (py::error_already_set& e) {
-            return errors::InvalidArgument("The device function raised ", e.what());
-          }
-        });
-      })
-      .def("with_control_dependencies", [](const Scope& s, const std::vector<NodeRef>& deps) {
-        std::vector<Operation> ops;
-        for (const NodeRef& d : deps) ops.push_back(d.op());
-        return s.WithControlDependencies(ops);
-      })
+      .def("with_device_function",
+           [](const Scope& s, py::function fn) {
+             // Called while building, with the GIL held (ops are built from Python).
+             auto keep = std::make_shared<py::function>(std::move(fn));
+             return s.WithDeviceFunction([keep](const DeviceRequest& r) -> StatusOr<std::string> {
+               py::gil_scoped_acquire gil;
+               try {
+                 py::dict attrs;
+                 for (const auto& [k, v] : r.attrs) attrs[py::str(k)] = FromAttrValue(v);
+                 py::object d = (*keep)(std::string(r.op), std::string(r.name), std::string(r.device), attrs);
+                 if (d.is_none()) return std::string();
+                 return d.cast<std::string>();
+               } catch (py::error_already_set& e) {
+                 return errors::InvalidArgument("The device function raised ", e.what());
+               }
+             });
+           })
+      .def("with_control_dependencies",
+           [](const Scope& s, const std::vector<NodeRef>& deps) {
+             std::vector<Operation> ops;
+             for (const NodeRef& d : deps) ops.push_back(d.op());
+             return s.WithControlDependencies(ops);
+           })
       .def("without_control_dependencies", [](const Scope& s) { return ScopeAccess::WithoutControlDependencies(s); })
       .def("unique_name", &Scope::GetUniqueNameForOp)
       .def_property_readonly("name_prefix", &Scope::name_prefix)
       .def_property_readonly("device", &Scope::device)
-      .def_property_readonly("control_dependencies", [](const Scope& s) {
-        py::list l;
-        for (const Operation& o : s.control_dependencies()) l.append(NodeRef{s.graph_as_shared_ptr(), o.node()});
-        return l;
-      })
+      .def_property_readonly("control_dependencies",
+                             [](const Scope& s) {
+                               py::list l;
+                               for (const Operation& o : s.control_dependencies())
+                                 l.append(NodeRef{s.graph_as_shared_ptr(), o.node()});
+                               return l;
+                             })
       .def_property_readonly("graph_id", [](const Scope& s) { return s.graph()->id(); });
 
   py::class_<GraphHandle>(m, "Graph")
@@ -630,76 +654,87 @@ void BindCore(py::module_& m) {
       .def_property_readonly("root", [](const GraphHandle& g) { return g.root; })
       .def_property_readonly("id", [](const GraphHandle& g) { return g.graph()->id(); })
       .def_property_readonly("num_node_ids", [](const GraphHandle& g) { return g.graph()->num_node_ids(); })
-      .def("node", [](const GraphHandle& g, int id) -> py::object {
-        if (id < 0 || id >= g.graph()->num_node_ids()) throw py::index_error("node id out of range");
-        Node* n = g.graph()->node(id);
-        if (n == nullptr) return py::none();
-        return py::cast(MakeNode(g.root, n));
-      })
-      .def("find_node", [](const GraphHandle& g, const std::string& name) -> py::object {
-        Node* n = g.graph()->FindNode(name);
-        if (n == nullptr) return py::none();
-        return py::cast(MakeNode(g.root, n));
-      })
+      .def("node",
+           [](const GraphHandle& g, int id) -> py::object {
+             if (id < 0 || id >= g.graph()->num_node_ids()) throw py::index_error("node id out of range");
+             Node* n = g.graph()->node(id);
+             if (n == nullptr) return py::none();
+             return py::cast(MakeNode(g.root, n));
+           })
+      .def("find_node",
+           [](const GraphHandle& g, const std::string& name) -> py::object {
+             Node* n = g.graph()->FindNode(name);
+             if (n == nullptr) return py::none();
+             return py::cast(MakeNode(g.root, n));
+           })
       .def("is_name_used", [](const GraphHandle& g, const std::string& name) { return g.graph()->IsNameUsed(name); })
-      .def_property("seed",
-                    [](const GraphHandle& g) -> py::object {
-                      auto s = g.graph()->seed();
-                      return s ? py::object(py::int_(*s)) : py::object(py::none());
-                    },
-                    [](const GraphHandle& g, py::object s) {
-                      if (s.is_none()) g.graph()->set_seed(std::nullopt);
-                      else g.graph()->set_seed(s.cast<int64_t>());
-                    })
-      .def("graph_def", [](const GraphHandle& g, int first) {
-        proto::GraphDef def;
-        ExportGraphDef(*g.graph(), &def, first);
-        return py::bytes(def.SerializeAsString());
-      }, py::arg("first_node_id") = 0)
-      .def("import_graph_def", [](const GraphHandle& g, py::bytes data) {
-        proto::GraphDef def;
-        std::string s = data;
-        if (!def.ParseFromString(s)) ThrowStatus(errors::InvalidArgument("Could not parse ", s.size(), " bytes as a GraphDef"));
-        ThrowIfError(ImportGraphDef(def, g.graph()));
-      })
+      .def_property(
+          "seed",
+          [](const GraphHandle& g) -> py::object {
+            auto s = g.graph()->seed();
+            return s ? py::object(py::int_(*s)) : py::object(py::none());
+          },
+          [](const GraphHandle& g, py::object s) {
+            if (s.is_none()) g.graph()->set_seed(std::nullopt);
+            else g.graph()->set_seed(s.cast<int64_t>());
+          })
+      .def(
+          "graph_def",
+          [](const GraphHandle& g, int first) {
+            proto::GraphDef def;
+            ExportGraphDef(*g.graph(), &def, first);
+            return py::bytes(def.SerializeAsString());
+          },
+          py::arg("first_node_id") = 0)
+      .def("import_graph_def",
+           [](const GraphHandle& g, py::bytes data) {
+             proto::GraphDef def;
+             std::string s = data;
+             if (!def.ParseFromString(s))
+               ThrowStatus(errors::InvalidArgument("Could not parse ", s.size(), " bytes as a GraphDef"));
+             ThrowIfError(ImportGraphDef(def, g.graph()));
+           })
       .def("take_build_error", [](const GraphHandle& g) { ThrowIfBuildError(g.graph()); });
 
   // Builds one op. `inputs`: per flat input, an Output or a value (converted to a Const of its
   // own dtype); `arg_sizes`: how many flat inputs each OpDef input takes (None: one list at most);
   // `attrs`: name → value, converted by the OpDef's attr types.
-  m.def("build_op", [](const Scope& scope, const std::string& op, py::list inputs, py::object arg_sizes,
-                       py::dict attrs, const std::string& name) {
-    Graph* g = scope.graph();
-    const OpDef* def = OpRegistry::Global()->LookUp(op);
-    if (def == nullptr) ThrowStatus(errors::NotFound("Op type not registered '", op, "'"));
-    std::vector<Input> ins;
-    ins.reserve(inputs.size());
-    for (py::handle item : inputs) ins.push_back(InputOf(item, g));
-    AttrMap am;
-    for (auto [k, v] : attrs) {
-      std::string key = k.cast<std::string>();
-      const AttrDef* ad = def->FindAttr(key);
-      if (ad == nullptr) {
-        ThrowStatus(errors::InvalidArgument("Op ", op, " has no attr named '", key, "'"));
-      }
-      try {
-        am[key] = ToAttrValue(ad->type, v);
-      } catch (py::cast_error&) {
-        throw py::type_error("Attr '" + key + "' of " + op + " expects a " + ad->type + ", got " +
-                             std::string(py::repr(v)).substr(0, 200));
-      }
-    }
-    std::vector<int> sizes;
-    const std::vector<int>* sizes_ptr = nullptr;
-    if (!arg_sizes.is_none()) {
-      sizes = arg_sizes.cast<std::vector<int>>();
-      sizes_ptr = &sizes;
-    }
-    Operation o = ops::BuildOpWithArgSizes(scope, op, ins, sizes_ptr, am, name);
-    ThrowIfBuildError(g);
-    if (!o.valid()) ThrowStatus(errors::Internal("Building ", op, " failed without an error"));
-    return NodeRef{scope.graph_as_shared_ptr(), o.node()};
-  }, py::arg("scope"), py::arg("op"), py::arg("inputs"), py::arg("arg_sizes"), py::arg("attrs"), py::arg("name"));
+  m.def(
+      "build_op",
+      [](const Scope& scope, const std::string& op, py::list inputs, py::object arg_sizes, py::dict attrs,
+         const std::string& name) {
+        Graph* g = scope.graph();
+        const OpDef* def = OpRegistry::Global()->LookUp(op);
+        if (def == nullptr) ThrowStatus(errors::NotFound("Op type not registered '", op, "'"));
+        std::vector<Input> ins;
+        ins.reserve(inputs.size());
+        for (py::handle item : inputs) ins.push_back(InputOf(item, g));
+        AttrMap am;
+        for (auto [k, v] : attrs) {
+          std::string key = k.cast<std::string>();
+          const AttrDef* ad = def->FindAttr(key);
+          if (ad == nullptr) {
+            ThrowStatus(errors::InvalidArgument("Op ", op, " has no attr named '", key, "'"));
+          }
+          try {
+            am[key] = ToAttrValue(ad->type, v);
+          } catch (py::cast_error&) {
+            throw py::type_error("Attr '" + key + "' of " + op + " expects a " + ad->type + ", got " +
+                                 std::string(py::repr(v)).substr(0, 200));
+          }
+        }
+        std::vector<int> sizes;
+        const std::vector<int>* sizes_ptr = nullptr;
+        if (!arg_sizes.is_none()) {
+          sizes = arg_sizes.cast<std::vector<int>>();
+          sizes_ptr = &sizes;
+        }
+        Operation o = ops::BuildOpWithArgSizes(scope, op, ins, sizes_ptr, am, name);
+        ThrowIfBuildError(g);
+        if (!o.valid()) ThrowStatus(errors::Internal("Building ", op, " failed without an error"));
+        return NodeRef{scope.graph_as_shared_ptr(), o.node()};
+      },
+      py::arg("scope"), py::arg("op"), py::arg("inputs"), py::arg("arg_sizes"), py::arg("attrs"), py::arg("name"));
 }
 
 }  // namespace dflow::python

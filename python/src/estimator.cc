@@ -156,12 +156,13 @@ est::ModelFn ModelFnOf(py::object fn) {
             }
           }
           if (d.contains("loss") && !d["loss"].is_none()) spec.loss = d["loss"].cast<const OutputRef&>().out;
-          if (d.contains("train_op") && !d["train_op"].is_none()) spec.train_op = d["train_op"].cast<const NodeRef&>().op();
+          if (d.contains("train_op") && !d["train_op"].is_none())
+            spec.train_op = d["train_op"].cast<const NodeRef&>().op();
           if (d.contains("eval_metric_ops") && !d["eval_metric_ops"].is_none()) {
             for (auto [k, v] : d["eval_metric_ops"].cast<py::dict>()) {
               py::tuple t = v.cast<py::tuple>();
-              spec.eval_metric_ops[k.cast<std::string>()] =
-                  metrics::Metric{t[0].cast<const OutputRef&>().out, t[1].cast<const OutputRef&>().out};
+              spec.eval_metric_ops[k.cast<std::string>()] = metrics::Metric{t[0].cast<const OutputRef&>().out,
+                                                                            t[1].cast<const OutputRef&>().out};
             }
           }
           return spec;
@@ -305,7 +306,8 @@ class PyEstimatorHook : public train::SessionRunHook {
     size_t off = 0;
     for (size_t i = 0; i < inner_.size(); ++i) {
       train::SessionRunValues v;
-      for (size_t j = 0; j < counts_[i] && off + j < values.results.size(); ++j) v.results.push_back(values.results[off + j]);
+      for (size_t j = 0; j < counts_[i] && off + j < values.results.size(); ++j)
+        v.results.push_back(values.results[off + j]);
       v.run_metadata = values.run_metadata;
       off += counts_[i];
       RETURN_IF_ERROR(inner_[i]->AfterRun(ctx, v));
@@ -335,7 +337,12 @@ class PyEstimatorHook : public train::SessionRunHook {
  private:
   template <typename F>
   Status Call(const char* what, F&& f) {
-    bool ok = CallPython<bool>([&] { f(); return true; }, false);
+    bool ok = CallPython<bool>(
+        [&] {
+          f();
+          return true;
+        },
+        false);
     return ok ? absl::OkStatus() : PythonRaised(what);
   }
   // The lent session for `s` (a new one when the loop made another session). Called with the GIL.
@@ -474,9 +481,10 @@ void BindEstimators(py::module_& m) {
 
   py::class_<est::RunConfig>(m, "RunConfig")
       .def(py::init<>())
-      .def_static("from_tf_config", [](const std::string& tf_config) {
-        return ValueOrThrow(est::RunConfig::FromArgs({}, tf_config, nullptr));
-      })
+      .def_static("from_tf_config",
+                  [](const std::string& tf_config) {
+                    return ValueOrThrow(est::RunConfig::FromArgs({}, tf_config, nullptr));
+                  })
       .def_readwrite("model_dir", &est::RunConfig::model_dir)
       .def_readwrite("tf_random_seed", &est::RunConfig::tf_random_seed)
       .def_readwrite("save_checkpoints_steps", &est::RunConfig::save_checkpoints_steps)
@@ -486,16 +494,22 @@ void BindEstimators(py::module_& m) {
       .def_readwrite("log_step_count_steps", &est::RunConfig::log_step_count_steps)
       .def_readwrite("startup_wait_secs", &est::RunConfig::startup_wait_secs)
       .def_readwrite("max_wait_secs", &est::RunConfig::max_wait_secs)
-      .def("set_log", [](est::RunConfig& c, py::object fn) {
-        if (fn.is_none()) {
-          c.log = nullptr;
-          return;
-        }
-        PyFn f = Keep(std::move(fn));
-        c.log = [f](const std::string& line) {
-          CallPython<bool>([&] { (*f)(line); return true; }, false);
-        };
-      })
+      .def("set_log",
+           [](est::RunConfig& c, py::object fn) {
+             if (fn.is_none()) {
+               c.log = nullptr;
+               return;
+             }
+             PyFn f = Keep(std::move(fn));
+             c.log = [f](const std::string& line) {
+               CallPython<bool>(
+                   [&] {
+                     (*f)(line);
+                     return true;
+                   },
+                   false);
+             };
+           })
       .def_property_readonly("distributed", &est::RunConfig::distributed)
       .def_property_readonly("is_chief", &est::RunConfig::is_chief)
       .def_property_readonly("task_type", &est::RunConfig::task_type)
@@ -517,81 +531,89 @@ void BindEstimators(py::module_& m) {
       .def_property_readonly("model_dir", [](EstimatorHandle& h) { return h.get().model_dir(); })
       .def_property_readonly("global_step", [](EstimatorHandle& h) { return h.get().global_step(); })
       .def("latest_checkpoint", [](EstimatorHandle& h) { return ValueOrThrow(h.get().LatestCheckpoint()); })
-      .def("train", [](EstimatorHandle& h, py::object input_fn, int64_t steps, int64_t max_steps, py::list hooks,
-                       py::list chief_only_hooks) {
-        est::Estimator& e = h.get();
-        est::InputFn in = InputFnOf(std::move(input_fn));
-        est::TrainOptions o;
-        o.steps = steps;
-        o.max_steps = max_steps;
-        o.hooks = HooksOf(hooks);
-        o.chief_only_hooks = HooksOf(chief_only_hooks, false);
-        Status s = RunReleased<Status>([&] { return e.Train(in, o); });
-        ThrowIfError(s);
-        return e.global_step();
-      })
-      .def("evaluate", [](EstimatorHandle& h, py::object input_fn, int64_t steps, py::list hooks,
-                          const std::string& checkpoint_path, const std::string& name) {
-        est::Estimator& e = h.get();
-        est::InputFn in = InputFnOf(std::move(input_fn));
-        est::EvalOptions o;
-        o.steps = steps;
-        o.hooks = HooksOf(hooks);
-        o.checkpoint_path = checkpoint_path;
-        o.name = name;
-        est::EvalResult r = ValueOrThrow(RunReleased<StatusOr<est::EvalResult>>([&] { return e.Evaluate(in, o); }));
-        return EvalResultToPy(r);
-      })
-      .def("predict", [](EstimatorHandle& h, py::object input_fn, std::vector<std::string> keys, py::list hooks,
-                         const std::string& checkpoint_path) {
-        est::Estimator& e = h.get();
-        est::InputFn in = InputFnOf(std::move(input_fn));
-        est::PredictOptions o;
-        o.predict_keys = std::move(keys);
-        o.hooks = HooksOf(hooks);
-        o.checkpoint_path = checkpoint_path;
-        std::vector<est::Prediction> r =
-            ValueOrThrow(RunReleased<StatusOr<std::vector<est::Prediction>>>([&] { return e.Predict(in, o); }));
-        py::list out;
-        for (est::Prediction& p : r) {
-          py::dict d;
-          for (auto& [k, v] : p) d[py::str(k)] = ToNumpy(std::move(v));
-          out.append(d);
-        }
-        return out;
-      })
-      .def("export_saved_model", [](EstimatorHandle& h, const std::string& export_dir_base, py::object receiver_fn,
-                                    const std::string& checkpoint_path, bool as_text) {
-        // receiver_fn(scope) returns (features {name: Output}, receiver_tensors {name: Output}).
-        est::Estimator& e = h.get();
-        PyFn f = Keep(std::move(receiver_fn));
-        est::ServingInputReceiverFn fn = [f](const Scope& s) -> StatusOr<est::ServingInputReceiver> {
-          std::optional<est::ServingInputReceiver> r = CallPython<std::optional<est::ServingInputReceiver>>(
-              [&]() -> std::optional<est::ServingInputReceiver> {
-                py::tuple t = (*f)(s).cast<py::tuple>();
-                est::ServingInputReceiver out;
-                out.features = FeaturesOf(t[0].cast<py::dict>());
-                out.receiver_tensors = FeaturesOf(t[1].cast<py::dict>());
-                return out;
-              },
-              std::nullopt);
-          if (!r.has_value()) return PythonRaised("serving_input_receiver_fn");
-          return *std::move(r);
-        };
-        est::ExportOptions o;
-        o.checkpoint_path = checkpoint_path;
-        o.as_text = as_text;
-        return ValueOrThrow(RunReleased<StatusOr<std::string>>([&] { return e.ExportSavedModel(export_dir_base, fn, o); }));
-      })
-      .def("notify_job_complete", [](EstimatorHandle& h) {
-        est::Estimator& e = h.get();
-        Status s;
-        {
-          py::gil_scoped_release release;
-          s = e.NotifyJobComplete();
-        }
-        ThrowIfError(s);
-      })
+      .def("train",
+           [](EstimatorHandle& h, py::object input_fn, int64_t steps, int64_t max_steps, py::list hooks,
+              py::list chief_only_hooks) {
+             est::Estimator& e = h.get();
+             est::InputFn in = InputFnOf(std::move(input_fn));
+             est::TrainOptions o;
+             o.steps = steps;
+             o.max_steps = max_steps;
+             o.hooks = HooksOf(hooks);
+             o.chief_only_hooks = HooksOf(chief_only_hooks, false);
+             Status s = RunReleased<Status>([&] { return e.Train(in, o); });
+             ThrowIfError(s);
+             return e.global_step();
+           })
+      .def("evaluate",
+           [](EstimatorHandle& h, py::object input_fn, int64_t steps, py::list hooks,
+              const std::string& checkpoint_path, const std::string& name) {
+             est::Estimator& e = h.get();
+             est::InputFn in = InputFnOf(std::move(input_fn));
+             est::EvalOptions o;
+             o.steps = steps;
+             o.hooks = HooksOf(hooks);
+             o.checkpoint_path = checkpoint_path;
+             o.name = name;
+             est::EvalResult r =
+                 ValueOrThrow(RunReleased<StatusOr<est::EvalResult>>([&] { return e.Evaluate(in, o); }));
+             return EvalResultToPy(r);
+           })
+      .def("predict",
+           [](EstimatorHandle& h, py::object input_fn, std::vector<std::string> keys, py::list hooks,
+              const std::string& checkpoint_path) {
+             est::Estimator& e = h.get();
+             est::InputFn in = InputFnOf(std::move(input_fn));
+             est::PredictOptions o;
+             o.predict_keys = std::move(keys);
+             o.hooks = HooksOf(hooks);
+             o.checkpoint_path = checkpoint_path;
+             std::vector<est::Prediction> r =
+                 ValueOrThrow(RunReleased<StatusOr<std::vector<est::Prediction>>>([&] { return e.Predict(in, o); }));
+             py::list out;
+             for (est::Prediction& p : r) {
+               py::dict d;
+               for (auto& [k, v] : p) d[py::str(k)] = ToNumpy(std::move(v));
+               out.append(d);
+             }
+             return out;
+           })
+      .def("export_saved_model",
+           [](EstimatorHandle& h, const std::string& export_dir_base, py::object receiver_fn,
+              const std::string& checkpoint_path, bool as_text) {
+             // receiver_fn(scope) returns (features {name: Output}, receiver_tensors {name: Output}).
+             est::Estimator& e = h.get();
+             PyFn f = Keep(std::move(receiver_fn));
+             est::ServingInputReceiverFn fn = [f](const Scope& s) -> StatusOr<est::ServingInputReceiver> {
+               std::optional<est::ServingInputReceiver> r = CallPython<std::optional<est::ServingInputReceiver>>(
+                   [&]() -> std::optional<est::ServingInputReceiver> {
+                     py::tuple t = (*f)(s).cast<py::tuple>();
+                     est::ServingInputReceiver out;
+                     out.features = FeaturesOf(t[0].cast<py::dict>());
+                     out.receiver_tensors = FeaturesOf(t[1].cast<py::dict>());
+                     return out;
+                   },
+                   std::nullopt);
+               if (!r.has_value()) return PythonRaised("serving_input_receiver_fn");
+               return *std::move(r);
+             };
+             est::ExportOptions o;
+             o.checkpoint_path = checkpoint_path;
+             o.as_text = as_text;
+             return ValueOrThrow(RunReleased<StatusOr<std::string>>([&] {
+               return e.ExportSavedModel(export_dir_base, fn, o);
+             }));
+           })
+      .def("notify_job_complete",
+           [](EstimatorHandle& h) {
+             est::Estimator& e = h.get();
+             Status s;
+             {
+               py::gil_scoped_release release;
+               s = e.NotifyJobComplete();
+             }
+             ThrowIfError(s);
+           })
       .def("close", [](EstimatorHandle& h) {
         std::unique_ptr<est::Estimator> e = std::move(h.est);
         py::gil_scoped_release release;
@@ -601,20 +623,20 @@ void BindEstimators(py::module_& m) {
   m.def("custom_estimator", [](py::object model_fn, const est::RunConfig& config) {
     return EstimatorHandle{std::make_unique<est::Estimator>(ModelFnOf(std::move(model_fn)), config)};
   });
-  m.def("dnn_estimator", [](bool classifier, int64_t n, const std::vector<int64_t>& hidden_units,
-                            const std::vector<ColumnRef>& columns, py::object activation_fn, double dropout,
-                            py::object optimizer, double learning_rate, const std::string& loss_reduction,
-                            const est::RunConfig& config) {
-    est::DNNOptions o;
-    o.hidden_units = hidden_units;
-    o.feature_columns = ColumnsOf(columns);
-    o.activation_fn = UnaryBuilder(std::move(activation_fn), "activation_fn");
-    o.dropout = dropout;
-    o.optimizer = OptimizerFnOf(std::move(optimizer), learning_rate);
-    o.loss_reduction = ReductionOf(loss_reduction);
-    est::ModelFn fn = classifier ? est::DNNClassifierModelFn(o, n) : est::DNNRegressorModelFn(o, n);
-    return EstimatorHandle{std::make_unique<est::Estimator>(std::move(fn), config)};
-  });
+  m.def("dnn_estimator",
+        [](bool classifier, int64_t n, const std::vector<int64_t>& hidden_units, const std::vector<ColumnRef>& columns,
+           py::object activation_fn, double dropout, py::object optimizer, double learning_rate,
+           const std::string& loss_reduction, const est::RunConfig& config) {
+          est::DNNOptions o;
+          o.hidden_units = hidden_units;
+          o.feature_columns = ColumnsOf(columns);
+          o.activation_fn = UnaryBuilder(std::move(activation_fn), "activation_fn");
+          o.dropout = dropout;
+          o.optimizer = OptimizerFnOf(std::move(optimizer), learning_rate);
+          o.loss_reduction = ReductionOf(loss_reduction);
+          est::ModelFn fn = classifier ? est::DNNClassifierModelFn(o, n) : est::DNNRegressorModelFn(o, n);
+          return EstimatorHandle{std::make_unique<est::Estimator>(std::move(fn), config)};
+        });
   m.def("linear_estimator", [](bool classifier, int64_t n, const std::vector<ColumnRef>& columns,
                                const std::string& sparse_combiner, py::object optimizer, double learning_rate,
                                const std::string& loss_reduction, const est::RunConfig& config) {
@@ -627,9 +649,9 @@ void BindEstimators(py::module_& m) {
     return EstimatorHandle{std::make_unique<est::Estimator>(std::move(fn), config)};
   });
 
-  m.def("train_and_evaluate", [](EstimatorHandle& h, py::object train_input_fn, int64_t max_steps,
-                                 py::list train_hooks, py::object eval_input_fn, int64_t eval_steps,
-                                 int64_t throttle_secs, int64_t checkpoint_timeout_secs, py::list eval_hooks) {
+  m.def("train_and_evaluate", [](EstimatorHandle& h, py::object train_input_fn, int64_t max_steps, py::list train_hooks,
+                                 py::object eval_input_fn, int64_t eval_steps, int64_t throttle_secs,
+                                 int64_t checkpoint_timeout_secs, py::list eval_hooks) {
     est::Estimator& e = h.get();
     est::TrainSpec ts;
     ts.input_fn = InputFnOf(std::move(train_input_fn));
@@ -641,8 +663,8 @@ void BindEstimators(py::module_& m) {
     es.throttle_secs = throttle_secs;
     es.checkpoint_timeout_secs = checkpoint_timeout_secs;
     es.hooks = HooksOf(eval_hooks);
-    est::EvalResult r = ValueOrThrow(
-        RunReleased<StatusOr<est::EvalResult>>([&] { return est::TrainAndEvaluate(e, ts, es); }));
+    est::EvalResult r =
+        ValueOrThrow(RunReleased<StatusOr<est::EvalResult>>([&] { return est::TrainAndEvaluate(e, ts, es); }));
     return EvalResultToPy(r);
   });
   m.def("run_parameter_server", [](const est::RunConfig& config) {

@@ -71,11 +71,12 @@ void BindFeatureColumns(py::module_& m) {
         [](const std::string& key, const std::vector<std::string>& vocabulary, int64_t num_oov, int64_t default_value) {
           return Checked(fc::CategoricalColumnWithVocabularyList(key, vocabulary, num_oov, default_value));
         });
-  m.def("categorical_column_with_vocabulary_list_int", [](const std::string& key, const std::vector<int64_t>& vocabulary,
-                                                          int64_t num_oov, int64_t default_value, int dtype) {
-    return Checked(fc::CategoricalColumnWithVocabularyList(key, vocabulary, num_oov, default_value,
-                                                           static_cast<DType>(dtype)));
-  });
+  m.def("categorical_column_with_vocabulary_list_int",
+        [](const std::string& key, const std::vector<int64_t>& vocabulary, int64_t num_oov, int64_t default_value,
+           int dtype) {
+          return Checked(fc::CategoricalColumnWithVocabularyList(key, vocabulary, num_oov, default_value,
+                                                                 static_cast<DType>(dtype)));
+        });
   m.def("categorical_column_with_identity", [](const std::string& key, int64_t num_buckets, int64_t default_value) {
     return Checked(fc::CategoricalColumnWithIdentity(key, num_buckets, default_value));
   });

@@ -49,17 +49,20 @@ StatusOr<std::vector<Tensor>> RunLentStep(std::shared_mutex& mu, Session* const&
 template <typename Lent, typename RunFn>
 void BindLentSession(py::module_& m, const char* name, const char* close_doc, RunFn run, void (*throw_closed)()) {
   py::class_<Lent>(m, name)
-      .def("run",
-           [run, throw_closed](Lent& l, py::list feeds, py::list fetches, py::list targets, int64_t timeout_ms) {
+      .def(
+          "run",
+          [run, throw_closed](Lent& l, py::list feeds, py::list fetches, py::list targets, int64_t timeout_ms) {
+            if (l.state == nullptr || l.state->session == nullptr) throw_closed();
+            return run(*l.state, feeds, fetches, targets, timeout_ms);
+          },
+          py::arg("feeds"), py::arg("fetches"), py::arg("targets"), py::arg("timeout_ms") = 0)
+      .def("list_devices",
+           [throw_closed](Lent& l) {
              if (l.state == nullptr || l.state->session == nullptr) throw_closed();
-             return run(*l.state, feeds, fetches, targets, timeout_ms);
-           },
-           py::arg("feeds"), py::arg("fetches"), py::arg("targets"), py::arg("timeout_ms") = 0)
-      .def("list_devices", [throw_closed](Lent& l) {
-        if (l.state == nullptr || l.state->session == nullptr) throw_closed();
-        return l.state->session->session()->ListDevices();
-      })
-      .def("close", [](Lent&) {}, close_doc)
+             return l.state->session->session()->ListDevices();
+           })
+      .def(
+          "close", [](Lent&) {}, close_doc)
       .def_property_readonly("closed", [](const Lent& l) { return l.state == nullptr || l.state->session == nullptr; })
       .def("same_as", [](const Lent& a, const Lent& b) { return a.state == b.state; });
 }

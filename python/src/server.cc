@@ -24,7 +24,6 @@ namespace {
 
 std::thread::id g_main_thread;
 
-
 // ---- servers ----
 
 struct ServerHandle {
@@ -143,72 +142,80 @@ py::tuple NotifyJobCompleteWith(int64_t drain_ms, int64_t timeout_ms, int64_t re
 void BindServer(py::module_& m) {
   g_main_thread = std::this_thread::get_id();
 
-  m.def("pick_free_ports", [](int n) { return ValueOrThrow(PickFreePorts(n)); },
-        "n distinct free TCP ports on 127.0.0.1 (for tests and local clusters).");
+  m.def(
+      "pick_free_ports", [](int n) { return ValueOrThrow(PickFreePorts(n)); },
+      "n distinct free TCP ports on 127.0.0.1 (for tests and local clusters).");
 
   // ---- servers and the cluster of a task ----
   py::class_<ServerHandle, std::shared_ptr<ServerHandle>>(m, "Server")
-      .def_static("create",
-                  [](const std::map<std::string, std::map<int, std::string>>& jobs, const std::string& job_name,
-                     int task_index, int64_t startup_wait_ms, const std::string& credentials, bool insecure,
-                     const std::vector<std::string>& allowed_dirs, const py::dict& limits) {
-                    ServerOptions o;
-                    o.cluster = ClusterFrom(jobs);
-                    o.job_name = job_name;
-                    o.task_index = task_index;
-                    if (startup_wait_ms > 0) o.startup_wait_ms = startup_wait_ms;
-                    if (insecure && !credentials.empty()) {
-                      ThrowIfError(errors::InvalidArgument("credentials and insecure=True exclude each other"));
-                    }
-                    if (!credentials.empty()) o.credentials = ValueOrThrow(LoadCredentials(credentials));
-                    o.credentials.insecure = insecure;
-                    o.allowed_dirs = allowed_dirs;
-                    for (auto [key, value] : limits) {
-                      const std::string k = py::cast<std::string>(key);
-                      const int64_t v = py::cast<int64_t>(value);
-                      if (k == "step_memory_limit_bytes") o.step_memory_limit_bytes = v;
-                      else if (k == "max_graph_bytes") o.max_graph_bytes = v;
-                      else if (k == "max_graph_nodes") o.max_graph_nodes = v;
-                      else if (k == "max_sessions_per_client") o.max_sessions_per_client = static_cast<int>(v);
-                      else if (k == "session_idle_timeout_ms") o.session_idle_timeout_ms = v;
-                      else if (k == "max_message_bytes") o.max_message_bytes = v;
-                      else ThrowIfError(errors::InvalidArgument("Unknown server limit '", k, "'"));
-                    }
-                    StatusOr<std::unique_ptr<Server>> s;
-                    {
-                      py::gil_scoped_release nogil;
-                      s = Server::Create(o);
-                    }
-                    auto h = std::make_shared<ServerHandle>();
-                    h->server = ValueOrThrow(std::move(s));
-                    return h;
-                  },
-                  py::arg("jobs"), py::arg("job_name"), py::arg("task_index"), py::arg("startup_wait_ms") = 0,
-                  py::arg("credentials") = "", py::arg("insecure") = false,
-                  py::arg("allowed_dirs") = std::vector<std::string>{}, py::arg("limits") = py::dict())
+      .def_static(
+          "create",
+          [](const std::map<std::string, std::map<int, std::string>>& jobs, const std::string& job_name, int task_index,
+             int64_t startup_wait_ms, const std::string& credentials, bool insecure,
+             const std::vector<std::string>& allowed_dirs, const py::dict& limits) {
+            ServerOptions o;
+            o.cluster = ClusterFrom(jobs);
+            o.job_name = job_name;
+            o.task_index = task_index;
+            if (startup_wait_ms > 0) o.startup_wait_ms = startup_wait_ms;
+            if (insecure && !credentials.empty()) {
+              ThrowIfError(errors::InvalidArgument("credentials and insecure=True exclude each other"));
+            }
+            if (!credentials.empty()) o.credentials = ValueOrThrow(LoadCredentials(credentials));
+            o.credentials.insecure = insecure;
+            o.allowed_dirs = allowed_dirs;
+            for (auto [key, value] : limits) {
+              const std::string k = py::cast<std::string>(key);
+              const int64_t v = py::cast<int64_t>(value);
+              if (k == "step_memory_limit_bytes") o.step_memory_limit_bytes = v;
+              else if (k == "max_graph_bytes") o.max_graph_bytes = v;
+              else if (k == "max_graph_nodes") o.max_graph_nodes = v;
+              else if (k == "max_sessions_per_client") o.max_sessions_per_client = static_cast<int>(v);
+              else if (k == "session_idle_timeout_ms") o.session_idle_timeout_ms = v;
+              else if (k == "max_message_bytes") o.max_message_bytes = v;
+              else ThrowIfError(errors::InvalidArgument("Unknown server limit '", k, "'"));
+            }
+            StatusOr<std::unique_ptr<Server>> s;
+            {
+              py::gil_scoped_release nogil;
+              s = Server::Create(o);
+            }
+            auto h = std::make_shared<ServerHandle>();
+            h->server = ValueOrThrow(std::move(s));
+            return h;
+          },
+          py::arg("jobs"), py::arg("job_name"), py::arg("task_index"), py::arg("startup_wait_ms") = 0,
+          py::arg("credentials") = "", py::arg("insecure") = false,
+          py::arg("allowed_dirs") = std::vector<std::string>{}, py::arg("limits") = py::dict())
       .def_property_readonly("target", [](const ServerHandle& h) { return h.server->target(); })
       .def_property_readonly("port", [](const ServerHandle& h) { return h.server->port(); })
       .def_property_readonly("job_complete", [](const ServerHandle& h) { return h.server->job_complete(); })
       .def("join", &JoinServer)
-      .def("stop", [](ServerHandle& h) {
-        py::gil_scoped_release nogil;
-        h.server->Stop();
-      })
-      .def("notify_job_complete", [](ServerHandle& h, int64_t drain_ms, int64_t timeout_ms, int64_t retry_ms) {
+      .def("stop",
+           [](ServerHandle& h) {
+             py::gil_scoped_release nogil;
+             h.server->Stop();
+           })
+      .def(
+          "notify_job_complete",
+          [](ServerHandle& h, int64_t drain_ms, int64_t timeout_ms, int64_t retry_ms) {
+            return NotifyJobCompleteWith(drain_ms, timeout_ms, retry_ms,
+                                         [&](const JobCompleteOptions& o, JobCompleteResult* r) {
+                                           return h.server->NotifyJobComplete(o, r);
+                                         });
+          },
+          py::arg("drain_ms") = 5000, py::arg("timeout_ms") = 10000, py::arg("retry_ms") = 60000);
+  m.def(
+      "notify_job_complete",
+      [](const std::string& target, int64_t drain_ms, int64_t timeout_ms, int64_t retry_ms) {
         return NotifyJobCompleteWith(drain_ms, timeout_ms, retry_ms,
                                      [&](const JobCompleteOptions& o, JobCompleteResult* r) {
-                                       return h.server->NotifyJobComplete(o, r);
+                                       return NotifyJobComplete(target, o, r);
                                      });
-      }, py::arg("drain_ms") = 5000, py::arg("timeout_ms") = 10000, py::arg("retry_ms") = 60000);
-  m.def("notify_job_complete", [](const std::string& target, int64_t drain_ms, int64_t timeout_ms, int64_t retry_ms) {
-    return NotifyJobCompleteWith(drain_ms, timeout_ms, retry_ms,
-                                 [&](const JobCompleteOptions& o, JobCompleteResult* r) {
-                                   return NotifyJobComplete(target, o, r);
-                                 });
-  }, py::arg("target"), py::arg("drain_ms") = 5000, py::arg("timeout_ms") = 10000, py::arg("retry_ms") = 60000);
-  m.def("check_cluster", [](const std::map<std::string, std::map<int, std::string>>& jobs) {
-    return ClusterFrom(jobs).DebugString();
-  });
+      },
+      py::arg("target"), py::arg("drain_ms") = 5000, py::arg("timeout_ms") = 10000, py::arg("retry_ms") = 60000);
+  m.def("check_cluster",
+        [](const std::map<std::string, std::map<int, std::string>>& jobs) { return ClusterFrom(jobs).DebugString(); });
   m.def("parse_tf_config", [](const std::string& json) { return TaskConfigToDict(ValueOrThrow(ParseTfConfig(json))); });
   m.def("task_config_from_args", [](const std::vector<std::string>& args, const std::string& tf_config) {
     std::vector<std::string> rest;
@@ -220,12 +227,16 @@ void BindServer(py::module_& m) {
 
   // ---- replica_device_setter ----
   py::class_<DeviceFunctionHandle, std::shared_ptr<DeviceFunctionHandle>>(m, "DeviceFunction")
-      .def("device_for", [](const DeviceFunctionHandle& h, const NodeRef& n) {
-        DeviceRequest r{n.node->op(), n.node->name(), n.node->requested_device(), n.node->attrs()};
-        return ValueOrThrow(h.fn(r));
-      }, "The device the function gives an existing node (TensorFlow calls a device function with an op).")
-      .def("apply", [](const DeviceFunctionHandle& h, const Scope& s) { return s.WithDeviceFunction(h.fn); },
-           "The scope whose ops get their devices from this function.");
+      .def(
+          "device_for",
+          [](const DeviceFunctionHandle& h, const NodeRef& n) {
+            DeviceRequest r{n.node->op(), n.node->name(), n.node->requested_device(), n.node->attrs()};
+            return ValueOrThrow(h.fn(r));
+          },
+          "The device the function gives an existing node (TensorFlow calls a device function with an op).")
+      .def(
+          "apply", [](const DeviceFunctionHandle& h, const Scope& s) { return s.WithDeviceFunction(h.fn); },
+          "The scope whose ops get their devices from this function.");
   m.def("replica_device_setter", [](int ps_tasks, const std::string& ps_device, const std::string& worker_device,
                                     bool merge_devices, py::object ps_ops, py::object ps_strategy) {
     train::ReplicaDeviceSetterOptions o;
@@ -260,31 +271,36 @@ void BindServer(py::module_& m) {
   // ---- coordinators and queue runners ----
   py::class_<train::Coordinator, std::shared_ptr<train::Coordinator>>(m, "Coordinator")
       .def(py::init<>())
-      .def("request_stop", [](train::Coordinator& c) {
-        py::gil_scoped_release nogil;
-        c.RequestStop();
-      })
+      .def("request_stop",
+           [](train::Coordinator& c) {
+             py::gil_scoped_release nogil;
+             c.RequestStop();
+           })
       .def("should_stop", &train::Coordinator::ShouldStop)
-      .def("wait_for_stop", [](const train::Coordinator& c, int64_t timeout_ms) {
-        py::gil_scoped_release nogil;
-        return c.WaitForStop(timeout_ms);
-      })
-      .def("report_error", [](train::Coordinator& c, int code, const std::string& message) {
-        c.ReportStatus(Status(static_cast<absl::StatusCode>(code), message));
-      })
-      .def("status", [](const train::Coordinator& c) -> py::object {
-        Status s = c.GetStatus();
-        if (s.ok()) return py::none();
-        return py::make_tuple(static_cast<int>(s.code()), std::string(s.message()));
-      })
-      .def("join", [](train::Coordinator& c) {
-        Status s;
-        {
-          py::gil_scoped_release nogil;
-          s = c.Join();
-        }
-        ThrowIfError(s);
-      })
+      .def("wait_for_stop",
+           [](const train::Coordinator& c, int64_t timeout_ms) {
+             py::gil_scoped_release nogil;
+             return c.WaitForStop(timeout_ms);
+           })
+      .def("report_error",
+           [](train::Coordinator& c, int code, const std::string& message) {
+             c.ReportStatus(Status(static_cast<absl::StatusCode>(code), message));
+           })
+      .def("status",
+           [](const train::Coordinator& c) -> py::object {
+             Status s = c.GetStatus();
+             if (s.ok()) return py::none();
+             return py::make_tuple(static_cast<int>(s.code()), std::string(s.message()));
+           })
+      .def("join",
+           [](train::Coordinator& c) {
+             Status s;
+             {
+               py::gil_scoped_release nogil;
+               s = c.Join();
+             }
+             ThrowIfError(s);
+           })
       .def("all_runners_stopped", &train::Coordinator::AllRunnersStopped);
   py::class_<train::QueueRunner, std::shared_ptr<train::QueueRunner>>(m, "QueueRunner")
       .def(py::init([](const std::vector<NodeRef>& enqueue_ops, py::object close_op, py::object cancel_op,
@@ -298,31 +314,34 @@ void BindServer(py::module_& m) {
              return std::make_shared<train::QueueRunner>(ops, close, cancel, codes);
            }),
            py::arg("enqueue_ops"), py::arg("close_op"), py::arg("cancel_op"), py::arg("queue_closed_codes"))
-      .def("start", [](train::QueueRunner& r, py::handle session, py::object coord) {
-        const ClientSession& cs = ClientSessionOf(session);
-        train::Coordinator* c = coord.is_none() ? nullptr : coord.cast<train::Coordinator*>();
-        ThrowIfError(r.Start(const_cast<ClientSession*>(&cs), c));
-      })
-      .def("request_stop", [](train::QueueRunner& r) {
-        py::gil_scoped_release nogil;
-        r.RequestStop();
-      })
-      .def("join", [](train::QueueRunner& r) {
-        Status s;
-        {
-          py::gil_scoped_release nogil;
-          s = r.Join();
-        }
-        ThrowIfError(s);
-      })
+      .def("start",
+           [](train::QueueRunner& r, py::handle session, py::object coord) {
+             const ClientSession& cs = ClientSessionOf(session);
+             train::Coordinator* c = coord.is_none() ? nullptr : coord.cast<train::Coordinator*>();
+             ThrowIfError(r.Start(const_cast<ClientSession*>(&cs), c));
+           })
+      .def("request_stop",
+           [](train::QueueRunner& r) {
+             py::gil_scoped_release nogil;
+             r.RequestStop();
+           })
+      .def("join",
+           [](train::QueueRunner& r) {
+             Status s;
+             {
+               py::gil_scoped_release nogil;
+               s = r.Join();
+             }
+             ThrowIfError(s);
+           })
       .def("is_running", &train::QueueRunner::IsRunning)
-      .def("status", [](const train::QueueRunner& r) -> py::object {
-        Status s = r.GetStatus();
-        if (s.ok()) return py::none();
-        return py::make_tuple(static_cast<int>(s.code()), std::string(s.message()));
-      })
+      .def("status",
+           [](const train::QueueRunner& r) -> py::object {
+             Status s = r.GetStatus();
+             if (s.ok()) return py::none();
+             return py::make_tuple(static_cast<int>(s.code()), std::string(s.message()));
+           })
       .def_property_readonly("runs", &train::QueueRunner::runs);
-
 }
 
 }  // namespace dflow::python

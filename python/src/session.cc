@@ -176,7 +176,8 @@ const ClientSession& ClientSessionOf(py::handle session) {
   // A training loop's session lent to Python (a hook's session; cluster.cc).
   if (const ClientSession* lent = BorrowedClientSession(session)) return *lent;
   if (!py::isinstance<SessionHandle>(session)) {
-    throw py::type_error("Expected a session handle, got " + std::string(py::str(py::type::of(session).attr("__name__"))));
+    throw py::type_error("Expected a session handle, got " +
+                         std::string(py::str(py::type::of(session).attr("__name__"))));
   }
   SessionHandle& h = session.cast<SessionHandle&>();
   if (h.closed) {
@@ -190,9 +191,9 @@ void BindSession(py::module_& m) {
   Ints().main_thread = std::this_thread::get_id();
 
   py::class_<SessionHandle, std::shared_ptr<SessionHandle>>(m, "Session")
-      .def(py::init([](const Scope& scope, const std::string& target, int inter_op_threads,
-                       bool allow_soft_placement, bool log_device_placement, int64_t operation_timeout_ms,
-                       std::vector<std::string> device_filters, const std::string& credentials) {
+      .def(py::init([](const Scope& scope, const std::string& target, int inter_op_threads, bool allow_soft_placement,
+                       bool log_device_placement, int64_t operation_timeout_ms, std::vector<std::string> device_filters,
+                       const std::string& credentials) {
              auto h = std::make_shared<SessionHandle>();
              SessionOptions o;
              if (!credentials.empty()) o.credentials = ValueOrThrow(LoadCredentials(credentials));
@@ -226,52 +227,58 @@ void BindSession(py::module_& m) {
       // feeds: list of (Output, value); fetches: list of Output; targets: list of Node.
       // stats: None, or a list that gets (node, op, device, start_micros, end_micros) of every
       // node the step ran (RunOptions.trace_level with a RunMetadata).
-      .def("run", [](SessionHandle& h, py::list feeds, py::list fetches, py::list targets, int64_t timeout_ms,
-                     py::object stats) {
-             if (h.closed) throw py::reinterpret_borrow<py::object>(PyExc_RuntimeError)("Attempted to use a closed Session.");
-             RunArgs args = ToRunArgs(feeds, fetches, targets, h.graph.get());
-             CancellationManager cm;
-             RunOptions ro;
-             ro.timeout_in_ms = timeout_ms;
-             ro.cancellation = &cm;
-             StatusOr<std::vector<Tensor>> result;
-             RunMetadata metadata;
-             ro.trace = !stats.is_none();
-             const bool on_main = std::this_thread::get_id() == Ints().main_thread;
-             {
-               // Installed with the GIL held, then a Ctrl-C that Python received before it is
-               // raised now: none is lost between Python's last check and a step that blocks.
-               SigintScope sig(&cm);
-               if (on_main && PyErr_CheckSignals() != 0) throw py::error_already_set();
-               py::gil_scoped_release nogil;
-               result = h.session->Run(args.feeds, args.fetches, args.targets, stats.is_none() ? nullptr : &metadata, ro);
-             }
-             // Read after the handler is restored, so that a Ctrl-C at the very end is not lost.
-             const bool interrupted = on_main && Ints().fired.load();
-             args.feeds.clear();  // fed tensors fetched back become numpy's alone
-             if (interrupted) {
-               PyErr_SetInterrupt();
-               if (PyErr_CheckSignals() != 0) throw py::error_already_set();
-             }
-             if (!stats.is_none()) {
-               py::list l = stats.cast<py::list>();
-               for (const NodeExecStats& n : metadata.step_stats) {
-                 l.append(py::make_tuple(n.node_name, n.op, n.device, n.start_micros, n.end_micros));
-               }
-             }
-             if (!result.ok()) ThrowStatus(result.status());
-             return ToNumpyList(*std::move(result));
-           },
-           py::arg("feeds"), py::arg("fetches"), py::arg("targets"), py::arg("timeout_ms") = 0,
-           py::arg("stats") = py::none())
-      .def("list_devices", [](SessionHandle& h) {
-        if (h.closed || !h.session->session()) return std::vector<std::string>{};
-        return h.session->session()->ListDevices();
-      })
-      .def("close", [](SessionHandle& h) {
-        py::gil_scoped_release nogil;
-        h.Close();
-      })
+      .def(
+          "run",
+          [](SessionHandle& h, py::list feeds, py::list fetches, py::list targets, int64_t timeout_ms,
+             py::object stats) {
+            if (h.closed)
+              throw py::reinterpret_borrow<py::object>(PyExc_RuntimeError)("Attempted to use a closed Session.");
+            RunArgs args = ToRunArgs(feeds, fetches, targets, h.graph.get());
+            CancellationManager cm;
+            RunOptions ro;
+            ro.timeout_in_ms = timeout_ms;
+            ro.cancellation = &cm;
+            StatusOr<std::vector<Tensor>> result;
+            RunMetadata metadata;
+            ro.trace = !stats.is_none();
+            const bool on_main = std::this_thread::get_id() == Ints().main_thread;
+            {
+              // Installed with the GIL held, then a Ctrl-C that Python received before it is
+              // raised now: none is lost between Python's last check and a step that blocks.
+              SigintScope sig(&cm);
+              if (on_main && PyErr_CheckSignals() != 0) throw py::error_already_set();
+              py::gil_scoped_release nogil;
+              result = h.session->Run(args.feeds, args.fetches, args.targets, stats.is_none() ? nullptr : &metadata,
+                                      ro);
+            }
+            // Read after the handler is restored, so that a Ctrl-C at the very end is not lost.
+            const bool interrupted = on_main && Ints().fired.load();
+            args.feeds.clear();  // fed tensors fetched back become numpy's alone
+            if (interrupted) {
+              PyErr_SetInterrupt();
+              if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+            }
+            if (!stats.is_none()) {
+              py::list l = stats.cast<py::list>();
+              for (const NodeExecStats& n : metadata.step_stats) {
+                l.append(py::make_tuple(n.node_name, n.op, n.device, n.start_micros, n.end_micros));
+              }
+            }
+            if (!result.ok()) ThrowStatus(result.status());
+            return ToNumpyList(*std::move(result));
+          },
+          py::arg("feeds"), py::arg("fetches"), py::arg("targets"), py::arg("timeout_ms") = 0,
+          py::arg("stats") = py::none())
+      .def("list_devices",
+           [](SessionHandle& h) {
+             if (h.closed || !h.session->session()) return std::vector<std::string>{};
+             return h.session->session()->ListDevices();
+           })
+      .def("close",
+           [](SessionHandle& h) {
+             py::gil_scoped_release nogil;
+             h.Close();
+           })
       .def_property_readonly("closed", [](const SessionHandle& h) { return h.closed; });
 }
 

@@ -45,8 +45,8 @@ void EraseValue(std::vector<T>* v, const T& x) {
 // caller), its "<name>/Assign" and "<name>/read", as Variable::Create does, and registers it in
 // the scope's collections: global (initializers, global variables, trainable when `trainable`) or
 // local. Returns (ref, initializer, read).
-py::tuple MakeVariable(const Scope& scope, const std::string& name, py::handle shape, int dtype,
-                       const OutputRef& init, bool trainable, bool global, bool local, bool validate_shape) {
+py::tuple MakeVariable(const Scope& scope, const std::string& name, py::handle shape, int dtype, const OutputRef& init,
+                       bool trainable, bool global, bool local, bool validate_shape) {
   Graph* g = scope.graph();
   ThrowIfBuildError(g);
   const DType dt = static_cast<DType>(dtype);
@@ -58,7 +58,8 @@ py::tuple MakeVariable(const Scope& scope, const std::string& name, py::handle s
   Operation initializer;
   auto full = ps.ToTensorShape();
   if (validate_shape && full.ok()) {
-    Variable v = VariableAccess::Make(plain, name, *full, dt, [&](const Scope&) { return init.out; }, as_local);
+    Variable v = VariableAccess::Make(
+        plain, name, *full, dt, [&](const Scope&) { return init.out; }, as_local);
     ThrowIfBuildError(g);
     if (!v.ref().valid()) ThrowStatus(errors::Internal("Building variable ", name, " failed without an error"));
     ref = v.ref();
@@ -77,7 +78,8 @@ py::tuple MakeVariable(const Scope& scope, const std::string& name, py::handle s
     ref = ops::VariableV2(ScopeAccess::WithPrefix(plain, "").WithOpName(name).WithDevice(plain.device()), ps, dt);
     ThrowIfBuildError(g);
     Scope own = ScopeAccess::ColocatedWith(ScopeAccess::WithPrefix(plain, name + "/"), ref.node());
-    initializer = ops::BuildOp(own.WithOpName("Assign"), "Assign", {ref, init.out}, {{"validate_shape", validate_shape}});
+    initializer = ops::BuildOp(own.WithOpName("Assign"), "Assign", {ref, init.out},
+                               {{"validate_shape", validate_shape}});
     ThrowIfBuildError(g);
     read = ops::Identity(own.WithOpName("read"), ref);
     ThrowIfBuildError(g);
@@ -202,8 +204,9 @@ bool ToOutputs(const Scope& s, py::handle r, std::vector<Output>* out, PendingEr
   try {
     for (py::handle h : r) {
       if (!py::isinstance<OutputRef>(h)) {
-        pending->KeepMessage(s, PyExc_TypeError, "A branch or loop body must return tensors, got " +
-                                                    std::string(py::repr(h)).substr(0, 200));
+        pending->KeepMessage(s, PyExc_TypeError,
+                             "A branch or loop body must return tensors, got " +
+                                 std::string(py::repr(h)).substr(0, 200));
         return false;
       }
       out->push_back(h.cast<const OutputRef&>().out);
@@ -259,7 +262,8 @@ py::list WhileLoopPy(const Scope& scope, const std::vector<OutputRef>& loop_vars
       py::object r = cond_fn(s, OutputList(s, in));
       if (!py::isinstance<OutputRef>(r)) {
         pending->KeepMessage(s, PyExc_TypeError,
-                             "The loop condition must return a boolean tensor, got " + std::string(py::repr(r)).substr(0, 200));
+                             "The loop condition must return a boolean tensor, got " +
+                                 std::string(py::repr(r)).substr(0, 200));
         return Output();
       }
       return r.cast<const OutputRef&>().out;
@@ -405,22 +409,24 @@ void BindTrain(py::module_& m) {
     info.offset = offset;
     scope.collections()->partitions[part.out.node()] = std::move(info);
   });
-  m.def("collection_sizes", [](const Scope& scope) {
-    Scope::Collections* c = scope.collections();
-    py::dict d;
-    d["initializers"] = c->initializers.size();
-    d["trainable_variables"] = c->trainable_variables.size();
-    d["global_variables"] = c->global_variables.size();
-    d["local_variables"] = c->local_variables.size();
-    d["summaries"] = c->summaries.size();
-    return d;
-  }, "Sizes of the C++ client collections (for tests).");
+  m.def(
+      "collection_sizes",
+      [](const Scope& scope) {
+        Scope::Collections* c = scope.collections();
+        py::dict d;
+        d["initializers"] = c->initializers.size();
+        d["trainable_variables"] = c->trainable_variables.size();
+        d["global_variables"] = c->global_variables.size();
+        d["local_variables"] = c->local_variables.size();
+        d["summaries"] = c->summaries.size();
+        return d;
+      },
+      "Sizes of the C++ client collections (for tests).");
 
   // Gradients and control flow.
   m.def("gradients", &AddGradientsPy, py::arg("scope"), py::arg("ys"), py::arg("xs"), py::arg("grad_ys"),
         py::arg("prefix"));
-  m.def("cond", &CondPy, py::arg("scope"), py::arg("pred"), py::arg("inputs"), py::arg("then_fn"),
-        py::arg("else_fn"));
+  m.def("cond", &CondPy, py::arg("scope"), py::arg("pred"), py::arg("inputs"), py::arg("then_fn"), py::arg("else_fn"));
   m.def("while_loop", &WhileLoopPy, py::arg("scope"), py::arg("loop_vars"), py::arg("cond_fn"), py::arg("body_fn"),
         py::arg("name"));
 
@@ -428,11 +434,12 @@ void BindTrain(py::module_& m) {
   py::class_<train::Optimizer, std::shared_ptr<train::Optimizer>>(m, "Optimizer")
       .def("compute_gradients", &ComputeGradientsPy, py::arg("scope"), py::arg("loss"), py::arg("var_list"))
       .def("apply_gradients", &ApplyGradientsPy, py::arg("scope"), py::arg("grads_and_vars"), py::arg("global_step"))
-      .def("get_slot", [](const train::Optimizer& o, const OutputRef& var, const std::string& slot) -> py::object {
-        Output s = o.GetSlot(var.out, slot);
-        if (!s.valid()) return py::none();
-        return py::cast(OutputRef{var.graph, s});
-      })
+      .def("get_slot",
+           [](const train::Optimizer& o, const OutputRef& var, const std::string& slot) -> py::object {
+             Output s = o.GetSlot(var.out, slot);
+             if (!s.valid()) return py::none();
+             return py::cast(OutputRef{var.graph, s});
+           })
       .def("beta_powers", [](const train::Optimizer& o, const OutputRef& like) -> py::object {
         auto* p = dynamic_cast<const PyOptimizer*>(&o);
         if (p == nullptr || p->adam() == nullptr || p->adam()->beta1_power().node == nullptr) return py::none();
@@ -448,17 +455,18 @@ void BindTrain(py::module_& m) {
     return Wrap(std::make_shared<optimizers::MomentumOptimizer>(Hyper(lr, "learning_rate"), Hyper(momentum, "momentum"),
                                                                 use_nesterov, use_locking, name));
   });
-  m.def("adagrad_optimizer", [](py::object lr, double initial_accumulator_value, bool use_locking,
-                                const std::string& name) {
-    return Wrap(std::make_shared<optimizers::AdagradOptimizer>(Hyper(lr, "learning_rate"), initial_accumulator_value,
-                                                               use_locking, name));
-  });
-  m.def("adam_optimizer", [](py::object lr, double beta1, double beta2, py::object epsilon, bool use_locking,
-                             const std::string& name) -> std::shared_ptr<train::Optimizer> {
-    auto adam = std::make_shared<optimizers::AdamOptimizer>(Hyper(lr, "learning_rate"), beta1, beta2,
-                                                            Hyper(epsilon, "epsilon"), use_locking, name);
-    return std::make_shared<PyOptimizer>(adam, adam);
-  });
+  m.def("adagrad_optimizer",
+        [](py::object lr, double initial_accumulator_value, bool use_locking, const std::string& name) {
+          return Wrap(std::make_shared<optimizers::AdagradOptimizer>(Hyper(lr, "learning_rate"),
+                                                                     initial_accumulator_value, use_locking, name));
+        });
+  m.def("adam_optimizer",
+        [](py::object lr, double beta1, double beta2, py::object epsilon, bool use_locking,
+           const std::string& name) -> std::shared_ptr<train::Optimizer> {
+          auto adam = std::make_shared<optimizers::AdamOptimizer>(Hyper(lr, "learning_rate"), beta1, beta2,
+                                                                  Hyper(epsilon, "epsilon"), use_locking, name);
+          return std::make_shared<PyOptimizer>(adam, adam);
+        });
   m.def("rmsprop_optimizer", [](py::object lr, py::object decay, py::object momentum, py::object epsilon,
                                 bool use_locking, bool centered, const std::string& name) {
     return Wrap(std::make_shared<optimizers::RMSPropOptimizer>(Hyper(lr, "learning_rate"), Hyper(decay, "decay"),
@@ -511,37 +519,44 @@ void BindTrain(py::module_& m) {
              return h;
            }),
            py::arg("scope"), py::arg("named_vars"), py::arg("var_list"), py::arg("max_to_keep"),
-           py::arg("keep_checkpoint_every_n_hours"),
-           py::arg("sharded"), py::arg("name"))
-      .def("save", [](SaverHandle& h, py::handle session, const std::string& prefix, int64_t global_step,
-                      bool write_state) {
+           py::arg("keep_checkpoint_every_n_hours"), py::arg("sharded"), py::arg("name"))
+      .def(
+          "save",
+          [](SaverHandle& h, py::handle session, const std::string& prefix, int64_t global_step, bool write_state) {
+            const ClientSession& cs = ClientSessionOf(session);
+            StatusOr<std::string> r;
+            {
+              py::gil_scoped_release nogil;
+              r = h.saver.Save(cs, prefix, global_step, write_state);
+            }
+            return ValueOrThrow(std::move(r));
+          },
+          py::arg("session"), py::arg("prefix"), py::arg("global_step"), py::arg("write_state"))
+      .def("restore",
+           [](SaverHandle& h, py::handle session, const std::string& path) {
              const ClientSession& cs = ClientSessionOf(session);
-             StatusOr<std::string> r;
+             Status s;
              {
                py::gil_scoped_release nogil;
-               r = h.saver.Save(cs, prefix, global_step, write_state);
+               s = h.saver.Restore(cs, path);
              }
-             return ValueOrThrow(std::move(r));
-           },
-           py::arg("session"), py::arg("prefix"), py::arg("global_step"), py::arg("write_state"))
-      .def("restore", [](SaverHandle& h, py::handle session, const std::string& path) {
-        const ClientSession& cs = ClientSessionOf(session);
-        Status s;
-        {
-          py::gil_scoped_release nogil;
-          s = h.saver.Restore(cs, path);
-        }
-        ThrowIfError(s);
-      })
+             ThrowIfError(s);
+           })
       .def("last_checkpoints", [](const SaverHandle& h) { return h.saver.last_checkpoints(); })
-      .def("recover_last_checkpoints", [](SaverHandle& h, const std::string& dir) {
-        ThrowIfError(h.saver.RecoverLastCheckpoints(dir));
-      })
+      .def("recover_last_checkpoints",
+           [](SaverHandle& h, const std::string& dir) { ThrowIfError(h.saver.RecoverLastCheckpoints(dir)); })
       .def("saved_names", [](const SaverHandle& h) { return h.saver.saved_names(); })
-      .def_property_readonly("filename", [](const SaverHandle& h) { return OutputRef{h.graph, h.saver.filename()}; })
-      .def_property_readonly("save_path", [](const SaverHandle& h) { return OutputRef{h.graph, h.saver.save_path()}; })
-      .def_property_readonly("restore_op",
-                             [](const SaverHandle& h) { return NodeRef{h.graph, h.saver.restore_op().node()}; });
+      .def_property_readonly("filename",
+                             [](const SaverHandle& h) {
+                               return OutputRef{h.graph, h.saver.filename()};
+                             })
+      .def_property_readonly("save_path",
+                             [](const SaverHandle& h) {
+                               return OutputRef{h.graph, h.saver.save_path()};
+                             })
+      .def_property_readonly("restore_op", [](const SaverHandle& h) {
+        return NodeRef{h.graph, h.saver.restore_op().node()};
+      });
   m.def("latest_checkpoint", [](const std::string& dir, const std::string& latest_filename) -> py::object {
     auto r = train::LatestCheckpoint(dir, latest_filename);
     if (!r.ok()) {
@@ -560,14 +575,15 @@ void BindTrain(py::module_& m) {
       }))
       .def("tensor_names", [](const CheckpointReader& r) { return r.reader->TensorNames(); })
       .def("has_tensor", [](const CheckpointReader& r, const std::string& n) { return r.reader->Contains(n); })
-      .def("get_tensor", [](const CheckpointReader& r, const std::string& n) {
-        Tensor t;
-        {
-          py::gil_scoped_release nogil;
-          t = ValueOrThrow(r.reader->Lookup(n));
-        }
-        return ToNumpy(std::move(t));
-      })
+      .def("get_tensor",
+           [](const CheckpointReader& r, const std::string& n) {
+             Tensor t;
+             {
+               py::gil_scoped_release nogil;
+               t = ValueOrThrow(r.reader->Lookup(n));
+             }
+             return ToNumpy(std::move(t));
+           })
       .def("dtype_and_shape", [](const CheckpointReader& r, const std::string& n) {
         DType dt;
         TensorShape shape;
@@ -604,63 +620,71 @@ void BindTrain(py::module_& m) {
              return std::make_unique<summary::FileWriter>(logdir, o);
            }),
            py::arg("logdir"), py::arg("max_queue") = 10, py::arg("flush_secs") = 120.0, py::arg("filename_suffix") = "")
-      .def("add_summary", [](summary::FileWriter& w, py::bytes s, int64_t step) {
-        std::string data = s;
-        Status st;
-        {
-          py::gil_scoped_release nogil;
-          st = w.AddSummary(data, step);
-        }
-        ThrowIfError(st);
-      })
-      .def("add_scalar", [](summary::FileWriter& w, const std::string& tag, double v, int64_t step) {
-        Status st;
-        {
-          py::gil_scoped_release nogil;
-          st = w.AddScalar(tag, v, step);
-        }
-        ThrowIfError(st);
-      })
-      .def("add_event", [](summary::FileWriter& w, py::bytes data) {
-        proto::Event e;
-        std::string s = data;
-        if (!e.ParseFromString(s)) ThrowStatus(errors::InvalidArgument("Could not parse ", s.size(), " bytes as an Event"));
-        Status st;
-        {
-          py::gil_scoped_release nogil;
-          st = w.AddEvent(e);
-        }
-        ThrowIfError(st);
-      })
-      .def("add_graph", [](summary::FileWriter& w, const Scope& root, int64_t step) {
-        ThrowIfError(w.AddGraph(*root.graph(), step));
-      })
-      .def("add_graph_def", [](summary::FileWriter& w, py::bytes data, int64_t step) {
-        proto::GraphDef def;
-        std::string s = data;
-        if (!def.ParseFromString(s)) ThrowStatus(errors::InvalidArgument("Could not parse ", s.size(), " bytes as a GraphDef"));
-        ThrowIfError(w.AddGraphDef(def, step));
-      })
-      .def("add_session_log", [](summary::FileWriter& w, int status, const std::string& msg, int64_t step,
-                                 const std::string& checkpoint_path) {
-        ThrowIfError(w.AddSessionLog(static_cast<summary::SessionStatus>(status), msg, step, checkpoint_path));
-      })
-      .def("flush", [](summary::FileWriter& w) {
-        Status st;
-        {
-          py::gil_scoped_release nogil;
-          st = w.Flush();
-        }
-        ThrowIfError(st);
-      })
-      .def("close", [](summary::FileWriter& w) {
-        Status st;
-        {
-          py::gil_scoped_release nogil;
-          st = w.Close();
-        }
-        ThrowIfError(st);
-      })
+      .def("add_summary",
+           [](summary::FileWriter& w, py::bytes s, int64_t step) {
+             std::string data = s;
+             Status st;
+             {
+               py::gil_scoped_release nogil;
+               st = w.AddSummary(data, step);
+             }
+             ThrowIfError(st);
+           })
+      .def("add_scalar",
+           [](summary::FileWriter& w, const std::string& tag, double v, int64_t step) {
+             Status st;
+             {
+               py::gil_scoped_release nogil;
+               st = w.AddScalar(tag, v, step);
+             }
+             ThrowIfError(st);
+           })
+      .def("add_event",
+           [](summary::FileWriter& w, py::bytes data) {
+             proto::Event e;
+             std::string s = data;
+             if (!e.ParseFromString(s))
+               ThrowStatus(errors::InvalidArgument("Could not parse ", s.size(), " bytes as an Event"));
+             Status st;
+             {
+               py::gil_scoped_release nogil;
+               st = w.AddEvent(e);
+             }
+             ThrowIfError(st);
+           })
+      .def("add_graph", [](summary::FileWriter& w, const Scope& root,
+                           int64_t step) { ThrowIfError(w.AddGraph(*root.graph(), step)); })
+      .def("add_graph_def",
+           [](summary::FileWriter& w, py::bytes data, int64_t step) {
+             proto::GraphDef def;
+             std::string s = data;
+             if (!def.ParseFromString(s))
+               ThrowStatus(errors::InvalidArgument("Could not parse ", s.size(), " bytes as a GraphDef"));
+             ThrowIfError(w.AddGraphDef(def, step));
+           })
+      .def("add_session_log",
+           [](summary::FileWriter& w, int status, const std::string& msg, int64_t step,
+              const std::string& checkpoint_path) {
+             ThrowIfError(w.AddSessionLog(static_cast<summary::SessionStatus>(status), msg, step, checkpoint_path));
+           })
+      .def("flush",
+           [](summary::FileWriter& w) {
+             Status st;
+             {
+               py::gil_scoped_release nogil;
+               st = w.Flush();
+             }
+             ThrowIfError(st);
+           })
+      .def("close",
+           [](summary::FileWriter& w) {
+             Status st;
+             {
+               py::gil_scoped_release nogil;
+               st = w.Close();
+             }
+             ThrowIfError(st);
+           })
       .def_property_readonly("path", &summary::FileWriter::path)
       .def_property_readonly("logdir", &summary::FileWriter::logdir);
   // The serialized events of an event file, in order (checksums verified).

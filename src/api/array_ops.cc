@@ -109,8 +109,7 @@ Output Gather(const Scope& scope, Input params, Input indices, Input axis, int64
 }
 
 Output OneHot(const Scope& scope, Input indices, Input depth, Input on_value, Input off_value, int64_t axis) {
-  return Out(BuildOp(scope, "OneHot",
-                     {std::move(indices), std::move(depth), std::move(on_value), std::move(off_value)},
+  return Out(BuildOp(scope, "OneHot", {std::move(indices), std::move(depth), std::move(on_value), std::move(off_value)},
                      {{"axis", axis}}));
 }
 
@@ -148,9 +147,7 @@ Output Range(const Scope& scope, Input start, Input limit, Input delta) {
   return Out(BuildOp(scope, "Range", {std::move(start), std::move(limit), std::move(delta)}));
 }
 
-Output StopGradient(const Scope& scope, Input input) {
-  return Out(BuildOp(scope, "StopGradient", {std::move(input)}));
-}
+Output StopGradient(const Scope& scope, Input input) { return Out(BuildOp(scope, "StopGradient", {std::move(input)})); }
 
 Output RandomShuffle(const Scope& scope, Input value, int64_t seed) {
   if (!scope.ok()) return Output();

@@ -70,9 +70,10 @@ TEST(ArrayOpsApiTest, IndexingAndValues) {
   Output ds = ops::DynamicStitch(root, {{0, 2}, {1}}, {ops::Const(root, {10.0f, 30.0f}), {20.0f}});
   Output seg = ops::UnsortedSegmentSum(root, p, {1, 0, 1}, 2);
   EXPECT_EQ(ds.shape(), PartialTensorShape({3}));
-  EXPECT_THAT(RunToStrings(root, {g, g1, oh, ds, seg, ops::ZerosLike(root, p), ops::OnesLike(root, oh),
-                                  ops::Range(root, 0, 10, 3), ops::Range(root, 1.0f, 0.0f, -0.5f),
-                                  ops::StopGradient(root, p)},
+  EXPECT_THAT(RunToStrings(root,
+                           {g, g1, oh, ds, seg, ops::ZerosLike(root, p), ops::OnesLike(root, oh),
+                            ops::Range(root, 0, 10, 3), ops::Range(root, 1.0f, 0.0f, -0.5f),
+                            ops::StopGradient(root, p)},
                            {{ids, {2, 0}}}),
               ::testing::ElementsAre("[[5 6] [1 2]]", "[[2 2 1] [4 4 3] [6 6 5]]", "[[1 0 0] [0 0 1]]", "[10 20 30]",
                                      "[[3 4] [6 8]]", "[[0 0] [0 0] [0 0]]", "[[1 1 1] [1 1 1]]", "[0 3 6 9]",
@@ -109,9 +110,9 @@ TEST(ArrayOpsApiTest, GradientsThroughArrayOps) {
   Scope root = Scope::NewRootScope();
   Output x = ops::Placeholder(root, DT_FLOAT, PartialTensorShape({2, 3}));
   // y = first column of x^T sliced, stacked with a gathered row: d y / d x counts the uses.
-  Output t = ops::Transpose(root, x, {1, 0});                           // [3,2]
+  Output t = ops::Transpose(root, x, {1, 0});                                                         // [3,2]
   Output col = ops::StridedSlice(root, t, {0, 0}, {0, 1}, {1, 1}, {.begin_mask = 1, .end_mask = 1});  // [3,1]
-  Output row = ops::Gather(root, x, {1, 1});                            // [2,3]
+  Output row = ops::Gather(root, x, {1, 1});                                                          // [2,3]
   Output y = ops::Concat(root, {ops::Reshape(root, col, {-1}), ops::Reshape(root, row, {-1})}, 0);
   std::vector<Output> g = Gradients(root, {y}, {x});
   ASSERT_TRUE(root.ok()) << root.status();

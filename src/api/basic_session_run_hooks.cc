@@ -290,9 +290,8 @@ LoggingTensorHook::LoggingTensorHook(std::vector<std::pair<std::string, Output>>
 
 Status LoggingTensorHook::Begin() {
   if (bad_args_) {
-    return errors::InvalidArgument(
-        "LoggingTensorHook: exactly one of every_n_iter and every_n_secs must be "
-        "positive (or only at_end)");
+    return errors::InvalidArgument("LoggingTensorHook: exactly one of every_n_iter and every_n_secs must be "
+                                   "positive (or only at_end)");
   }
   for (const auto& [tag, t] : tensors_) {
     if (!t.valid()) return errors::InvalidArgument("LoggingTensorHook: the tensor '", tag, "' is invalid");
@@ -301,8 +300,8 @@ Status LoggingTensorHook::Begin() {
 }
 
 StatusOr<SessionRunArgs> LoggingTensorHook::BeforeRun(SessionRunContext* ctx) {
-  should_trigger_ =
-      !bad_args_ && (timer_.every_steps() > 0 || timer_.every_secs() > 0) && timer_.ShouldTriggerForStep(iter_);
+  should_trigger_ = !bad_args_ && (timer_.every_steps() > 0 || timer_.every_secs() > 0) &&
+                    timer_.ShouldTriggerForStep(iter_);
   SessionRunArgs args;
   if (should_trigger_) {
     for (const auto& [tag, t] : tensors_) args.fetches.push_back(t);
@@ -320,10 +319,8 @@ void LoggingTensorHook::Log(const std::vector<Tensor>& values) {
     absl::StrAppend(&line, absl::StrFormat(" (%.3f sec)", std::chrono::duration<double>(now - last_log_).count()));
   }
   last_log_ = now;
-  if (log_)
-    log_(line);
-  else
-    LOG(INFO) << line;
+  if (log_) log_(line);
+  else LOG(INFO) << line;
 }
 
 Status LoggingTensorHook::AfterRun(SessionRunContext* ctx, const SessionRunValues& values) {

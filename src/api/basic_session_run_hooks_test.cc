@@ -235,9 +235,9 @@ TEST(CheckpointSaverHookTest, ConsecutiveFailedSavesEndTrainingWithTheSaveError)
     EXPECT_EQ(steps, 3 * max_failures - 1);
     // The rename's Unavailable, which recovery would retry forever from the last checkpoint.
     EXPECT_EQ(error.code(), absl::StatusCode::kFailedPrecondition) << error;
-    EXPECT_THAT(error.message(), HasSubstr("Saving the checkpoint " + failed + " failed (" +
-                                           std::to_string(max_failures) + " of at most " +
-                                           std::to_string(max_failures) + " failed saves in a row)"));
+    EXPECT_THAT(error.message(),
+                HasSubstr("Saving the checkpoint " + failed + " failed (" + std::to_string(max_failures) +
+                          " of at most " + std::to_string(max_failures) + " failed saves in a row)"));
     EXPECT_THAT(error.message(), HasSubstr(failed + ".data-00000-of-00001"));
     EXPECT_TRUE((*s)->ShouldStop());
     EXPECT_EQ((*s)->Close().code(), absl::StatusCode::kFailedPrecondition);
@@ -383,9 +383,10 @@ TEST(LoggingTensorHookTest, LogsEveryNIterationsAndAtTheEnd) {
   Scope root = Scope::NewRootScope();
   Model m(root);
   std::vector<std::string> lines;
-  auto log = std::make_shared<LoggingTensorHook>(
-      std::vector<std::pair<std::string, Output>>{{"step", m.global_step}, {"w", m.w.read()}}, 2, 0,
-      /*at_end=*/true, [&](const std::string& l) { lines.push_back(l); });
+  auto log = std::make_shared<LoggingTensorHook>(std::vector<std::pair<std::string, Output>>{{"step", m.global_step},
+                                                                                             {"w", m.w.read()}},
+                                                 2, 0,
+                                                 /*at_end=*/true, [&](const std::string& l) { lines.push_back(l); });
   auto o = Quiet();
   o.hooks = {std::make_shared<StopAtStepHook>(m.global_step, 0, 5), log};
   auto s = MonitoredTrainingSession(root, o);

@@ -56,9 +56,7 @@ StatusOr<std::vector<Tensor>> ClientSession::Run(const FeedDict& feeds, const st
   return Run(feeds, fetches, {});
 }
 
-Status ClientSession::Run(const std::vector<Operation>& targets) const {
-  return Run(FeedDict(), {}, targets).status();
-}
+Status ClientSession::Run(const std::vector<Operation>& targets) const { return Run(FeedDict(), {}, targets).status(); }
 
 StatusOr<std::vector<Tensor>> ClientSession::Run(const FeedDict& feeds, const std::vector<Output>& fetches,
                                                  const std::vector<Operation>& targets, RunMetadata* metadata,

@@ -24,8 +24,8 @@ bool AllValid(const std::vector<Output>& v) {
 
 }  // namespace
 
-std::vector<Output> Cond(const Scope& scope, Output pred, const std::vector<Output>& inputs,
-                         const BranchFn& then_fn, const BranchFn& else_fn) {
+std::vector<Output> Cond(const Scope& scope, Output pred, const std::vector<Output>& inputs, const BranchFn& then_fn,
+                         const BranchFn& else_fn) {
   if (!scope.ok()) return {};
   Scope s = scope.NewSubScope("cond");
   const int cond_start = scope.graph()->num_node_ids();
@@ -174,7 +174,9 @@ std::vector<Output> WhileLoop(const Scope& scope, const std::vector<Output>& loo
   // (TensorFlow's init_scope, which the Python front end uses).
   const int last_id = g->num_node_ids();
   std::vector<char> in_loop(last_id - first_id, 0);
-  auto is_in_loop = [&](const Node* n) { return n->id() >= first_id && n->id() < last_id && in_loop[n->id() - first_id]; };
+  auto is_in_loop = [&](const Node* n) {
+    return n->id() >= first_id && n->id() < last_id && in_loop[n->id() - first_id];
+  };
   for (int id = first_id; id < last_id; ++id) {
     Node* n = g->node(id);
     if (n == nullptr) continue;

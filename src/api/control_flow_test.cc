@@ -26,10 +26,10 @@ TEST(CondTest, RunsTheTakenBranchOnly) {
   Scope root = Scope::NewRootScope();
   Output p = ops::Placeholder(root, DT_BOOL);
   Output x = ops::Const(root, 7);
-  V r = Cond(root, p, {x},
-             [](const Scope& s, const V& in) { return V{ops::Mul(s, in[0], 2)}; },
-             // Dividing by zero would fail the step if this branch ran when p is true.
-             [](const Scope& s, const V& in) { return V{ops::Div(s, in[0], 0)}; });
+  V r = Cond(
+      root, p, {x}, [](const Scope& s, const V& in) { return V{ops::Mul(s, in[0], 2)}; },
+      // Dividing by zero would fail the step if this branch ran when p is true.
+      [](const Scope& s, const V& in) { return V{ops::Div(s, in[0], 0)}; });
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(RunInt(root, r[0], {{p, true}}), 14);
   auto bad = ClientSession(root).Run({{p, false}}, {r[0]});
@@ -41,9 +41,9 @@ TEST(CondTest, BranchesMayUseOuterTensorsAndConstants) {
   Scope root = Scope::NewRootScope();
   Output p = ops::Placeholder(root, DT_BOOL);
   Output y = ops::Const(root, 100);
-  V r = Cond(root, p, {},
-             [&](const Scope& s, const V&) { return V{ops::Add(s, y, 1)}; },
-             [&](const Scope& s, const V&) { return V{ops::Const(s, 5)}; });
+  V r = Cond(
+      root, p, {}, [&](const Scope& s, const V&) { return V{ops::Add(s, y, 1)}; },
+      [&](const Scope& s, const V&) { return V{ops::Const(s, 5)}; });
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(RunInt(root, r[0], {{p, true}}), 101);
   EXPECT_EQ(RunInt(root, r[0], {{p, false}}), 5);
@@ -52,17 +52,24 @@ TEST(CondTest, BranchesMayUseOuterTensorsAndConstants) {
 TEST(CondTest, MismatchedBranchesAreABuildError) {
   Scope root = Scope::NewRootScope();
   Output p = ops::Const(root, true);
-  V r = Cond(root, p, {}, [](const Scope& s, const V&) { return V{ops::Const(s, 1), ops::Const(s, 2)}; },
-             [](const Scope& s, const V&) { return V{ops::Const(s, 3)}; });
+  V r = Cond(
+      root, p, {},
+      [](const Scope& s, const V&) {
+        return V{ops::Const(s, 1), ops::Const(s, 2)};
+      },
+      [](const Scope& s, const V&) { return V{ops::Const(s, 3)}; });
   EXPECT_TRUE(r.empty());
   EXPECT_FALSE(root.ok());
 }
 
 TEST(WhileLoopTest, SumsOneToTen) {
   Scope root = Scope::NewRootScope();
-  V out = WhileLoop(root, {ops::Const(root, 1), ops::Const(root, 0)},
-                    [](const Scope& s, const V& v) { return ops::Less(s, v[0], 11); },
-                    [](const Scope& s, const V& v) { return V{ops::Add(s, v[0], 1), ops::Add(s, v[1], v[0])}; });
+  V out = WhileLoop(
+      root, {ops::Const(root, 1), ops::Const(root, 0)},
+      [](const Scope& s, const V& v) { return ops::Less(s, v[0], 11); },
+      [](const Scope& s, const V& v) {
+        return V{ops::Add(s, v[0], 1), ops::Add(s, v[1], v[0])};
+      });
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(RunInt(root, out[1]), 55);
   EXPECT_EQ(RunInt(root, out[0]), 11);
@@ -70,17 +77,21 @@ TEST(WhileLoopTest, SumsOneToTen) {
 
 TEST(WhileLoopTest, ZeroIterationsReturnTheInitialValues) {
   Scope root = Scope::NewRootScope();
-  V out = WhileLoop(root, {ops::Const(root, 42)}, [](const Scope& s, const V& v) { return ops::Less(s, v[0], 0); },
-                    [](const Scope& s, const V& v) { return V{ops::Add(s, v[0], 1)}; });
+  V out = WhileLoop(
+      root, {ops::Const(root, 42)}, [](const Scope& s, const V& v) { return ops::Less(s, v[0], 0); },
+      [](const Scope& s, const V& v) { return V{ops::Add(s, v[0], 1)}; });
   EXPECT_EQ(RunInt(root, out[0]), 42);
 }
 
 TEST(WhileLoopTest, OuterTensorsEnterAsInvariants) {
   Scope root = Scope::NewRootScope();
   Output x = ops::Placeholder(root, DT_INT32);
-  V out = WhileLoop(root, {ops::Const(root, 0), ops::Const(root, 0)},
-                    [](const Scope& s, const V& v) { return ops::Less(s, v[0], 5); },
-                    [&](const Scope& s, const V& v) { return V{ops::Add(s, v[0], 1), ops::Add(s, v[1], x)}; });
+  V out = WhileLoop(
+      root, {ops::Const(root, 0), ops::Const(root, 0)},
+      [](const Scope& s, const V& v) { return ops::Less(s, v[0], 5); },
+      [&](const Scope& s, const V& v) {
+        return V{ops::Add(s, v[0], 1), ops::Add(s, v[1], x)};
+      });
   EXPECT_EQ(RunInt(root, out[1], {{x, 7}}), 35);
   EXPECT_EQ(RunInt(root, out[1], {{x, -2}}), -10);
 }
@@ -89,12 +100,16 @@ TEST(WhileLoopTest, NestedLoops) {
   // sum over i in 1..4 of (sum over j in 1..i of j) = 1 + 3 + 6 + 10 = 20
   Scope root = Scope::NewRootScope();
   V out = WhileLoop(
-      root, {ops::Const(root, 1), ops::Const(root, 0)}, [](const Scope& s, const V& v) { return ops::Less(s, v[0], 5); },
+      root, {ops::Const(root, 1), ops::Const(root, 0)},
+      [](const Scope& s, const V& v) { return ops::Less(s, v[0], 5); },
       [](const Scope& s, const V& v) {
-        V inner = WhileLoop(s, {ops::Const(s, 1), ops::Const(s, 0)},
-                            [&](const Scope& t, const V& w) { return ops::Less(t, w[0], ops::Add(t, v[0], 1)); },
-                            [](const Scope& t, const V& w) { return V{ops::Add(t, w[0], 1), ops::Add(t, w[1], w[0])}; },
-                            "inner");
+        V inner = WhileLoop(
+            s, {ops::Const(s, 1), ops::Const(s, 0)},
+            [&](const Scope& t, const V& w) { return ops::Less(t, w[0], ops::Add(t, v[0], 1)); },
+            [](const Scope& t, const V& w) {
+              return V{ops::Add(t, w[0], 1), ops::Add(t, w[1], w[0])};
+            },
+            "inner");
         return V{ops::Add(s, v[0], 1), ops::Add(s, v[1], inner[1])};
       });
   ASSERT_EQ(out.size(), 2u);
@@ -104,43 +119,51 @@ TEST(WhileLoopTest, NestedLoops) {
 TEST(WhileLoopTest, CondInsideALoop) {
   // Count the even numbers in 0..9 with a Cond per iteration.
   Scope root = Scope::NewRootScope();
-  V out = WhileLoop(root, {ops::Const(root, 0), ops::Const(root, 0)},
-                    [](const Scope& s, const V& v) { return ops::Less(s, v[0], 10); },
-                    [](const Scope& s, const V& v) {
-                      Output half = ops::Div(s, v[0], 2);
-                      Output even = ops::Equal(s, ops::Mul(s, half, 2), v[0]);
-                      V c = Cond(s, even, {v[1]}, [](const Scope& t, const V& in) { return V{ops::Add(t, in[0], 1)}; },
-                                 [](const Scope& t, const V& in) { return V{ops::Identity(t, in[0])}; });
-                      return V{ops::Add(s, v[0], 1), c[0]};
-                    });
+  V out = WhileLoop(
+      root, {ops::Const(root, 0), ops::Const(root, 0)},
+      [](const Scope& s, const V& v) { return ops::Less(s, v[0], 10); },
+      [](const Scope& s, const V& v) {
+        Output half = ops::Div(s, v[0], 2);
+        Output even = ops::Equal(s, ops::Mul(s, half, 2), v[0]);
+        V c = Cond(
+            s, even, {v[1]}, [](const Scope& t, const V& in) { return V{ops::Add(t, in[0], 1)}; },
+            [](const Scope& t, const V& in) { return V{ops::Identity(t, in[0])}; });
+        return V{ops::Add(s, v[0], 1), c[0]};
+      });
   EXPECT_EQ(RunInt(root, out[1]), 5);
 }
 
 TEST(WhileLoopTest, ALoopInAnUntakenBranchIsDeadAsAWhole) {
   Scope root = Scope::NewRootScope();
   Output p = ops::Placeholder(root, DT_BOOL);
-  V r = Cond(root, p, {},
-             [](const Scope& s, const V&) {
-               return V{WhileLoop(s, {ops::Const(s, 0)}, [](const Scope& t, const V& v) { return ops::Less(t, v[0], 3); },
-                                  [](const Scope& t, const V& v) { return V{ops::Add(t, v[0], 1)}; })[0]};
-             },
-             [](const Scope& s, const V&) { return V{ops::Const(s, -1)}; });
+  V r = Cond(
+      root, p, {},
+      [](const Scope& s, const V&) {
+        return V{WhileLoop(
+            s, {ops::Const(s, 0)}, [](const Scope& t, const V& v) { return ops::Less(t, v[0], 3); },
+            [](const Scope& t, const V& v) { return V{ops::Add(t, v[0], 1)}; })[0]};
+      },
+      [](const Scope& s, const V&) { return V{ops::Const(s, -1)}; });
   EXPECT_EQ(RunInt(root, r[0], {{p, true}}), 3);
   EXPECT_EQ(RunInt(root, r[0], {{p, false}}), -1);
 }
 
 TEST(WhileLoopTest, ManyIterations) {
   Scope root = Scope::NewRootScope();
-  V out = WhileLoop(root, {ops::Const(root, 0)}, [](const Scope& s, const V& v) { return ops::Less(s, v[0], 5000); },
-                    [](const Scope& s, const V& v) { return V{ops::Add(s, v[0], 1)}; });
+  V out = WhileLoop(
+      root, {ops::Const(root, 0)}, [](const Scope& s, const V& v) { return ops::Less(s, v[0], 5000); },
+      [](const Scope& s, const V& v) { return V{ops::Add(s, v[0], 1)}; });
   EXPECT_EQ(RunInt(root, out[0]), 5000);
 }
 
 TEST(WhileLoopTest, LoopsTravelAsGraphDefs) {
   Scope root = Scope::NewRootScope();
-  V out = WhileLoop(root, {ops::Const(root, 1), ops::Const(root, 0)},
-                    [](const Scope& s, const V& v) { return ops::Less(s, v[0], 11); },
-                    [](const Scope& s, const V& v) { return V{ops::Add(s, v[0], 1), ops::Add(s, v[1], v[0])}; });
+  V out = WhileLoop(
+      root, {ops::Const(root, 1), ops::Const(root, 0)},
+      [](const Scope& s, const V& v) { return ops::Less(s, v[0], 11); },
+      [](const Scope& s, const V& v) {
+        return V{ops::Add(s, v[0], 1), ops::Add(s, v[1], v[0])};
+      });
   ASSERT_TRUE(root.ok()) << root.status();
   proto::GraphDef def;
   ExportGraphDef(*root.graph(), &def);
@@ -161,8 +184,9 @@ TEST(CondTest, GradientFlowsThroughTheTakenBranch) {
   Scope root = Scope::NewRootScope();
   Output x = ops::Placeholder(root, DT_FLOAT);
   Output p = ops::Greater(root, x, 0.0f);
-  V r = Cond(root, p, {x}, [](const Scope& s, const V& in) { return V{ops::Mul(s, in[0], in[0])}; },
-             [](const Scope& s, const V& in) { return V{ops::Neg(s, in[0])}; });
+  V r = Cond(
+      root, p, {x}, [](const Scope& s, const V& in) { return V{ops::Mul(s, in[0], in[0])}; },
+      [](const Scope& s, const V& in) { return V{ops::Neg(s, in[0])}; });
   ASSERT_EQ(r.size(), 1u);
   V g = Gradients(root, {r[0]}, {x});
   ASSERT_TRUE(root.ok()) << root.status();

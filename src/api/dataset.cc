@@ -154,8 +154,10 @@ Dataset FromTensorsImpl(const Scope& scope, const std::vector<Input>& components
     }
     if (s.dim_size(0) >= 0) {
       if (rows >= 0 && rows != s.dim_size(0)) {
-        scope.UpdateStatus(errors::InvalidArgument(op, ": all components must have the same size in dimension 0; "
-                                                   "component ", i, " has ", s.dim_size(0), " rows, not ", rows));
+        scope.UpdateStatus(errors::InvalidArgument(op,
+                                                   ": all components must have the same size in dimension 0; "
+                                                   "component ",
+                                                   i, " has ", s.dim_size(0), " rows, not ", rows));
         return DatasetAccess::Invalid(scope);
       }
       rows = s.dim_size(0);
@@ -251,15 +253,20 @@ Dataset Dataset::Csv(const Scope& scope, Input filenames, const std::vector<Inpu
   std::vector<DType> types;
   for (const Output& d : defaults) types.push_back(BaseType(d.dtype()));
   std::vector<PartialTensorShape> shapes(types.size(), PartialTensorShape::Scalar());
-  std::vector<Input> inputs{std::move(filenames), o.compression_type, o.buffer_size, o.header, o.field_delim,
-                            o.use_quote_delim, o.na_value,
-                            ops::Const(scope, Input::Initializer(o.select_cols.empty()
-                                                                     ? Tensor(DT_INT64, TensorShape{0})
-                                                                     : Tensor::FromValues<int64_t>(
-                                                                           o.select_cols,
-                                                                           TensorShape{static_cast<int64_t>(
-                                                                               o.select_cols.size())})
-                                                                           .value()))};
+  std::vector<Input> inputs{
+      std::move(filenames),
+      o.compression_type,
+      o.buffer_size,
+      o.header,
+      o.field_delim,
+      o.use_quote_delim,
+      o.na_value,
+      ops::Const(scope,
+                 Input::Initializer(o.select_cols.empty()
+                                        ? Tensor(DT_INT64, TensorShape{0})
+                                        : Tensor::FromValues<int64_t>(
+                                              o.select_cols, TensorShape{static_cast<int64_t>(o.select_cols.size())})
+                                              .value()))};
   for (const Output& d : defaults) inputs.push_back(d);
   Output v = Out(ops::BuildOp(scope, "CSVDataset", inputs, Structure(types, shapes)));
   return DatasetAccess::Make(scope, v, types, shapes, o.column_names);
@@ -320,8 +327,8 @@ Dataset Dataset::Filter(PredicateFn predicate) const {
       &shapes);
   if (f.empty()) return DatasetAccess::Invalid(s);
   if (types != std::vector<DType>{DT_BOOL} || (!shapes[0].unknown_rank() && shapes[0].dims() != 0)) {
-    s.UpdateStatus(errors::InvalidArgument("Filter predicate must return a scalar bool, not ",
-                                           DTypeString(types[0]), " ", shapes[0].DebugString()));
+    s.UpdateStatus(errors::InvalidArgument("Filter predicate must return a scalar bool, not ", DTypeString(types[0]),
+                                           " ", shapes[0].DebugString()));
     return DatasetAccess::Invalid(s);
   }
   AttrMap attrs{{"predicate", NameAttrList{f}}, {"Targuments", std::vector<DType>{}}};
@@ -363,9 +370,7 @@ Dataset Dataset::Skip(Input count) const { return Unary(*this, "SkipDataset", {s
 Dataset Dataset::Shard(Input num_shards, Input index) const {
   return Unary(*this, "ShardDataset", {std::move(num_shards), std::move(index)});
 }
-Dataset Dataset::Prefetch(Input buffer_size) const {
-  return Unary(*this, "PrefetchDataset", {std::move(buffer_size)});
-}
+Dataset Dataset::Prefetch(Input buffer_size) const { return Unary(*this, "PrefetchDataset", {std::move(buffer_size)}); }
 
 Dataset Dataset::WithNames(std::vector<std::string> names) const {
   if (!ok()) return *this;
@@ -435,8 +440,9 @@ Iterator Dataset::MakeOneShotIterator() const {
     }
     for (int i = 0; i < n->num_outputs(); ++i) {
       if (IsRefType(n->output_type(i)) || BaseType(n->output_type(i)) == DT_RESOURCE) {
-        scope_.UpdateStatus(errors::InvalidArgument("MakeOneShotIterator: the dataset depends on '", n->name(),
-                                                    "' (", n->op(), "), whose state a one-shot iterator cannot "
+        scope_.UpdateStatus(errors::InvalidArgument("MakeOneShotIterator: the dataset depends on '", n->name(), "' (",
+                                                    n->op(),
+                                                    "), whose state a one-shot iterator cannot "
                                                     "capture; use MakeInitializableIterator"));
         return it;
       }

@@ -101,7 +101,8 @@ TEST(DatasetFilesTest, TFRecordsInOrder) {
 
 TEST(DatasetFilesTest, ReadsTheTFRecordFileTensorFlowWrote) {
   Scope root = Scope::NewRootScope();
-  Drained d = Drain(root, Dataset::TFRecord(root, std::string(DFLOW_SOURCE_DIR) + "/testdata/tf/rust_expected.tfrecord"));
+  Drained d = Drain(root,
+                    Dataset::TFRecord(root, std::string(DFLOW_SOURCE_DIR) + "/testdata/tf/rust_expected.tfrecord"));
   EXPECT_TRUE(absl::IsOutOfRange(d.end)) << d.end;
   EXPECT_FALSE(d.elements.empty());
 }

@@ -17,17 +17,10 @@ std::string Flat(const Tensor& t) {
   for (int64_t i = 0; i < t.NumElements(); ++i) {
     s += " ";
     switch (t.dtype()) {
-      case DT_INT64:
-        s += std::to_string(t.flat<int64_t>()[i]);
-        break;
-      case DT_FLOAT:
-        s += std::to_string(t.flat<float>()[i]);
-        break;
-      case DT_STRING:
-        s += t.flat<std::string>()[i];
-        break;
-      default:
-        s += "?";
+      case DT_INT64: s += std::to_string(t.flat<int64_t>()[i]); break;
+      case DT_FLOAT: s += std::to_string(t.flat<float>()[i]); break;
+      case DT_STRING: s += t.flat<std::string>()[i]; break;
+      default: s += "?";
     }
   }
   return s;

@@ -309,7 +309,8 @@ TEST(DatasetTest, BatchRejectsDifferentShapesAndBadSizes) {
   Scope root = Scope::NewRootScope();
   Element next = Dataset::Range(root, int64_t{1}, int64_t{4})
                      .Map([](const Scope& s, const std::vector<Output>& x) {
-                       return std::vector<Output>{ops::Fill(s, ops::Reshape(s, ops::Cast(s, x[0], DT_INT32), {1}), 1.0f)};
+                       return std::vector<Output>{
+                           ops::Fill(s, ops::Reshape(s, ops::Cast(s, x[0], DT_INT32), {1}), 1.0f)};
                      })
                      .Batch(2)
                      .MakeOneShotIterator()
@@ -379,10 +380,10 @@ TEST(DatasetTest, ZipEndsWithTheShortest) {
 
 TEST(DatasetTest, PrefetchKeepsValuesAndOrder) {
   Scope root = Scope::NewRootScope();
-  Dataset ds = Dataset::Range(root, 50)
-                   .Map([](const Scope& s, const std::vector<Output>& x) { return std::vector<Output>{ops::Neg(s, x[0])}; },
-                        2)
-                   .Prefetch(3);
+  Dataset ds =
+      Dataset::Range(root, 50)
+          .Map([](const Scope& s, const std::vector<Output>& x) { return std::vector<Output>{ops::Neg(s, x[0])}; }, 2)
+          .Prefetch(3);
   std::vector<int64_t> v = RangeValues(ds, root);
   ASSERT_EQ(v.size(), 50u);
   for (int i = 0; i < 50; ++i) EXPECT_EQ(v[i], -i);
@@ -416,7 +417,9 @@ TEST(DatasetTest, OneShotIteratorsCannotCapturePlaceholders) {
 TEST(DatasetTest, FunctionsTravelInTheGraphDef) {
   Scope root = Scope::NewRootScope();
   Dataset::Range(root, 4)
-      .Map([](const Scope& s, const std::vector<Output>& x) { return std::vector<Output>{ops::Mul(s, x[0], int64_t{10})}; })
+      .Map([](const Scope& s, const std::vector<Output>& x) {
+        return std::vector<Output>{ops::Mul(s, x[0], int64_t{10})};
+      })
       .MakeOneShotIterator()
       .GetNext();
   ASSERT_TRUE(root.ok()) << root.status();
@@ -498,9 +501,11 @@ TEST(DatasetTest, ParallelCallsWaitingInsideTheirFunctionsEndWithTheIterator) {
   }
   // The calls waited without holding pool threads: the executor still runs other work.
   Scope other = Scope::NewRootScope();
-  std::vector<int64_t> v = RangeValues(Dataset::Range(other, 4).Map([](const Scope& s, const std::vector<Output>& x) {
-    return std::vector<Output>{ops::Neg(s, x[0])};
-  }, 2), other);
+  std::vector<int64_t> v = RangeValues(
+      Dataset::Range(other, 4).Map([](const Scope& s,
+                                      const std::vector<Output>& x) { return std::vector<Output>{ops::Neg(s, x[0])}; },
+                                   2),
+      other);
   EXPECT_THAT(v, ElementsAre(0, -1, -2, -3));
 }
 
@@ -555,9 +560,14 @@ TEST(DatasetTest, PrefetchThreadsEndWithTheirIterator) {
   {
     Scope root = Scope::NewRootScope();
     Output n = ops::Placeholder(root, DT_INT64, PartialTensorShape::Scalar());
-    Iterator it = Dataset::Range(root, n).Prefetch(2).Map([](const Scope& s, const std::vector<Output>& x) {
-                    return std::vector<Output>{ops::Neg(s, x[0])};
-                  }).Prefetch(2).Prefetch(1).MakeInitializableIterator();
+    Iterator it = Dataset::Range(root, n)
+                      .Prefetch(2)
+                      .Map([](const Scope& s, const std::vector<Output>& x) {
+                        return std::vector<Output>{ops::Neg(s, x[0])};
+                      })
+                      .Prefetch(2)
+                      .Prefetch(1)
+                      .MakeInitializableIterator();
     Element next = it.GetNext();
     ASSERT_TRUE(root.ok()) << root.status();
     ClientSession session(root);

@@ -79,8 +79,8 @@ Status StaticRowShape(const std::vector<Output>& params, PartialTensorShape* row
 // The "div" strategy's shard of each id (*assignment) and its row there (*new_ids): the T rows
 // are split in np contiguous ranges, the first T % np of them one row longer. False (with the
 // error in `s`) when fewer rows than shards are known statically.
-bool DivPartition(const Scope& s, const std::vector<Output>& params, const Output& flat, DType it,
-                  Output* assignment, Output* new_ids) {
+bool DivPartition(const Scope& s, const std::vector<Output>& params, const Output& flat, DType it, Output* assignment,
+                  Output* new_ids) {
   const int64_t np = static_cast<int64_t>(params.size());
   // T = the table's rows: known statically when every shard's first dimension is, else summed
   // in the graph.
@@ -97,7 +97,8 @@ bool DivPartition(const Scope& s, const std::vector<Output>& params, const Outpu
   if (total >= 0) {
     if (total < np) {
       s.UpdateStatus(errors::InvalidArgument("EmbeddingLookup: the \"div\" strategy needs at least one row per "
-                                             "shard, but the ", np, " shards hold ", total, " rows in all"));
+                                             "shard, but the ",
+                                             np, " shards hold ", total, " rows in all"));
       return false;
     }
     per = Input::Initializer(total / np);
@@ -131,8 +132,8 @@ Output ReshapeToIds(const Scope& s, const Output& stitched, const Output& id, co
   }
   Output row_shape;
   if (known && row.IsFullyDefined()) {
-    row_shape = Const(s.WithOpName("row_shape"), Input::Initializer(std::vector<int32_t>(row.dim_sizes().begin(),
-                                                                                        row.dim_sizes().end())));
+    row_shape = Const(s.WithOpName("row_shape"),
+                      Input::Initializer(std::vector<int32_t>(row.dim_sizes().begin(), row.dim_sizes().end())));
   } else {
     Scope at = ScopeAccess::ColocatedWith(s, params[0].node());
     row_shape = Slice(at, Shape(at, params[0]), {1}, {-1});

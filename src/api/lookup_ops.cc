@@ -17,8 +17,11 @@ Output Out(const Operation& op) { return op.valid() ? Output(op, 0) : Output(); 
 
 Output TableOp(const Scope& s, const char* op, DType k, DType v, const HashTableAttrs& a) {
   return Out(BuildOp(s, op, {},
-                     {{"key_dtype", k}, {"value_dtype", v}, {"container", a.container},
-                      {"shared_name", a.shared_name}, {"use_node_name_sharing", a.use_node_name_sharing}}));
+                     {{"key_dtype", k},
+                      {"value_dtype", v},
+                      {"container", a.container},
+                      {"shared_name", a.shared_name},
+                      {"use_node_name_sharing", a.use_node_name_sharing}}));
 }
 
 }  // namespace
@@ -36,13 +39,18 @@ Operation InitializeTableFromTextFileV2(const Scope& s, Input table, Input filen
                                         int64_t value_index, int64_t vocab_size, const std::string& delimiter,
                                         int64_t offset) {
   return BuildOp(s, "InitializeTableFromTextFileV2", {std::move(table), std::move(filename)},
-                 {{"key_index", key_index}, {"value_index", value_index}, {"vocab_size", vocab_size},
-                  {"delimiter", delimiter}, {"offset", offset}});
+                 {{"key_index", key_index},
+                  {"value_index", value_index},
+                  {"vocab_size", vocab_size},
+                  {"delimiter", delimiter},
+                  {"offset", offset}});
 }
 Output LookupTableFindV2(const Scope& s, Input table, Input keys, Input default_value) {
   return Out(BuildOp(s, "LookupTableFindV2", {std::move(table), std::move(keys), std::move(default_value)}));
 }
-Output LookupTableSizeV2(const Scope& s, Input table) { return Out(BuildOp(s, "LookupTableSizeV2", {std::move(table)})); }
+Output LookupTableSizeV2(const Scope& s, Input table) {
+  return Out(BuildOp(s, "LookupTableSizeV2", {std::move(table)}));
+}
 Operation LookupTableInsertV2(const Scope& s, Input table, Input keys, Input values) {
   return BuildOp(s, "LookupTableInsertV2", {std::move(table), std::move(keys), std::move(values)});
 }
@@ -85,7 +93,8 @@ Output IndexTableLookup(const Scope& scope, const Tensor& vocabulary, const Outp
                                           ops::Const(hs.WithOpName("values"), ids));
   AddTableInitializer(scope, init);
   const Scope ls = s.NewSubScope("hash_table_Lookup");
-  Output found = ops::LookupTableFindV2(ls, table, keys, ops::Const(ls.WithOpName("default_value"), Tensor(default_value)));
+  Output found = ops::LookupTableFindV2(ls, table, keys,
+                                        ops::Const(ls.WithOpName("default_value"), Tensor(default_value)));
   if (num_oov_buckets <= 0) return found;
   Output key_strings = keys;  // (strings as they are)
   if (vocab.dtype() != DT_STRING) key_strings = ops::AsString(ls, keys);

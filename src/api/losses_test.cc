@@ -81,7 +81,8 @@ TEST(LossesTest, SparseSoftmaxCrossEntropy) {
   EXPECT_NEAR(Scalar(ClientSession(root).Run({loss})), (row0 + std::log(3.0)) / 2, 1e-12);
   // Labels out of range fail when run.
   Scope r2 = Scope::NewRootScope();
-  Output bad = losses::SparseSoftmaxCrossEntropy(r2, ops::Const(r2, {3, 0}), ops::Const(r2, {{1.0, 2.0, 3.0}, {1.0, 1.0, 1.0}}));
+  Output bad = losses::SparseSoftmaxCrossEntropy(r2, ops::Const(r2, {3, 0}),
+                                                 ops::Const(r2, {{1.0, 2.0, 3.0}, {1.0, 1.0, 1.0}}));
   if (r2.ok()) {
     EXPECT_FALSE(ClientSession(r2).Run({bad}).ok());
   }

@@ -5,7 +5,9 @@ namespace dflow::ops {
 namespace {
 
 Output Out(const Operation& op, int i = 0) { return op.valid() ? Output(op, i) : Output(); }
-Output Binary(const Scope& s, const char* op, Input x, Input y) { return Out(BuildOp(s, op, {std::move(x), std::move(y)})); }
+Output Binary(const Scope& s, const char* op, Input x, Input y) {
+  return Out(BuildOp(s, op, {std::move(x), std::move(y)}));
+}
 Output Unary(const Scope& s, const char* op, Input x) { return Out(BuildOp(s, op, {std::move(x)})); }
 Output Reduce(const Scope& s, const char* op, Input x, Input axis, bool keep_dims) {
   return Out(BuildOp(s, op, {std::move(x), std::move(axis)}, {{"keep_dims", keep_dims}}));

@@ -59,7 +59,8 @@ void OpDefToProto(const OpDef& d, proto::OpDef* p) {
       pa->set_has_minimum(true);
       pa->set_minimum(*a.minimum);
     }
-    for (DType t : a.allowed_types) pa->mutable_allowed_values()->mutable_list()->add_type(static_cast<proto::DataType>(t));
+    for (DType t : a.allowed_types)
+      pa->mutable_allowed_values()->mutable_list()->add_type(static_cast<proto::DataType>(t));
   }
   p->set_summary(d.summary);
   p->set_is_stateful(d.is_stateful);
@@ -193,8 +194,7 @@ StatusOr<ImportedMetaGraph> ImportMetaGraph(const proto::MetaGraphDef& meta_grap
       case proto::CollectionDef::kFloatList:
         for (float v : cd.float_list().value()) items.push_back(absl::StrCat(v));
         break;
-      default:
-        break;
+      default: break;
     }
   }
   if (meta_graph.has_saver_def() && !meta_graph.saver_def().restore_op_name().empty()) {
@@ -219,8 +219,7 @@ Status ImportedMetaGraph::RestoreFrom(Session* session, const std::string& check
 Status ImportedMetaGraph::SaveTo(Session* session, const std::string& path) const {
   if (!has_saver) return errors::FailedPrecondition("The MetaGraphDef has no SaverDef to save with");
   std::vector<Tensor> out;
-  return session->Run({{saver_def.filename_tensor_name(), Tensor(path)}}, {saver_def.save_tensor_name()}, {},
-                      &out);
+  return session->Run({{saver_def.filename_tensor_name(), Tensor(path)}}, {saver_def.save_tensor_name()}, {}, &out);
 }
 
 }  // namespace dflow::train

@@ -292,14 +292,14 @@ StatusOr<std::unique_ptr<MonitoredSession>> MonitoredTrainingSession(const Scope
       RETURN_IF_ERROR(graph);
       options.summary_writer = NewSummaryWriter(std::move(file));
     }
-    const bool checkpoints =
-        !options.checkpoint_dir.empty() && (options.save_checkpoint_steps > 0 || options.save_checkpoint_secs > 0);
+    const bool checkpoints = !options.checkpoint_dir.empty() &&
+                             (options.save_checkpoint_steps > 0 || options.save_checkpoint_secs > 0);
     if (checkpoints && !global_step.valid()) {
       return errors::NotFound("Saving checkpoints needs a global step (train::CreateGlobalStep)");
     }
     if (options.log_step_count_steps > 0 && global_step.valid()) {
-      hooks.push_back(
-          std::make_shared<StepCounterHook>(global_step, options.log_step_count_steps, 0, options.summary_writer));
+      hooks.push_back(std::make_shared<StepCounterHook>(global_step, options.log_step_count_steps, 0,
+                                                        options.summary_writer));
     }
     if (options.save_summaries_steps > 0 && options.summary_writer != nullptr && scaffold->summary_op.valid() &&
         global_step.valid()) {
@@ -308,9 +308,10 @@ StatusOr<std::unique_ptr<MonitoredSession>> MonitoredTrainingSession(const Scope
     }
     if (checkpoints) {
       const bool by_steps = options.save_checkpoint_steps > 0;
-      hooks.push_back(std::make_shared<CheckpointSaverHook>(
-          options.checkpoint_dir, scaffold->saver, global_step, by_steps ? 0 : options.save_checkpoint_secs,
-          by_steps ? options.save_checkpoint_steps : 0, "model.ckpt", options.max_consecutive_save_failures));
+      hooks.push_back(std::make_shared<CheckpointSaverHook>(options.checkpoint_dir, scaffold->saver, global_step,
+                                                            by_steps ? 0 : options.save_checkpoint_secs,
+                                                            by_steps ? options.save_checkpoint_steps : 0, "model.ckpt",
+                                                            options.max_consecutive_save_failures));
     }
     creator = std::make_unique<ChiefSessionCreator>(scope, scaffold, session_options, options.checkpoint_dir);
   } else {
@@ -320,7 +321,8 @@ StatusOr<std::unique_ptr<MonitoredSession>> MonitoredTrainingSession(const Scope
   RecoveryOptions recovery = options.recovery;
   std::shared_ptr<LocalMaster> local = LocalMaster::FindTarget(session_options.target);
   // (Or one that stopped already because the job is complete: this worker came up too late.)
-  std::shared_ptr<LocalMaster> known = local != nullptr ? local : LocalMaster::FindCompletedTarget(session_options.target);
+  std::shared_ptr<LocalMaster> known = local != nullptr ? local
+                                                        : LocalMaster::FindCompletedTarget(session_options.target);
   if (!recovery.job_complete && known != nullptr) {
     // A session on a server of this process (a between-graph trainer's own task) knows when that
     // task is told the job is complete; after that, a step that fails because the ps tasks are

@@ -260,9 +260,9 @@ TEST(MonitoredSessionRecoveryTest, AWorkerWaitsForTheChiefAgainAfterAFailure) {
   ASSERT_TRUE(scaffold->Finalize(root).ok());
   ClientSession chief(root, target.options());
   ASSERT_TRUE(chief.Run({scaffold->init_op}).ok());
-  auto ms = MonitoredSession::Create(
-      std::make_unique<WorkerSessionCreator>(root, scaffold, target.options(), /*max_wait_secs=*/30), {},
-      FastRecovery(3));
+  auto ms = MonitoredSession::Create(std::make_unique<WorkerSessionCreator>(root, scaffold, target.options(),
+                                                                            /*max_wait_secs=*/30),
+                                     {}, FastRecovery(3));
   ASSERT_TRUE(ms.ok()) << ms.status();
   ASSERT_TRUE((*ms)->Run({}, {}, {m.train_op}).ok());
   {

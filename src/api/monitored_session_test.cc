@@ -341,8 +341,8 @@ TEST(MonitoredSessionTest, HooksRunAroundEveryStepWithTheirOwnFetches) {
   ASSERT_TRUE(scaffold->Finalize(root).ok());
   auto a = std::make_shared<RecordingHook>(m.global_step, /*stop_after=*/3);
   auto b = std::make_shared<RecordingHook>(m.global_step);
-  auto ms =
-      MonitoredSession::Create(std::make_unique<ChiefSessionCreator>(root, scaffold, SessionOptions(), ""), {a, b});
+  auto ms = MonitoredSession::Create(std::make_unique<ChiefSessionCreator>(root, scaffold, SessionOptions(), ""),
+                                     {a, b});
   ASSERT_TRUE(ms.ok()) << ms.status();
   EXPECT_THAT(a->calls, ElementsAre("begin", "create"));
   int steps = 0;
@@ -393,8 +393,8 @@ TEST(MonitoredSessionTest, AHookErrorEndsTrainingWithoutEnd) {
   ASSERT_TRUE(scaffold->Finalize(root).ok());
   auto hook = std::make_shared<RecordingHook>(m.global_step);
   hook->fail_at = "after";
-  auto ms =
-      MonitoredSession::Create(std::make_unique<ChiefSessionCreator>(root, scaffold, SessionOptions(), ""), {hook});
+  auto ms = MonitoredSession::Create(std::make_unique<ChiefSessionCreator>(root, scaffold, SessionOptions(), ""),
+                                     {hook});
   ASSERT_TRUE(ms.ok());
   auto r = (*ms)->Run({}, {m.loss}, {});
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
@@ -414,8 +414,8 @@ TEST(MonitoredSessionTest, OutOfRangeEndsTrainingCleanly) {
   ASSERT_TRUE(scaffold->Finalize(root).ok());
   auto hook = std::make_shared<RecordingHook>(step);
   hook->expected_caller_fetches = 1;
-  auto ms =
-      MonitoredSession::Create(std::make_unique<ChiefSessionCreator>(root, scaffold, SessionOptions(), ""), {hook});
+  auto ms = MonitoredSession::Create(std::make_unique<ChiefSessionCreator>(root, scaffold, SessionOptions(), ""),
+                                     {hook});
   ASSERT_TRUE(ms.ok()) << ms.status();
   ASSERT_TRUE((*ms)->raw_session()->Run({enqueue}).ok());
   ASSERT_TRUE((*ms)->raw_session()->Run({close}).ok());

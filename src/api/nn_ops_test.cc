@@ -155,7 +155,8 @@ TEST(NNOpsApiTest, SmallConvNetLearns) {
     last = (*r)[0].scalar<float>();
     for (int p = 0; p < 3; ++p) {
       ASSERT_EQ((*r)[1 + p].shape(), params[p].shape());
-      for (int64_t i = 0; i < params[p].NumElements(); ++i) params[p].flat<float>()[i] -= 0.1f * (*r)[1 + p].flat<float>()[i];
+      for (int64_t i = 0; i < params[p].NumElements(); ++i)
+        params[p].flat<float>()[i] -= 0.1f * (*r)[1 + p].flat<float>()[i];
     }
   }
   EXPECT_LT(last, 0.5f * first) << "first " << first << " last " << last;

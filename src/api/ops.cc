@@ -59,7 +59,8 @@ Operation BuildOp(const Scope& scope, const std::string& op, const std::vector<I
 }
 
 Operation BuildOpWithArgSizes(const Scope& scope, const std::string& op, const std::vector<Input>& inputs,
-                  const std::vector<int>* arg_sizes, const AttrMap& attrs, const std::string& default_name) {
+                              const std::vector<int>* arg_sizes, const AttrMap& attrs,
+                              const std::string& default_name) {
   if (!scope.ok()) return Operation();
   const OpDef* def = OpRegistry::Global()->LookUp(op);
   if (def == nullptr) {
@@ -96,8 +97,8 @@ Operation BuildOpWithArgSizes(const Scope& scope, const std::string& op, const s
         return Operation();
       }
       if (in.output().node()->graph() != g) {
-        scope.UpdateStatus(errors::InvalidArgument("Input '", arg_name, "' of '", name, "' (",
-                                                   in.output().name(), ") belongs to another graph"));
+        scope.UpdateStatus(errors::InvalidArgument("Input '", arg_name, "' of '", name, "' (", in.output().name(),
+                                                   ") belongs to another graph"));
         return Operation();
       }
       spec.inputs.push_back({in.output().node(), in.output().index()});
@@ -153,7 +154,9 @@ Operation BuildOpWithArgSizes(const Scope& scope, const std::string& op, const s
 namespace {
 Output Out(const Operation& op) { return op.valid() ? Output(op, 0) : Output(); }
 
-Output Binary(const Scope& s, const char* op, Input x, Input y) { return Out(BuildOp(s, op, {std::move(x), std::move(y)})); }
+Output Binary(const Scope& s, const char* op, Input x, Input y) {
+  return Out(BuildOp(s, op, {std::move(x), std::move(y)}));
+}
 Output Unary(const Scope& s, const char* op, Input x) { return Out(BuildOp(s, op, {std::move(x)})); }
 }  // namespace
 

@@ -49,7 +49,7 @@ TEST(PartitionerTest, MinMax) {
   EXPECT_EQ(Parts(MinMaxVariablePartitioner(100, 1), {1024, 1024}, DT_DOUBLE), (std::vector<int64_t>{1, 32}));
   EXPECT_EQ(Parts(MinMaxVariablePartitioner(100), {10, 10}), (std::vector<int64_t>{1, 1}));  // 400 bytes
   EXPECT_EQ(Parts(MinMaxVariablePartitioner(100, 0, 100), {10, 10}), (std::vector<int64_t>{4, 1}));
-  EXPECT_EQ(Parts(MinMaxVariablePartitioner(100, 0, 100), {3, 10}), (std::vector<int64_t>{2, 1}));  // 120 bytes
+  EXPECT_EQ(Parts(MinMaxVariablePartitioner(100, 0, 100), {3, 10}), (std::vector<int64_t>{2, 1}));   // 120 bytes
   EXPECT_EQ(Parts(MinMaxVariablePartitioner(100, 0, 100), {2, 100}), (std::vector<int64_t>{2, 1}));  // at most rows
   EXPECT_EQ(Parts(MinMaxVariablePartitioner(100, 0, 100, 50), {10}, DT_STRING), (std::vector<int64_t>{5}));
   EXPECT_THAT(PartitionError(MinMaxVariablePartitioner(0), {4}), HasSubstr("max_partitions must be at least 1"));
@@ -61,7 +61,8 @@ TEST(PartitionerTest, BadAnswersAreRejected) {
   auto answer = [](std::vector<int64_t> parts) {
     return [parts](const TensorShape&, DType) -> StatusOr<std::vector<int64_t>> { return parts; };
   };
-  EXPECT_THAT(PartitionError(answer({2}), {4, 2}), HasSubstr("returned 1 partition counts [2] for a variable of shape"));
+  EXPECT_THAT(PartitionError(answer({2}), {4, 2}),
+              HasSubstr("returned 1 partition counts [2] for a variable of shape"));
   EXPECT_THAT(PartitionError(answer({0, 1}), {4, 2}), HasSubstr("returned 0 partitions for dimension 0"));
   EXPECT_THAT(PartitionError(answer({2, 2}), {4, 2}), HasSubstr("partitioned along one dimension only"));
   EXPECT_THAT(PartitionError(answer({5, 1}), {4, 2}), HasSubstr("Cannot create 5 partitions of dimension 0 of size 4"));
@@ -109,18 +110,21 @@ TEST(PartitionedVariableTest, UnevenSlices) {
 TEST(PartitionedVariableTest, AsTensorEqualsTheUnpartitionedValue) {
   Tensor table(DT_FLOAT, TensorShape({7, 3}));
   for (int i = 0; i < 21; ++i) table.flat<float>()[i] = 0.5f * static_cast<float>(i) - 3.0f;
-  const std::vector<std::pair<std::string, init::Initializer>> inits = {
-      {"uniform", init::RandomUniform(-2, 3, 7)},      {"normal", init::RandomNormal(1, 2, 11)},
-      {"truncated", init::TruncatedNormal(0, 1, 5)},   {"glorot", init::GlorotUniform(3)},
-      {"constant", init::Constant(Input::Initializer(table))}, {"scalar", init::Constant(2.5)},
-      {"ones", init::Ones()}};
+  const std::vector<std::pair<std::string, init::Initializer>> inits = {{"uniform", init::RandomUniform(-2, 3, 7)},
+                                                                        {"normal", init::RandomNormal(1, 2, 11)},
+                                                                        {"truncated", init::TruncatedNormal(0, 1, 5)},
+                                                                        {"glorot", init::GlorotUniform(3)},
+                                                                        {"constant",
+                                                                         init::Constant(Input::Initializer(table))},
+                                                                        {"scalar", init::Constant(2.5)},
+                                                                        {"ones", init::Ones()}};
   for (const auto& [what, initializer] : inits) {
     for (int axis : {0, 1}) {
       SCOPED_TRACE(what + " axis " + std::to_string(axis));
       Scope root = Scope::NewRootScope();
       Variable plain = Variable::Create(root.WithOpName("plain"), {7, 3}, DT_FLOAT, initializer);
-      PartitionedVariable parted = PartitionedVariable::Create(root.WithOpName("parted"), {7, 3}, DT_FLOAT,
-                                                               initializer, FixedSizePartitioner(axis ? 2 : 3, axis));
+      PartitionedVariable parted = PartitionedVariable::Create(root.WithOpName("parted"), {7, 3}, DT_FLOAT, initializer,
+                                                               FixedSizePartitioner(axis ? 2 : 3, axis));
       Output whole = parted.AsTensor(root);
       ASSERT_TRUE(root.ok()) << root.status();
       ClientSession session(root);
@@ -304,7 +308,8 @@ TEST(EmbeddingLookupTest, AnEmbeddingModelTrains) {
   Operation init = GlobalVariablesInitializer(s);
   ASSERT_TRUE(root.ok()) << root.status();
   // The shards went round robin over the ps tasks, the lookup's gathers with them.
-  for (int p = 0; p < 3; ++p) EXPECT_EQ(emb.parts()[p].ref().node()->requested_device(), absl::StrCat("/job:ps/task:", p));
+  for (int p = 0; p < 3; ++p)
+    EXPECT_EQ(emb.parts()[p].ref().node()->requested_device(), absl::StrCat("/job:ps/task:", p));
   EXPECT_EQ(w.ref().node()->requested_device(), "/job:ps/task:0");
   int gathers = 0;
   for (Node* n : root.graph()->nodes()) {
@@ -334,7 +339,8 @@ TEST(EmbeddingLookupTest, AnEmbeddingModelTrains) {
   auto after = session.Run({emb.AsTensor(root)});
   ASSERT_TRUE(after.ok());
   for (int row : {1, 6, 13, 18}) {
-    for (int j = 0; j < 4; ++j) EXPECT_EQ((*after)[0].flat<float>()[row * 4 + j], (*before)[0].flat<float>()[row * 4 + j]);
+    for (int j = 0; j < 4; ++j)
+      EXPECT_EQ((*after)[0].flat<float>()[row * 4 + j], (*before)[0].flat<float>()[row * 4 + j]);
   }
   bool moved = false;
   for (int j = 0; j < 4; ++j) moved |= (*after)[0].flat<float>()[12 * 4 + j] != (*before)[0].flat<float>()[12 * 4 + j];

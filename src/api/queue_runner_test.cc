@@ -99,8 +99,7 @@ TEST(QueueRunnerTest, OutOfRangeIsACleanStopForTheCoordinator) {
   ASSERT_TRUE(s.Run({q.close}).ok());
   Operation drain = ops::Identity(q.root, q.dequeue[0]).op();  // OutOfRange: closed and empty
   train::Coordinator coord;
-  auto runner = std::make_shared<train::QueueRunner>(std::vector<Operation>{drain},
-                                                     Operation(), Operation(),
+  auto runner = std::make_shared<train::QueueRunner>(std::vector<Operation>{drain}, Operation(), Operation(),
                                                      std::vector<absl::StatusCode>{absl::StatusCode::kCancelled});
   ASSERT_TRUE(runner->Start(&s, &coord).ok());
   EXPECT_TRUE(coord.WaitForStop(20000));  // reported, so stop was requested...

@@ -54,16 +54,16 @@ PsStrategy RoundRobinStrategy(int num_tasks) {
 StatusOr<int64_t> ByteSizeLoadFunction(const DeviceRequest& op) {
   auto shape_it = op.attrs.find("shape");
   auto dtype_it = op.attrs.find("dtype");
-  const PartialTensorShape* shape =
-      shape_it == op.attrs.end() ? nullptr : shape_it->second.get_if<PartialTensorShape>();
+  const PartialTensorShape* shape = shape_it == op.attrs.end() ? nullptr
+                                                               : shape_it->second.get_if<PartialTensorShape>();
   const DType* dtype = dtype_it == op.attrs.end() ? nullptr : dtype_it->second.get_if<DType>();
   if (shape == nullptr || dtype == nullptr) {
     return errors::InvalidArgument("The byte size of node '", op.name, "' (op ", op.op,
                                    ") is unknown: it has no \"shape\" and \"dtype\" attrs");
   }
   if (!shape->IsFullyDefined()) {
-    return errors::InvalidArgument("The byte size of node '", op.name, "' (op ", op.op,
-                                   ") is unknown: its shape ", shape->DebugString(), " is not fully defined");
+    return errors::InvalidArgument("The byte size of node '", op.name, "' (op ", op.op, ") is unknown: its shape ",
+                                   shape->DebugString(), " is not fully defined");
   }
   int64_t elements = 1;
   for (int64_t d : shape->dim_sizes()) {
@@ -103,17 +103,27 @@ PsStrategy GreedyLoadBalancingStrategy(int num_tasks, LoadFunction load_fn) {
 }
 
 const std::vector<std::string>& StandardPsOps() {
-  static const auto* ops = new std::vector<std::string>{
-      "Variable", "VariableV2", "AutoReloadVariable", "MutableHashTable", "MutableHashTableV2",
-      "MutableHashTableOfTensors", "MutableHashTableOfTensorsV2", "MutableDenseHashTable",
-      "MutableDenseHashTableV2", "VarHandleOp", "BoostedTreesEnsembleResourceHandleOp",
-      "BoostedTreesQuantileStreamResourceHandleOp", "ResourceConditionalAccumulator", "DecisionTreeResource"};
+  static const auto* ops = new std::vector<std::string>{"Variable",
+                                                        "VariableV2",
+                                                        "AutoReloadVariable",
+                                                        "MutableHashTable",
+                                                        "MutableHashTableV2",
+                                                        "MutableHashTableOfTensors",
+                                                        "MutableHashTableOfTensorsV2",
+                                                        "MutableDenseHashTable",
+                                                        "MutableDenseHashTableV2",
+                                                        "VarHandleOp",
+                                                        "BoostedTreesEnsembleResourceHandleOp",
+                                                        "BoostedTreesQuantileStreamResourceHandleOp",
+                                                        "ResourceConditionalAccumulator",
+                                                        "DecisionTreeResource"};
   return *ops;
 }
 
 DeviceFunction ReplicaDeviceSetter(const ReplicaDeviceSetterOptions& options) {
   if (options.ps_tasks < 0) {
-    return Failing(errors::InvalidArgument("ReplicaDeviceSetter: ps_tasks must be non-negative, got ", options.ps_tasks));
+    return Failing(errors::InvalidArgument("ReplicaDeviceSetter: ps_tasks must be non-negative, got ",
+                                           options.ps_tasks));
   }
   if (options.ps_tasks == 0) return nullptr;
   StatusOr<DeviceName> ps = DeviceName::Parse(options.ps_device);
@@ -161,8 +171,8 @@ DeviceFunction ReplicaDeviceSetter(const ClusterSpec& cluster, ReplicaDeviceSett
   if (!ps.ok()) return Failing(errors::Annotate(ps.status(), "ReplicaDeviceSetter: ps_device: "));
   const std::string job = ps->has_job ? ps->job : "ps";
   if (cluster.num_tasks(job) == 0) {
-    return Failing(errors::InvalidArgument("ReplicaDeviceSetter: the cluster has no job '", job, "' (jobs: ",
-                                           absl::StrJoin(cluster.job_names(), ", "), ")"));
+    return Failing(errors::InvalidArgument("ReplicaDeviceSetter: the cluster has no job '", job,
+                                           "' (jobs: ", absl::StrJoin(cluster.job_names(), ", "), ")"));
   }
   options.ps_tasks = cluster.num_tasks(job);
   return ReplicaDeviceSetter(options);

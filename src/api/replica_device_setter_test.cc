@@ -35,15 +35,18 @@ TEST(DeviceFunctionTest, SeesTheOpAndNestsFromTheInsideOut) {
   Output a = ops::Placeholder(inner.WithOpName("x").WithDevice("/job:w"), DT_FLOAT);
   ASSERT_TRUE(root.ok()) << root.status();
   EXPECT_EQ(Dev(a), "/job:w/task:3");
-  EXPECT_THAT(seen, ::testing::ElementsAre("inner Placeholder layer/x [/job:w]", "outer Placeholder layer/x [/job:w/task:3]"));
+  EXPECT_THAT(seen, ::testing::ElementsAre("inner Placeholder layer/x [/job:w]",
+                                           "outer Placeholder layer/x [/job:w/task:3]"));
   // A literal operand becomes a Const that the functions place too.
   seen.clear();
   Output b = ops::Add(outer, ops::Const(outer, 1.0f), 2.0f);
   EXPECT_EQ(Dev(b), "/job:outer");
   EXPECT_EQ(seen.size(), 3u);
   // A WithDevice outside a function only fills the fields the function leaves unset.
-  Scope pinned = root.WithDevice("/job:chief/device:CPU:0").WithDeviceFunction(
-      [](const DeviceRequest&) -> StatusOr<std::string> { return std::string("/job:worker"); });
+  Scope pinned =
+      root.WithDevice("/job:chief/device:CPU:0").WithDeviceFunction([](const DeviceRequest&) -> StatusOr<std::string> {
+        return std::string("/job:worker");
+      });
   EXPECT_EQ(Dev(ops::Const(pinned, 1)), "/job:worker/device:CPU:0");
   // An empty function changes nothing.
   EXPECT_EQ(Dev(ops::Const(root.WithDevice("/job:a").WithDeviceFunction(nullptr), 1)), "/job:a");
@@ -51,13 +54,15 @@ TEST(DeviceFunctionTest, SeesTheOpAndNestsFromTheInsideOut) {
 
 TEST(DeviceFunctionTest, ErrorsAreRecordedWithTheNode) {
   Scope root = Scope::NewRootScope();
-  Scope bad = root.WithDeviceFunction(
-      [](const DeviceRequest&) -> StatusOr<std::string> { return errors::InvalidArgument("no room"); });
+  Scope bad = root.WithDeviceFunction([](const DeviceRequest&) -> StatusOr<std::string> {
+    return errors::InvalidArgument("no room");
+  });
   EXPECT_FALSE(ops::Const(bad.WithOpName("c"), 1).valid());
   EXPECT_THAT(std::string(root.status().message()), HasSubstr("Device function for node 'c' (op Const): no room"));
   Scope root2 = Scope::NewRootScope();
-  Scope garbage =
-      root2.WithDeviceFunction([](const DeviceRequest&) -> StatusOr<std::string> { return std::string("job:x"); });
+  Scope garbage = root2.WithDeviceFunction([](const DeviceRequest&) -> StatusOr<std::string> {
+    return std::string("job:x");
+  });
   EXPECT_FALSE(ops::Const(garbage, 1).valid());
   EXPECT_FALSE(root2.ok());
 }
@@ -93,7 +98,7 @@ TEST(ReplicaDeviceSetterTest, GreedyByBytes) {
   Scope s = root.WithDeviceFunction(train::ReplicaDeviceSetter(3, "/job:worker", "/job:ps",
                                                                train::GreedyLoadBalancingStrategy(3)));
   // bytes:             400           40          80           200          80            240
-  std::vector<std::pair<TensorShape, DType>> specs = {{{100}, DT_FLOAT}, {{10}, DT_FLOAT},  {{20}, DT_FLOAT},
+  std::vector<std::pair<TensorShape, DType>> specs = {{{100}, DT_FLOAT},   {{10}, DT_FLOAT},  {{20}, DT_FLOAT},
                                                       {{5, 10}, DT_FLOAT}, {{10}, DT_DOUBLE}, {{30}, DT_INT64},
                                                       {{1}, DT_FLOAT}};
   // loads after each: [400,0,0] [400,40,0] [400,40,80] [400,240,80] [400,240,160] [400,240,400] [400,244,400]
@@ -119,7 +124,7 @@ TEST(ReplicaDeviceSetterTest, GreedyByBytes) {
 TEST(ReplicaDeviceSetterTest, ExplicitDevicesMerge) {
   Scope root = Scope::NewRootScope();
   Scope s = root.WithDeviceFunction(train::ReplicaDeviceSetter(2, "/job:worker/task:1"));
-  Variable a = Variable::Create(s.WithOpName("a"), {1}, DT_FLOAT);                              // strategy: 0
+  Variable a = Variable::Create(s.WithOpName("a"), {1}, DT_FLOAT);                               // strategy: 0
   Variable b = Variable::Create(s.WithDevice("/job:ps/task:0").WithOpName("b"), {1}, DT_FLOAT);  // asked: 1, pinned
   Variable c = Variable::Create(s.WithDevice("/job:local").WithOpName("c"), {1}, DT_FLOAT);  // another job: not asked
   Variable d = Variable::Create(s.WithDevice("/device:CPU:0").WithOpName("d"), {1}, DT_FLOAT);  // strategy: 0
@@ -137,7 +142,8 @@ TEST(ReplicaDeviceSetterTest, ExplicitDevicesMerge) {
   o.ps_tasks = 2;
   o.merge_devices = false;
   Scope s2 = root.WithDeviceFunction(train::ReplicaDeviceSetter(o));
-  EXPECT_EQ(Dev(Variable::Create(s2.WithDevice("/device:CPU:0").WithOpName("e"), {1}, DT_FLOAT).ref()), "/device:CPU:0");
+  EXPECT_EQ(Dev(Variable::Create(s2.WithDevice("/device:CPU:0").WithOpName("e"), {1}, DT_FLOAT).ref()),
+            "/device:CPU:0");
   EXPECT_EQ(Dev(Variable::Create(s2.WithOpName("f"), {1}, DT_FLOAT).ref()), "/job:ps/task:0");
   EXPECT_EQ(Dev(ops::Const(s2, 1)), "/job:worker");
   // Custom ps ops and an empty ps device.
@@ -246,7 +252,8 @@ TEST(ReplicaDeviceSetterTest, FromClusterAndBadOptions) {
   };
   train::ReplicaDeviceSetterOptions missing;
   missing.ps_device = "/job:params";
-  expect_error(train::ReplicaDeviceSetter(cluster, missing), "the cluster has no job 'params' (jobs: ps, store, worker)");
+  expect_error(train::ReplicaDeviceSetter(cluster, missing),
+               "the cluster has no job 'params' (jobs: ps, store, worker)");
   expect_error(train::ReplicaDeviceSetter(-1), "ps_tasks must be non-negative, got -1");
   expect_error(train::ReplicaDeviceSetter(2, "/job:worker", "ps"), "ReplicaDeviceSetter: ps_device");
   expect_error(train::ReplicaDeviceSetter(2, "worker"), "ReplicaDeviceSetter: worker_device");

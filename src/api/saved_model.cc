@@ -108,8 +108,8 @@ StatusOr<SavedModelBundle> LoadSavedModel(const SessionOptions& session_options,
   }
   if (found == nullptr) {
     return errors::NotFound("Could not find meta graph def matching supplied tags: { ", absl::StrJoin(tags, " "),
-                            " } in SavedModel ", export_dir, "; the tag sets present: ",
-                            present.empty() ? "none" : absl::StrJoin(present, ", "));
+                            " } in SavedModel ", export_dir,
+                            "; the tag sets present: ", present.empty() ? "none" : absl::StrJoin(present, ", "));
   }
   SavedModelBundle bundle;
   bundle.meta_graph = *found;
@@ -129,16 +129,15 @@ StatusOr<SavedModelBundle> LoadSavedModel(const SessionOptions& session_options,
   if (found->has_saver_def() && !found->saver_def().restore_op_name().empty() &&
       Env::Default()->FileExists(variables + ".index")) {
     const proto::SaverDef& sd = found->saver_def();
-    RETURN_IF_ERROR(errors::Annotate(
-        session->Run(run_options, {{sd.filename_tensor_name(), Tensor(variables)}}, {}, {sd.restore_op_name()},
-                     &unused, nullptr),
-        "Restoring the variables of the SavedModel: "));
+    RETURN_IF_ERROR(errors::Annotate(session->Run(run_options, {{sd.filename_tensor_name(), Tensor(variables)}}, {},
+                                                  {sd.restore_op_name()}, &unused, nullptr),
+                                     "Restoring the variables of the SavedModel: "));
   }
   ASSIGN_OR_RETURN(std::string init_op, InitOpName(*found));
   if (!init_op.empty()) {
-    RETURN_IF_ERROR(errors::Annotate(
-        session->Run(run_options, AssetFeeds(*found, export_dir), {}, {init_op}, &unused, nullptr),
-        absl::StrCat("Running the SavedModel's main op ", init_op, ": ")));
+    RETURN_IF_ERROR(errors::Annotate(session->Run(run_options, AssetFeeds(*found, export_dir), {}, {init_op}, &unused,
+                                                  nullptr),
+                                     absl::StrCat("Running the SavedModel's main op ", init_op, ": ")));
   }
   return bundle;
 }
@@ -149,8 +148,7 @@ StatusOr<std::vector<Tensor>> RunSignature(const SavedModelBundle& bundle, const
                                            std::vector<std::string>* output_keys_out) {
   auto it = bundle.signatures.find(key);
   if (it == bundle.signatures.end()) {
-    return errors::NotFound("The SavedModel has no signature '", key, "'; its signatures: ",
-                            KeysOf(bundle.signatures));
+    return errors::NotFound("The SavedModel has no signature '", key, "'; its signatures: ", KeysOf(bundle.signatures));
   }
   const proto::SignatureDef& sig = it->second;
   std::vector<std::pair<std::string, Tensor>> feeds;
@@ -255,8 +253,9 @@ Status SavedModelWriter::Save(const std::string& export_dir, bool as_text) {
     }
   }
   RETURN_IF_ERROR(env->CreateDirs(JoinPath(export_dir, "variables")));
-  RETURN_IF_ERROR(saver_.Save(*session_, JoinPath(JoinPath(export_dir, "variables"), "variables"), -1,
-                              /*write_state=*/false)
+  RETURN_IF_ERROR(saver_
+                      .Save(*session_, JoinPath(JoinPath(export_dir, "variables"), "variables"), -1,
+                            /*write_state=*/false)
                       .status());
   // A SavedModel's variables directory holds the checkpoint only (a Saver that writes .meta files
   // wrote one beside it).

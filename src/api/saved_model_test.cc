@@ -20,7 +20,8 @@ struct Model {
 
 Model BuildModel(const Scope& root) {
   Model m;
-  m.w = Variable::Create(root.WithOpName("w"), {2, 1}, DT_FLOAT, init::Constant(Tensor::FromValues<float>({1, 2}, TensorShape{2, 1}).value()));
+  m.w = Variable::Create(root.WithOpName("w"), {2, 1}, DT_FLOAT,
+                         init::Constant(Tensor::FromValues<float>({1, 2}, TensorShape{2, 1}).value()));
   m.b = Variable::Create(root.WithOpName("b"), {1}, DT_FLOAT, init::Constant(0.5f));
   m.step = train::CreateGlobalStep(root);
   m.x = ops::Placeholder(root.WithOpName("x"), DT_FLOAT, PartialTensorShape({-1, 2}));
@@ -119,8 +120,10 @@ TEST(SavedModelTest, WritesLoadsAndRunsASignature) {
     opts.asset_tensors = {asset.name()};
     auto sig = BuildSignatureDef({{"x", m.x}}, {{"y", m.y}, {"asset", asset_out}});
     EXPECT_EQ(sig.inputs().at("x").tensor_shape().dim(0).size(), -1);
-    ASSERT_TRUE(writer.AddMetaGraphAndVariables(root, session, saver, {kSavedModelTagServe},
-                                                {{kDefaultServingSignatureDefKey, sig}}, opts).ok());
+    ASSERT_TRUE(writer
+                    .AddMetaGraphAndVariables(root, session, saver, {kSavedModelTagServe},
+                                              {{kDefaultServingSignatureDefKey, sig}}, opts)
+                    .ok());
     ASSERT_TRUE(writer.Save(export_dir).ok());
     EXPECT_TRUE(absl::IsFailedPrecondition(writer.Save(export_dir)));  // not empty now
   }

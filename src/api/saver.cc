@@ -20,9 +20,9 @@ namespace dflow::train {
 
 // One tensor the saver writes: a whole variable, or a part of a partitioned one.
 struct Saveable {
-  std::string name;   // the name in the checkpoint
-  std::string spec;   // shape_and_slices: "" for a whole variable, "D0 D1 start,len:-" for a part
-  Output var;         // the VariableV2's reference output
+  std::string name;  // the name in the checkpoint
+  std::string spec;  // shape_and_slices: "" for a whole variable, "D0 D1 start,len:-" for a part
+  Output var;        // the VariableV2's reference output
 };
 
 struct Saver::Impl {
@@ -32,7 +32,7 @@ struct Saver::Impl {
   Output filename, save_path;
   Operation restore_op;
   std::vector<std::string> names;
-  mutable std::mutex mu;  // serializes Save/Restore and guards what follows
+  mutable std::mutex mu;                                         // serializes Save/Restore and guards what follows
   std::vector<std::pair<std::string, double>> last_checkpoints;  // (path, seconds), oldest first
   double next_keep_time = 0;  // seconds; a checkpoint this old or older is kept when dropped
   double last_preserved = 0;
@@ -136,8 +136,9 @@ StatusOr<std::vector<Saveable>> CollectSaveables(const Scope& scope, const Saver
 }
 
 Output StringsConst(const Scope& s, const std::string& name, const std::vector<std::string>& v) {
-  return ops::Const(s.WithOpName(name), Input::Initializer(Tensor::FromValues<std::string>(
-                                            v, TensorShape({static_cast<int64_t>(v.size())})).value()));
+  return ops::Const(
+      s.WithOpName(name),
+      Input::Initializer(Tensor::FromValues<std::string>(v, TensorShape({static_cast<int64_t>(v.size())})).value()));
 }
 
 // SaveV2 of `group` (built in `s`), and the Assigns of its RestoreV2 (each colocated with its
@@ -159,11 +160,10 @@ Operation AddSaveAndRestore(const Scope& s, const Output& prefix, const Output& 
   for (const Saveable* sv : group) save_inputs.push_back(sv->var);
   Operation save = ops::BuildOp(s.WithOpName(save_name), "SaveV2", save_inputs, {{"dtypes", dtypes}});
   const std::string restore_name = s.GetUniqueNameForOp("RestoreV2");
-  Operation restore = ops::BuildOp(
-      s.WithOpName(restore_name), "RestoreV2",
-      {restore_prefix, StringsConst(s, restore_name + "/tensor_names", names),
-       StringsConst(s, restore_name + "/shape_and_slices", specs)},
-      {{"dtypes", dtypes}});
+  Operation restore = ops::BuildOp(s.WithOpName(restore_name), "RestoreV2",
+                                   {restore_prefix, StringsConst(s, restore_name + "/tensor_names", names),
+                                    StringsConst(s, restore_name + "/shape_and_slices", specs)},
+                                   {{"dtypes", dtypes}});
   if (!restore.node()) return save;
   for (size_t i = 0; i < group.size(); ++i) {
     Scope at_var = ScopeAccess::ColocatedWith(s, group[i]->var.node());
@@ -247,8 +247,8 @@ Saver::Saver(const Scope& scope, const SaverOptions& options) {
     std::vector<const Saveable*> all;
     for (const Saveable& sv : *saveables) all.push_back(&sv);
     Operation save = AddSaveAndRestore(plain, impl->filename, impl->filename, all, &assigns);
-    impl->save_path =
-        ops::Identity(plain.WithOpName("control_dependency").WithControlDependencies({save}), impl->filename);
+    impl->save_path = ops::Identity(plain.WithOpName("control_dependency").WithControlDependencies({save}),
+                                    impl->filename);
   } else {
     // One SaveV2 per device, on that device, into "<prefix>_temp_<random>/part-i-of-n"; then a
     // merge into the prefix, where the filename is fed.
@@ -274,9 +274,8 @@ Saver::Saver(const Scope& scope, const SaverOptions& options) {
                        .node(),
                    0);
       Operation save = AddSaveAndRestore(d, shard, impl->filename, group, &assigns);
-      shard_paths.push_back(
-          ops::Identity(d.WithOpName(d.GetUniqueNameForOp("control_dependency")).WithControlDependencies({save}),
-                        shard));
+      shard_paths.push_back(ops::Identity(
+          d.WithOpName(d.GetUniqueNameForOp("control_dependency")).WithControlDependencies({save}), shard));
     }
     Output prefixes = ops::Stack(plain.WithOpName("MergeV2Checkpoints/checkpoint_prefixes"), shard_paths);
     Operation merge = ops::BuildOp(plain.WithOpName("MergeV2Checkpoints"), "MergeV2Checkpoints",

@@ -55,9 +55,8 @@ TEST(SaverTest, SavesEveryGlobalVariableAndRestoresBitExactly) {
   Model m = BuildModel(root);
   train::Saver saver(root);
   ASSERT_TRUE(root.ok()) << root.status();
-  EXPECT_EQ(saver.saved_names(),
-            (std::vector<std::string>{"b", "b/Adam", "b/Adam_1", "beta1_power", "beta2_power", "global_step", "w",
-                                      "w/Adam", "w/Adam_1"}));
+  EXPECT_EQ(saver.saved_names(), (std::vector<std::string>{"b", "b/Adam", "b/Adam_1", "beta1_power", "beta2_power",
+                                                           "global_step", "w", "w/Adam", "w/Adam_1"}));
   ClientSession session(root);
   ASSERT_TRUE(session.Run({m.init}).ok());
   Tensor xs = Floats({1, 2, 3, 4}, {2, 2});
@@ -151,7 +150,8 @@ TEST(SaverTest, KeepCheckpointEveryNHoursPreservesOnePerPeriod) {
   // m-0 (t0) and m-1 (t0 + 30 min) come before the first hour and go; m-2 (t0 + 4000 s) is the
   // first at or past it and stays for good; m-3 goes (the next keep time is t0 + 2 h); m-4 is
   // the one max_to_keep keeps.
-  for (int i = 0; i < 5; ++i) EXPECT_EQ(train::CheckpointExists(dir.File(absl::StrCat("m-", i))), i == 2 || i == 4) << i;
+  for (int i = 0; i < 5; ++i)
+    EXPECT_EQ(train::CheckpointExists(dir.File(absl::StrCat("m-", i))), i == 2 || i == 4) << i;
   auto state = train::ReadCheckpointState(Env::Default(), dir.path()).value();
   EXPECT_EQ(state.last_preserved_timestamp(), static_cast<double>(t0 + 4000));
   ASSERT_EQ(state.all_model_checkpoint_paths_size(), 1);
@@ -181,8 +181,8 @@ TEST(SaverTest, PartitionedVariablesRestoreIntoAnotherPartitioning) {
   }
   // Three parts, from zeros.
   Scope root = Scope::NewRootScope();
-  PartitionedVariable emb3 =
-      CreatePartitionedVariable(root, "emb", {5, 3}, DT_FLOAT, init::Zeros(), FixedSizePartitioner(3));
+  PartitionedVariable emb3 = CreatePartitionedVariable(root, "emb", {5, 3}, DT_FLOAT, init::Zeros(),
+                                                       FixedSizePartitioner(3));
   Output got = emb3.AsTensor(root);
   train::SaverOptions o;
   o.partitioned_var_list = {emb3};

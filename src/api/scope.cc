@@ -88,7 +88,8 @@ Scope Scope::WithDevice(const std::string& device) const {
 Scope Scope::WithDeviceFunction(DeviceFunction fn) const {
   if (!fn) return *this;
   Scope r = *this;
-  r.device_functions_.push_back(std::make_shared<const DeviceFunctionLevel>(DeviceFunctionLevel{std::move(fn), device_}));
+  r.device_functions_.push_back(std::make_shared<const DeviceFunctionLevel>(DeviceFunctionLevel{std::move(fn),
+                                                                                                device_}));
   r.device_.clear();
   return r;
 }

@@ -12,9 +12,9 @@
 namespace dflow {
 
 struct Scope::Collections {
-  std::vector<Operation> initializers;  // one Assign per variable, for GlobalVariablesInitializer
+  std::vector<Operation> initializers;      // one Assign per variable, for GlobalVariablesInitializer
   std::vector<Output> trainable_variables;  // the ref() of each Variable::Create, for optimizers
-  std::vector<Output> summaries;  // summary::Scalar and Histogram outputs, for summary::MergeAll
+  std::vector<Output> summaries;            // summary::Scalar and Histogram outputs, for summary::MergeAll
   // TensorFlow's LOCAL_VARIABLES (Variable::CreateLocal): per-session state such as metric
   // accumulators, neither trainable nor global (so never checkpointed).
   std::vector<Output> local_variables;

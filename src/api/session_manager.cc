@@ -60,8 +60,8 @@ StatusOr<std::string> RestoreNewestGoodCheckpoint(const ClientSession& session, 
     damaged.push_back(absl::StrCat(checkpoint, " (", s.message(), ")"));
   }
   if (damaged.empty()) return std::string();
-  return errors::DataLoss("No checkpoint recorded in ", dir, " can be restored; each is damaged: ",
-                          absl::StrJoin(damaged, "; "));
+  return errors::DataLoss("No checkpoint recorded in ", dir,
+                          " can be restored; each is damaged: ", absl::StrJoin(damaged, "; "));
 }
 
 class SaverAdapter : public SaverInterface {

@@ -24,9 +24,9 @@ std::vector<Input> Prepend(Input first, const std::vector<Input>& rest) {
 }  // namespace
 
 Output VarHandleOp(const Scope& s, DType dtype, const PartialTensorShape& shape, const ResourceAttrs& attrs) {
-  return Out(BuildOp(s, "VarHandleOp", {},
-                     {{"dtype", dtype}, {"shape", shape}, {"container", attrs.container},
-                      {"shared_name", attrs.shared_name}}));
+  return Out(BuildOp(
+      s, "VarHandleOp", {},
+      {{"dtype", dtype}, {"shape", shape}, {"container", attrs.container}, {"shared_name", attrs.shared_name}}));
 }
 Output ReadVariableOp(const Scope& s, Input resource, DType dtype) {
   return Out(BuildOp(s, "ReadVariableOp", {std::move(resource)}, {{"dtype", dtype}}));
@@ -69,15 +69,23 @@ Output IsVariableInitialized(const Scope& s, Input ref) {
 
 Output FIFOQueue(const Scope& s, const std::vector<DType>& component_types, const QueueAttrs& attrs) {
   return Out(BuildOp(s, "FIFOQueueV2", {},
-                     {{"component_types", component_types}, {"shapes", attrs.shapes}, {"capacity", attrs.capacity},
-                      {"container", attrs.container}, {"shared_name", attrs.shared_name}}));
+                     {{"component_types", component_types},
+                      {"shapes", attrs.shapes},
+                      {"capacity", attrs.capacity},
+                      {"container", attrs.container},
+                      {"shared_name", attrs.shared_name}}));
 }
 Output RandomShuffleQueue(const Scope& s, const std::vector<DType>& component_types,
                           const RandomShuffleQueueAttrs& attrs) {
   return Out(BuildOp(s, "RandomShuffleQueueV2", {},
-                     {{"component_types", component_types}, {"shapes", attrs.shapes}, {"capacity", attrs.capacity},
-                      {"min_after_dequeue", attrs.min_after_dequeue}, {"seed", attrs.seed}, {"seed2", attrs.seed2},
-                      {"container", attrs.container}, {"shared_name", attrs.shared_name}}));
+                     {{"component_types", component_types},
+                      {"shapes", attrs.shapes},
+                      {"capacity", attrs.capacity},
+                      {"min_after_dequeue", attrs.min_after_dequeue},
+                      {"seed", attrs.seed},
+                      {"seed2", attrs.seed2},
+                      {"container", attrs.container},
+                      {"shared_name", attrs.shared_name}}));
 }
 Operation QueueEnqueue(const Scope& s, Input handle, const std::vector<Input>& components, int64_t timeout_ms) {
   return BuildOp(s, "QueueEnqueueV2", Prepend(std::move(handle), components), {{"timeout_ms", timeout_ms}});
@@ -111,16 +119,20 @@ Operation ConsumeMutexLock(const Scope& s, Input mutex_lock) {
 Output ConditionalAccumulator(const Scope& s, DType dtype, const PartialTensorShape& shape,
                               const ConditionalAccumulatorAttrs& attrs) {
   return Out(BuildOp(s, "ResourceConditionalAccumulator", {},
-                     {{"dtype", dtype}, {"shape", shape}, {"container", attrs.container},
-                      {"shared_name", attrs.shared_name}, {"reduction_type", attrs.reduction_type},
+                     {{"dtype", dtype},
+                      {"shape", shape},
+                      {"container", attrs.container},
+                      {"shared_name", attrs.shared_name},
+                      {"reduction_type", attrs.reduction_type},
                       {"max_gradients_per_step", attrs.max_gradients_per_step}}));
 }
 Operation AccumulatorApplyGradient(const Scope& s, Input handle, Input local_step, Input gradient) {
-  return BuildOp(s, "ResourceAccumulatorApplyGradient", {std::move(handle), std::move(local_step), std::move(gradient)});
+  return BuildOp(s, "ResourceAccumulatorApplyGradient",
+                 {std::move(handle), std::move(local_step), std::move(gradient)});
 }
 Output AccumulatorTakeGradient(const Scope& s, Input handle, Input num_required, DType dtype) {
-  return Out(
-      BuildOp(s, "ResourceAccumulatorTakeGradient", {std::move(handle), std::move(num_required)}, {{"dtype", dtype}}));
+  return Out(BuildOp(s, "ResourceAccumulatorTakeGradient", {std::move(handle), std::move(num_required)},
+                     {{"dtype", dtype}}));
 }
 Output AccumulatorNumAccumulated(const Scope& s, Input handle) {
   return Out(BuildOp(s, "ResourceAccumulatorNumAccumulated", {std::move(handle)}));

@@ -46,8 +46,8 @@ TEST(StateOpsApiTest, OpsHaveTensorFlowsNamesAndAttrs) {
   EXPECT_EQ(Attr<int64_t>(c.op(), "limit"), 10);
   EXPECT_EQ(c.dtype(), DT_INT64);
 
-  Output q = ops::FIFOQueue(root, {DT_FLOAT, DT_INT32}, {.shapes = {PartialTensorShape({}), PartialTensorShape({2})},
-                                                          .capacity = 5});
+  Output q = ops::FIFOQueue(root, {DT_FLOAT, DT_INT32},
+                            {.shapes = {PartialTensorShape({}), PartialTensorShape({2})}, .capacity = 5});
   EXPECT_EQ(q.op().type(), "FIFOQueueV2");
   EXPECT_EQ(Attr<int64_t>(q.op(), "capacity"), 5);
   EXPECT_EQ(Attr<std::vector<DType>>(q.op(), "component_types"), (std::vector<DType>{DT_FLOAT, DT_INT32}));

@@ -105,7 +105,8 @@ TEST(SummaryApiTest, KernelsCheckWhatTheGraphCouldNot) {
   auto out = session.Run({{v, three}}, {scalar});
   ASSERT_FALSE(out.ok());
   EXPECT_TRUE(absl::IsInvalidArgument(out.status()));
-  EXPECT_THAT(std::string(out.status().message()), HasSubstr("tags and values not the same shape: [] != [3] (tag 's')"));
+  EXPECT_THAT(std::string(out.status().message()),
+              HasSubstr("tags and values not the same shape: [] != [3] (tag 's')"));
 
   Tensor bad(DT_FLOAT, TensorShape({2}));
   bad.flat<float>()[1] = std::numeric_limits<float>::quiet_NaN();
@@ -166,7 +167,7 @@ TEST(SummaryApiTest, TrainingLoopWritesAnEventFileThatReadsBack) {
   EXPECT_EQ(def.node_size(), root.graph()->num_nodes());
   ASSERT_TRUE((*reader)->ReadNext(&e).ok());
   ASSERT_EQ(e.summary().value_size(), 2);
-  EXPECT_EQ(e.summary().value(1).tag(), "w_1");  // "w" is the variable's name, as in TensorFlow
+  EXPECT_EQ(e.summary().value(1).tag(), "w_1");        // "w" is the variable's name, as in TensorFlow
   EXPECT_EQ(e.summary().value(1).histo().sum(), 1.0);  // w before the first update
 }
 

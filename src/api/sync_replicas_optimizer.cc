@@ -141,7 +141,9 @@ Operation SyncReplicasOptimizer::ApplyGradients(const Scope& scope,
     const std::string base = vn->name();
     PartialTensorShape shape = vn->output_shape(0);
     Output acc = ops::ConditionalAccumulator(at_var.WithOpName(scope.GetUniqueNameForOp(base + "/grad_accum")),
-                                             BaseType(grad.dtype()), shape, {.shared_name = base + "/grad_accum", .max_gradients_per_step = replicas_to_aggregate_});
+                                             BaseType(grad.dtype()), shape,
+                                             {.shared_name = base + "/grad_accum",
+                                              .max_gradients_per_step = replicas_to_aggregate_});
     train_ops.push_back(ops::AccumulatorApplyGradient(at_var, acc, local_value, grad));
     aggregated.emplace_back(ops::AccumulatorTakeGradient(at_var, acc, required, BaseType(grad.dtype())), var);
     Operation set_step = ops::AccumulatorSetGlobalStep(at_var.WithOpName(scope.GetUniqueNameForOp("SetGlobalStep")),
@@ -169,9 +171,11 @@ Operation SyncReplicasOptimizer::ApplyGradients(const Scope& scope,
   if (!scope.ok()) return Operation();
   Scope after_update = at_step.WithControlDependencies({update});
   const int tokens_per_step = std::max(total_num_replicas_, replicas_to_aggregate_);
-  Output tokens = ops::Fill(after_update, ops::Const(after_update, Input::Initializer(std::vector<int32_t>{tokens_per_step})),
+  Output tokens = ops::Fill(after_update,
+                            ops::Const(after_update, Input::Initializer(std::vector<int32_t>{tokens_per_step})),
                             ops::Identity(after_update, global_step));
-  sync_op_ = ops::QueueEnqueueMany(after_update.WithOpName(scope.GetUniqueNameForOp("sync_op")), token_queue_, {tokens});
+  sync_op_ = ops::QueueEnqueueMany(after_update.WithOpName(scope.GetUniqueNameForOp("sync_op")), token_queue_,
+                                   {tokens});
   // The worker's part: accumulate, wait for a token, adopt it as the local step.
   Output token = ops::QueueDequeue(at_step.WithControlDependencies(train_ops), token_queue_, {DT_INT64})[0];
   Output train = ops::Assign(local.WithOpName(scope.GetUniqueNameForOp("sync_replicas_train")), local_step_, token);
@@ -193,8 +197,8 @@ Operation SyncReplicasOptimizer::GetInitTokensOp(const Scope& scope, int num_tok
   if (num_tokens == -1) {
     num_tokens = replicas_to_aggregate_;
   } else if (num_tokens < needed || num_tokens < 0) {
-    scope.UpdateStatus(errors::InvalidArgument("Too few tokens to finish the first step: ", num_tokens,
-                                               " (given) vs ", needed, " (needed)"));
+    scope.UpdateStatus(errors::InvalidArgument("Too few tokens to finish the first step: ", num_tokens, " (given) vs ",
+                                               needed, " (needed)"));
     return Operation();
   }
   Scope at_step = ScopeAccess::ColocatedWith(scope, global_step_.node());

@@ -68,7 +68,8 @@ TEST(SyncReplicasOptimizerTest, AWrongSetupIsAnErrorInTheScope) {
     train::GradientDescentOptimizer sgd(0.1f);
     train::SyncReplicasOptimizer sync(sgd, 0);
     sync.Minimize(root, ops::Sum(root, w.read(), ops::Const(root, 0)), {}, train::CreateGlobalStep(root));
-    EXPECT_THAT(root.status().message(), HasSubstr("replicas_to_aggregate (0) and total_num_replicas (0) must be >= 1"));
+    EXPECT_THAT(root.status().message(),
+                HasSubstr("replicas_to_aggregate (0) and total_num_replicas (0) must be >= 1"));
   }
   {
     Scope root = Scope::NewRootScope();

@@ -22,13 +22,13 @@ TEST(TensorArrayLoopTest, WrittenInALoopWithGradients) {
   Output x = ops::Placeholder(root, DT_DOUBLE);
   Output flow;
   Output handle = TA(root, ops::Const(root, 3), {}, &flow);
-  V out = WhileLoop(root, {ops::Const(root, 0), flow},
-                    [](const Scope& s, const V& v) { return ops::Less(s, v[0], 3); },
-                    [&](const Scope& s, const V& v) {
-                      Output scale = ops::Cast(s, v[0] + 1, DT_DOUBLE);
-                      Operation w = ops::BuildOp(s, "TensorArrayWriteV3", {handle, v[0], ops::Mul(s, x, scale), v[1]});
-                      return V{v[0] + 1, Output(w, 0)};
-                    });
+  V out = WhileLoop(
+      root, {ops::Const(root, 0), flow}, [](const Scope& s, const V& v) { return ops::Less(s, v[0], 3); },
+      [&](const Scope& s, const V& v) {
+        Output scale = ops::Cast(s, v[0] + 1, DT_DOUBLE);
+        Operation w = ops::BuildOp(s, "TensorArrayWriteV3", {handle, v[0], ops::Mul(s, x, scale), v[1]});
+        return V{v[0] + 1, Output(w, 0)};
+      });
   Operation stack = ops::BuildOp(root, "TensorArrayGatherV3", {handle, ops::Const(root, {0, 1, 2}), out[1]},
                                  {{"dtype", DT_DOUBLE}});
   Output y = ops::Sum(root, ops::Mul(root, Output(stack, 0), Output(stack, 0)), {0, 1});
@@ -49,18 +49,18 @@ TEST(TensorArrayLoopTest, NewArrayInEachIteration) {
   // acc += sum(stack(ta)) where ta has i + 1 elements, only the last written with x.
   Scope root = Scope::NewRootScope();
   Output x = ops::Placeholder(root, DT_DOUBLE);
-  V out = WhileLoop(root, {ops::Const(root, 0), ops::Const(root, 0.0)},
-                    [](const Scope& s, const V& v) { return ops::Less(s, v[0], 4); },
-                    [&](const Scope& s, const V& v) {
-                      Output flow;
-                      Output h = TA(s, v[0] + 1, {{"element_shape", PartialTensorShape({})}}, &flow);
-                      Operation w = ops::BuildOp(s, "TensorArrayWriteV3", {h, v[0], x, flow});
-                      Operation size = ops::BuildOp(s, "TensorArraySizeV3", {h, Output(w, 0)});
-                      Operation all = ops::BuildOp(s, "TensorArrayGatherV3",
-                                                   {h, ops::Range(s, 0, Output(size, 0), 1), Output(w, 0)},
-                                                   {{"dtype", DT_DOUBLE}});
-                      return V{v[0] + 1, v[1] + ops::Sum(s, Output(all, 0), {0})};
-                    });
+  V out = WhileLoop(
+      root, {ops::Const(root, 0), ops::Const(root, 0.0)},
+      [](const Scope& s, const V& v) { return ops::Less(s, v[0], 4); },
+      [&](const Scope& s, const V& v) {
+        Output flow;
+        Output h = TA(s, v[0] + 1, {{"element_shape", PartialTensorShape({})}}, &flow);
+        Operation w = ops::BuildOp(s, "TensorArrayWriteV3", {h, v[0], x, flow});
+        Operation size = ops::BuildOp(s, "TensorArraySizeV3", {h, Output(w, 0)});
+        Operation all = ops::BuildOp(s, "TensorArrayGatherV3", {h, ops::Range(s, 0, Output(size, 0), 1), Output(w, 0)},
+                                     {{"dtype", DT_DOUBLE}});
+        return V{v[0] + 1, v[1] + ops::Sum(s, Output(all, 0), {0})};
+      });
   ASSERT_TRUE(root.ok()) << root.status();
   ClientSession session(root);
   auto r = session.Run({{x, Tensor(2.5)}}, {out[1]});

@@ -55,7 +55,8 @@ struct HyperReader {
     const Input::Initializer& init = in.initializer();
     double v = 0;
     bool ok = init.status.ok() && init.tensor.IsInitialized() && init.tensor.dims() == 0 &&
-              VisitNumeric(init.tensor.dtype(), [&]<typename T>() { v = static_cast<double>(init.tensor.scalar<T>()); });
+              VisitNumeric(init.tensor.dtype(),
+                           [&]<typename T>() { v = static_cast<double>(init.tensor.scalar<T>()); });
     if (!ok && status.ok()) {
       status = errors::InvalidArgument("Optimizer hyperparameter '", what, "' must be a scalar number or a tensor");
     }
@@ -175,8 +176,7 @@ FtrlOptimizer::FtrlOptimizer(Input learning_rate, double learning_rate_power, do
   HyperReader h;
   auto lr = h(learning_rate, "learning_rate");
   Init(std::make_shared<optimizers::FtrlOptimizer>(lr, learning_rate_power, initial_accumulator_value,
-                                                   l1_regularization_strength, l2_regularization_strength,
-                                                   use_locking),
+                                                   l1_regularization_strength, l2_regularization_strength, use_locking),
        h.status);
 }
 
@@ -311,8 +311,8 @@ Output ApplyAdam(const Scope& s, Input var, Input m, Input v, Input beta1_power,
   return Out(BuildOp(s, "ApplyAdam", {var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad},
                      {{"use_locking", a.use_locking}, {"use_nesterov", a.use_nesterov}}));
 }
-Output ApplyRMSProp(const Scope& s, Input var, Input ms, Input mom, Input lr, Input rho, Input momentum,
-                    Input epsilon, Input grad, const ApplyAttrs& a) {
+Output ApplyRMSProp(const Scope& s, Input var, Input ms, Input mom, Input lr, Input rho, Input momentum, Input epsilon,
+                    Input grad, const ApplyAttrs& a) {
   return Out(BuildOp(s, "ApplyRMSProp", {var, ms, mom, lr, rho, momentum, epsilon, grad},
                      {{"use_locking", a.use_locking}}));
 }

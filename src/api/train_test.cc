@@ -48,27 +48,38 @@ struct Case {
 
 std::vector<Case> Cases() {
   std::vector<Case> c;
-  c.push_back({"GradientDescent", [] { return train::GradientDescentOptimizer(0.1); }, {},
-               [](double w, double g, std::vector<double>*, int) { return w - 0.1 * g; }, 100});
-  c.push_back({"Momentum", [] { return train::MomentumOptimizer(0.05, 0.9); }, {0},
+  c.push_back({"GradientDescent",
+               [] { return train::GradientDescentOptimizer(0.1); },
+               {},
+               [](double w, double g, std::vector<double>*, int) { return w - 0.1 * g; },
+               100});
+  c.push_back({"Momentum",
+               [] { return train::MomentumOptimizer(0.05, 0.9); },
+               {0},
                [](double w, double g, std::vector<double>* s, int) {
                  (*s)[0] = 0.9 * (*s)[0] + g;
                  return w - 0.05 * (*s)[0];
                },
                300});
-  c.push_back({"NesterovMomentum", [] { return train::MomentumOptimizer(0.05, 0.9, true); }, {0},
+  c.push_back({"NesterovMomentum",
+               [] { return train::MomentumOptimizer(0.05, 0.9, true); },
+               {0},
                [](double w, double g, std::vector<double>* s, int) {
                  (*s)[0] = 0.9 * (*s)[0] + g;
                  return w - (0.05 * g + 0.05 * 0.9 * (*s)[0]);
                },
                300});
-  c.push_back({"Adagrad", [] { return train::AdagradOptimizer(0.5); }, {0.1},
+  c.push_back({"Adagrad",
+               [] { return train::AdagradOptimizer(0.5); },
+               {0.1},
                [](double w, double g, std::vector<double>* s, int) {
                  (*s)[0] += g * g;
                  return w - 0.5 * g / std::sqrt((*s)[0]);
                },
                300});
-  c.push_back({"Adam", [] { return train::AdamOptimizer(0.1); }, {0, 0},
+  c.push_back({"Adam",
+               [] { return train::AdamOptimizer(0.1); },
+               {0, 0},
                [](double w, double g, std::vector<double>* s, int t) {
                  const double b1 = 0.9, b2 = 0.999;
                  (*s)[0] = b1 * (*s)[0] + (1 - b1) * g;
@@ -77,7 +88,9 @@ std::vector<Case> Cases() {
                  return w - lr_t * (*s)[0] / (std::sqrt((*s)[1]) + 1e-8);
                },
                1000});
-  c.push_back({"RMSProp", [] { return train::RMSPropOptimizer(0.01); }, {1, 0},
+  c.push_back({"RMSProp",
+               [] { return train::RMSPropOptimizer(0.01); },
+               {1, 0},
                [](double w, double g, std::vector<double>* s, int) {
                  (*s)[0] = 0.9 * (*s)[0] + 0.1 * g * g;
                  (*s)[1] = 0.01 * g / std::sqrt((*s)[0] + 1e-10);
@@ -85,23 +98,31 @@ std::vector<Case> Cases() {
                },
                500});
   // With momentum RMSProp keeps oscillating around the minimum at about the learning rate.
-  c.push_back({"RMSPropMomentum", [] { return train::RMSPropOptimizer(0.01, 0.9, 0.5); }, {1, 0},
+  c.push_back({"RMSPropMomentum",
+               [] { return train::RMSPropOptimizer(0.01, 0.9, 0.5); },
+               {1, 0},
                [](double w, double g, std::vector<double>* s, int) {
                  (*s)[0] = 0.9 * (*s)[0] + 0.1 * g * g;
                  (*s)[1] = 0.5 * (*s)[1] + 0.01 * g / std::sqrt((*s)[0] + 1e-10);
                  return w - (*s)[1];
                },
-               500, 1e-2});
+               500,
+               1e-2});
   // Centered: ms, mg and mom per element; the step divides by sqrt(ms - mg^2 + epsilon).
-  c.push_back({"RMSPropCentered", [] { return train::RMSPropOptimizer(0.01, 0.9, 0.5, 1e-2, false, true); }, {1, 0, 0},
+  c.push_back({"RMSPropCentered",
+               [] { return train::RMSPropOptimizer(0.01, 0.9, 0.5, 1e-2, false, true); },
+               {1, 0, 0},
                [](double w, double g, std::vector<double>* s, int) {
                  (*s)[0] = 0.9 * (*s)[0] + 0.1 * g * g;
                  (*s)[1] = 0.9 * (*s)[1] + 0.1 * g;
                  (*s)[2] = 0.5 * (*s)[2] + 0.01 * g / std::sqrt((*s)[0] - (*s)[1] * (*s)[1] + 1e-2);
                  return w - (*s)[2];
                },
-               1000, 1e-3});
-  c.push_back({"Ftrl", [] { return train::FtrlOptimizer(0.5); }, {0.1, 0},
+               1000,
+               1e-3});
+  c.push_back({"Ftrl",
+               [] { return train::FtrlOptimizer(0.5); },
+               {0.1, 0},
                [](double w, double g, std::vector<double>* s, int) {
                  const double lr = 0.5, accum_new = (*s)[0] + g * g;
                  (*s)[1] += g - (std::sqrt(accum_new) - std::sqrt((*s)[0])) / lr * w;
@@ -124,7 +145,9 @@ std::string CaseName(const ::testing::TestParamInfo<std::tuple<int, DType>>& inf
 }
 
 INSTANTIATE_TEST_SUITE_P(AllOptimizers, OptimizerValuesTest,
-                         ::testing::Combine(::testing::Range(0, static_cast<int>(Cases().size())), ::testing::Values(DT_FLOAT, DT_DOUBLE)), CaseName);
+                         ::testing::Combine(::testing::Range(0, static_cast<int>(Cases().size())),
+                                            ::testing::Values(DT_FLOAT, DT_DOUBLE)),
+                         CaseName);
 
 TEST_P(OptimizerValuesTest, FirstStepsMatchTensorFlowsFormula) {
   Quadratic q(dt_);

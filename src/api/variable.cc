@@ -63,10 +63,8 @@ Output VariableAccess::InitialValue(const Scope& s, const TensorShape& shape, DT
     return ops::Fill(s.WithOpName("Fill"), ShapeConst(s, shape), ops::Const(s.WithOpName("value"), *t));
   };
   switch (init.kind) {
-    case Kind::kZeros:
-      return fill(Input::Initializer(0));
-    case Kind::kOnes:
-      return fill(Input::Initializer(1));
+    case Kind::kZeros: return fill(Input::Initializer(0));
+    case Kind::kOnes: return fill(Input::Initializer(1));
     case Kind::kConstant: {
       Input::Initializer v(init.value);
       v.literal = true;
@@ -120,7 +118,8 @@ Variable VariableAccess::Make(const Scope& scope, const std::string& name, const
                               const std::function<Output(const Scope&)>& value_fn, bool local) {
   Variable v;
   if (!scope.ok()) return v;
-  v.ref_ = ops::VariableV2(ScopeAccess::WithPrefix(scope, "").WithOpName(name).WithDevice(scope.device()), shape, dtype);
+  v.ref_ = ops::VariableV2(ScopeAccess::WithPrefix(scope, "").WithOpName(name).WithDevice(scope.device()), shape,
+                           dtype);
   if (!v.ref_.valid()) return v;
   // Like TensorFlow's colocate_with(variable): the ops of the variable run where it lives.
   Scope own = ScopeAccess::ColocatedWith(ScopeAccess::WithPrefix(scope, name + "/"), v.ref_.node());
@@ -144,9 +143,8 @@ Variable VariableAccess::Make(const Scope& scope, const std::string& name, const
 Variable Variable::Create(const Scope& scope, const TensorShape& shape, DType dtype, const init::Initializer& init) {
   if (!scope.ok()) return Variable();
   std::string name = scope.GetUniqueNameForOp("Variable");
-  return VariableAccess::Make(scope, name, shape, dtype, [&](const Scope& s) {
-    return VariableAccess::InitialValue(s, shape, dtype, init);
-  });
+  return VariableAccess::Make(scope, name, shape, dtype,
+                              [&](const Scope& s) { return VariableAccess::InitialValue(s, shape, dtype, init); });
 }
 
 Variable Variable::CreateLocal(const Scope& scope, const TensorShape& shape, DType dtype,
@@ -209,8 +207,7 @@ Output ReportUninitializedVariables(const Scope& scope, std::vector<Output> var_
 }
 
 Operation LocalVariablesInitializer(const Scope& scope) {
-  return ops::BuildOp(scope.WithControlDependencies(scope.collections()->local_initializers), "NoOp", {}, {},
-                      "init");
+  return ops::BuildOp(scope.WithControlDependencies(scope.collections()->local_initializers), "NoOp", {}, {}, "init");
 }
 
 std::vector<Output> LocalVariables(const Scope& scope) { return scope.collections()->local_variables; }

@@ -15,9 +15,11 @@ TEST(WhileGradientTest, RepeatedSquaring) {
   // v <- v * v three times: y = x^8, dy/dx = 8 x^7.
   Scope root = Scope::NewRootScope();
   Output x = ops::Placeholder(root, DT_DOUBLE);
-  V out = WhileLoop(root, {ops::Const(root, 0), x},
-                    [](const Scope& s, const V& v) { return ops::Less(s, v[0], 3); },
-                    [](const Scope& s, const V& v) { return V{v[0] + 1, ops::Mul(s, v[1], v[1])}; });
+  V out = WhileLoop(
+      root, {ops::Const(root, 0), x}, [](const Scope& s, const V& v) { return ops::Less(s, v[0], 3); },
+      [](const Scope& s, const V& v) {
+        return V{v[0] + 1, ops::Mul(s, v[1], v[1])};
+      });
   ASSERT_EQ(out.size(), 2u);
   V g = Gradients(root, {out[1]}, {x});
   ASSERT_TRUE(root.ok()) << root.status();
@@ -35,11 +37,11 @@ TEST(WhileGradientTest, RecurrentLayerMatchesCentralDifferences) {
   Output w = ops::Placeholder(root, DT_DOUBLE);
   Output b = ops::Placeholder(root, DT_DOUBLE);
   Output n = ops::Placeholder(root, DT_INT32);
-  V out = WhileLoop(root, {ops::Const(root, 0), h0},
-                    [n](const Scope& s, const V& v) { return ops::Less(s, v[0], n); },
-                    [w, b](const Scope& s, const V& v) {
-                      return V{v[0] + 1, ops::Tanh(s, ops::MatMul(s, v[1], w) + b)};
-                    });
+  V out = WhileLoop(
+      root, {ops::Const(root, 0), h0}, [n](const Scope& s, const V& v) { return ops::Less(s, v[0], n); },
+      [w, b](const Scope& s, const V& v) {
+        return V{v[0] + 1, ops::Tanh(s, ops::MatMul(s, v[1], w) + b)};
+      });
   Output y = ops::Sum(root, out[1], {0, 1});
   V g = Gradients(root, {y}, {h0, w, b});
   ASSERT_TRUE(root.ok()) << root.status();
@@ -57,9 +59,11 @@ TEST(WhileGradientTest, CoupledLoopVariables) {
   Scope root = Scope::NewRootScope();
   Output a = ops::Placeholder(root, DT_DOUBLE);
   Output b = ops::Placeholder(root, DT_DOUBLE);
-  V out = WhileLoop(root, {ops::Const(root, 0), a, b},
-                    [](const Scope& s, const V& v) { return ops::Less(s, v[0], 2); },
-                    [](const Scope& s, const V& v) { return V{v[0] + 1, ops::Mul(s, v[1], v[2]), v[1] + v[2]}; });
+  V out = WhileLoop(
+      root, {ops::Const(root, 0), a, b}, [](const Scope& s, const V& v) { return ops::Less(s, v[0], 2); },
+      [](const Scope& s, const V& v) {
+        return V{v[0] + 1, ops::Mul(s, v[1], v[2]), v[1] + v[2]};
+      });
   Output y = out[1] + ops::Mul(root, out[2], 3.0);
   V g = Gradients(root, {y}, {a, b});
   ASSERT_TRUE(root.ok()) << root.status();
@@ -78,9 +82,11 @@ TEST(WhileGradientTest, ZeroIterations) {
   Scope root = Scope::NewRootScope();
   Output x = ops::Placeholder(root, DT_DOUBLE);
   Output w = ops::Placeholder(root, DT_DOUBLE);
-  V out = WhileLoop(root, {ops::Const(root, 0), x},
-                    [](const Scope& s, const V& v) { return ops::Less(s, v[0], 0); },
-                    [w](const Scope& s, const V& v) { return V{v[0] + 1, ops::Mul(s, v[1], w)}; });
+  V out = WhileLoop(
+      root, {ops::Const(root, 0), x}, [](const Scope& s, const V& v) { return ops::Less(s, v[0], 0); },
+      [w](const Scope& s, const V& v) {
+        return V{v[0] + 1, ops::Mul(s, v[1], w)};
+      });
   V g = Gradients(root, {out[1]}, {x, w});
   ASSERT_TRUE(root.ok()) << root.status();
   auto r = ClientSession(root).Run({{x, 2.0}, {w, 5.0}}, {out[1], g[0], g[1]});
@@ -96,9 +102,12 @@ TEST(WhileGradientTest, ManyIterationsKeepTheirOrder) {
   Output x = ops::Placeholder(root, DT_DOUBLE);
   Output c = ops::Placeholder(root, DT_DOUBLE);
   const int n = 2000;
-  V out = WhileLoop(root, {ops::Const(root, 0), ops::Const(root, 0.0)},
-                    [n](const Scope& s, const V& v) { return ops::Less(s, v[0], n); },
-                    [x, c](const Scope& s, const V& v) { return V{v[0] + 1, ops::Mul(s, v[1], c) + x}; });
+  V out = WhileLoop(
+      root, {ops::Const(root, 0), ops::Const(root, 0.0)},
+      [n](const Scope& s, const V& v) { return ops::Less(s, v[0], n); },
+      [x, c](const Scope& s, const V& v) {
+        return V{v[0] + 1, ops::Mul(s, v[1], c) + x};
+      });
   V g = Gradients(root, {out[1]}, {x, c});
   ASSERT_TRUE(root.ok()) << root.status();
   const double cv = 1 - 1e-3, xv = 0.5;
@@ -118,9 +127,11 @@ TEST(WhileGradientTest, TrainsAVariableUsedInsideTheLoop) {
   Scope root = Scope::NewRootScope();
   Variable w = Variable::Create(root.WithOpName("w"), TensorShape({}), DT_FLOAT, init::Constant(1.1));
   Output x = ops::Const(root, 0.5f);
-  V out = WhileLoop(root, {ops::Const(root, 0), x},
-                    [](const Scope& s, const V& v) { return ops::Less(s, v[0], 3); },
-                    [w](const Scope& s, const V& v) { return V{v[0] + 1, ops::Mul(s, v[1], w)}; });
+  V out = WhileLoop(
+      root, {ops::Const(root, 0), x}, [](const Scope& s, const V& v) { return ops::Less(s, v[0], 3); },
+      [w](const Scope& s, const V& v) {
+        return V{v[0] + 1, ops::Mul(s, v[1], w)};
+      });
   Output loss = ops::Square(root, out[1] - 1.0f);
   Operation step = train::GradientDescentOptimizer(0.1).Minimize(root, loss);
   ASSERT_TRUE(root.ok()) << root.status();
@@ -137,9 +148,11 @@ TEST(WhileGradientTest, TrainsAVariableUsedInsideTheLoop) {
 TEST(WhileGradientTest, ForwardRunsAloneAfterGradientsAreAdded) {
   Scope root = Scope::NewRootScope();
   Output x = ops::Placeholder(root, DT_DOUBLE);
-  V out = WhileLoop(root, {ops::Const(root, 0), x},
-                    [](const Scope& s, const V& v) { return ops::Less(s, v[0], 4); },
-                    [](const Scope& s, const V& v) { return V{v[0] + 1, v[1] * 2.0}; });
+  V out = WhileLoop(
+      root, {ops::Const(root, 0), x}, [](const Scope& s, const V& v) { return ops::Less(s, v[0], 4); },
+      [](const Scope& s, const V& v) {
+        return V{v[0] + 1, v[1] * 2.0};
+      });
   V g = Gradients(root, {out[1]}, {x});
   ASSERT_TRUE(root.ok()) << root.status();
   ClientSession session(root);

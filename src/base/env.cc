@@ -34,14 +34,12 @@ Env* Env::Default() {
 Env* SwapDefaultEnvForTesting(Env* env) { return default_override.exchange(env, std::memory_order_acq_rel); }
 
 int64_t Env::NowMicros() const {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
 int64_t Env::NowMonotonicMicros() const {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
@@ -63,8 +61,7 @@ StatusOr<std::string> Env::ReadFile(const std::string& path, int64_t max_bytes) 
   }
   if (st.st_size > max_bytes) {
     ::close(fd);
-    return errors::ResourceExhausted("File ", path, " is ", st.st_size, " bytes, more than the limit of ",
-                                     max_bytes);
+    return errors::ResourceExhausted("File ", path, " is ", st.st_size, " bytes, more than the limit of ", max_bytes);
   }
   std::string out;
   out.resize(static_cast<size_t>(st.st_size));

@@ -51,8 +51,7 @@ class Env {
   virtual void SleepForMicros(int64_t micros) const;
 
   // Reads a whole file; NotFound when missing, ResourceExhausted past `max_bytes`.
-  virtual StatusOr<std::string> ReadFile(const std::string& path,
-                                         int64_t max_bytes = int64_t{1} << 32) const;
+  virtual StatusOr<std::string> ReadFile(const std::string& path, int64_t max_bytes = int64_t{1} << 32) const;
   // Writes atomically: readers (and a crash) see either the old contents of `path` or the new
   // ones, never a mix. A temporary beside `path` created with NewExclusiveFile(mode), the
   // contents, Sync, Close, RenameFile over `path`, SyncDir of its directory -- all through this
@@ -64,8 +63,7 @@ class Env {
   virtual bool FileExists(const std::string& path) const;
 
   // Creates or truncates `path` (append = false) or opens it for appending.
-  virtual StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path,
-                                                                  bool append = false) const;
+  virtual StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path, bool append = false) const;
   // Creates `path`, which must not exist yet: AlreadyExists when it does, also as a symbolic link
   // (O_EXCL | O_NOFOLLOW: a link planted there is never followed). The file has exactly the
   // permission bits `mode` from its creation on, whatever the umask.

@@ -28,7 +28,8 @@ TEST(JsonTextTest, LimitsAndStrictness) {
 
 TEST(JsonTextTest, ParserErrorsOnOneLine) {
   EXPECT_EQ(JsonParseError("Unexpected token.\nNaN}\n^").message(), "JSON: Unexpected token. near 'NaN}'");
-  EXPECT_EQ(JsonParseError("Expected a value.\n[1, \n \n    ^").message(), "JSON: Expected a value. at the end of the input");
+  EXPECT_EQ(JsonParseError("Expected a value.\n[1, \n \n    ^").message(),
+            "JSON: Expected a value. at the end of the input");
   EXPECT_EQ(JsonParseError("Bad.\n{\"a\":\n x}\n      ^").message(), "JSON: Bad. near 'x}'");  // a line break around it
   EXPECT_EQ(JsonParseError("(fields[0]) a: Repeated map key: 'a' is already set.").message(),
             "JSON: (fields[0]) a: Repeated map key: 'a' is already set.");

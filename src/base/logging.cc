@@ -27,16 +27,14 @@ Severity MinSeverity() {
 
 void SetMinSeverity(Severity s) { g_min_severity.store(static_cast<int>(s)); }
 
-LogMessage::LogMessage(const char* file, int line, Severity severity)
-    : file_(file), line_(line), severity_(severity) {}
+LogMessage::LogMessage(const char* file, int line, Severity severity) : file_(file), line_(line), severity_(severity) {}
 
 LogMessage::~LogMessage() {
   static const char kLetters[] = {'I', 'W', 'E', 'F'};
   const char* base = std::strrchr(file_, '/');
   base = base ? base + 1 : file_;
   std::string msg = stream_.str();
-  std::fprintf(stderr, "%c %s:%d] %s\n", kLetters[static_cast<int>(severity_)], base, line_,
-               msg.c_str());
+  std::fprintf(stderr, "%c %s:%d] %s\n", kLetters[static_cast<int>(severity_)], base, line_, msg.c_str());
   if (severity_ == Severity::kFatal) {
     std::fflush(stderr);
     std::abort();

@@ -38,22 +38,20 @@ struct Voidify {
 #define DFLOW_LOG_ERROR ::dflow::logging::Severity::kError
 #define DFLOW_LOG_FATAL ::dflow::logging::Severity::kFatal
 
-#define LOG(sev)                                                          \
-  !(DFLOW_LOG_##sev >= ::dflow::logging::MinSeverity())                   \
-      ? (void)0                                                           \
-      : ::dflow::logging::Voidify() &                                     \
-            ::dflow::logging::LogMessage(__FILE__, __LINE__, DFLOW_LOG_##sev).stream()
+#define LOG(sev)                                        \
+  !(DFLOW_LOG_##sev >= ::dflow::logging::MinSeverity()) \
+      ? (void)0                                         \
+      : ::dflow::logging::Voidify() & ::dflow::logging::LogMessage(__FILE__, __LINE__, DFLOW_LOG_##sev).stream()
 
-#define CHECK(cond)                                                                     \
-  (cond) ? (void)0                                                                      \
-         : ::dflow::logging::Voidify() &                                                \
-               ::dflow::logging::LogMessage(__FILE__, __LINE__, DFLOW_LOG_FATAL).stream() \
-                   << "Check failed: " #cond " "
+#define CHECK(cond)                                                                                                 \
+  (cond) ? (void)0                                                                                                  \
+         : ::dflow::logging::Voidify() & ::dflow::logging::LogMessage(__FILE__, __LINE__, DFLOW_LOG_FATAL).stream() \
+                                             << "Check failed: " #cond " "
 
-#define CHECK_OK(expr)                                                          \
-  do {                                                                          \
-    ::absl::Status _s = (expr);                                                 \
-    CHECK(_s.ok()) << _s;                                                       \
+#define CHECK_OK(expr)          \
+  do {                          \
+    ::absl::Status _s = (expr); \
+    CHECK(_s.ok()) << _s;       \
   } while (0)
 
 #ifdef NDEBUG

@@ -54,12 +54,11 @@ Status RecordReader::ReadRecord(uint64_t* offset, std::string* record) {
     return h.status();
   }
   if (h->size() < sizeof(header)) {
-    return errors::DataLoss("Truncated record header at offset ", *offset, " in ", file_->path(), " (",
-                            h->size(), " of 12 bytes)");
+    return errors::DataLoss("Truncated record header at offset ", *offset, " in ", file_->path(), " (", h->size(),
+                            " of 12 bytes)");
   }
   if (crc32c::Unmask(GetFixed32(header + 8)) != crc32c::Value(header, 8)) {
-    return errors::DataLoss("Corrupt record length (checksum mismatch) at offset ", *offset, " in ",
-                            file_->path());
+    return errors::DataLoss("Corrupt record length (checksum mismatch) at offset ", *offset, " in ", file_->path());
   }
   uint64_t length = GetFixed64(header);
   if (length > max_record_bytes_) {
@@ -81,8 +80,8 @@ Status RecordReader::ReadRecord(uint64_t* offset, std::string* record) {
     if (!d.ok() && !absl::IsOutOfRange(d.status())) return d.status();
     if (got > 0 && d->data() != buf.data() + have) std::memmove(buf.data() + have, d->data(), got);
     if (got < n) {
-      return errors::DataLoss("Truncated record at offset ", *offset, " in ", file_->path(), ": ", have + got,
-                              " of ", want, " bytes of data and checksum");
+      return errors::DataLoss("Truncated record at offset ", *offset, " in ", file_->path(), ": ", have + got, " of ",
+                              want, " bytes of data and checksum");
     }
   }
   if (crc32c::Unmask(GetFixed32(buf.data() + length)) != crc32c::Value(buf.data(), length)) {

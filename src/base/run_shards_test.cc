@@ -36,7 +36,8 @@ TEST(RunShardsTest, CallerRunsEverythingWhenThePoolIsBusy) {
   Notification release;
   pool.Schedule([&] { release.Wait(); });
   std::atomic<int> sum{0};
-  RunShards(16, [&](int i) { sum.fetch_add(i); }, &pool);
+  RunShards(
+      16, [&](int i) { sum.fetch_add(i); }, &pool);
   EXPECT_EQ(sum.load(), 15 * 16 / 2);
   release.Notify();
 }
@@ -46,7 +47,8 @@ TEST(RunShardsTest, NestedInsideAPoolTask) {
   Notification done;
   std::atomic<int> count{0};
   pool.Schedule([&] {
-    RunShards(10, [&](int) { count.fetch_add(1); }, &pool);
+    RunShards(
+        10, [&](int) { count.fetch_add(1); }, &pool);
     done.Notify();
   });
   ASSERT_TRUE(done.WaitFor(std::chrono::seconds(30)));

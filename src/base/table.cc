@@ -132,13 +132,13 @@ Status TableBuilder::Add(absl::string_view key, absl::string_view value) {
   if (!status_.ok()) return status_;
   if (finished_) return errors::FailedPrecondition("TableBuilder::Add after Finish");
   if (has_key_ && key <= absl::string_view(last_key_)) {
-    status_ = errors::InvalidArgument("Table keys must be added in increasing order: '", key, "' after '",
-                                      last_key_, "'");
+    status_ = errors::InvalidArgument("Table keys must be added in increasing order: '", key, "' after '", last_key_,
+                                      "'");
     return status_;
   }
   if (key.size() > UINT32_MAX || value.size() > UINT32_MAX) {
-    status_ = errors::InvalidArgument("Table entry too large: key of ", key.size(), " bytes, value of ",
-                                      value.size(), " bytes");
+    status_ = errors::InvalidArgument("Table entry too large: key of ", key.size(), " bytes, value of ", value.size(),
+                                      " bytes");
     return status_;
   }
   if (pending_index_) {
@@ -273,14 +273,17 @@ class TableParser {
     return errors::DataLoss("Corrupt table ", file_.path(), " at offset ", offset, ": ", args...);
   }
 
-  static bool GetHandle(absl::string_view* in, Handle* h) { return GetVarint64(in, &h->offset) && GetVarint64(in, &h->size); }
+  static bool GetHandle(absl::string_view* in, Handle* h) {
+    return GetVarint64(in, &h->offset) && GetVarint64(in, &h->size);
+  }
 
   Status ReadExact(uint64_t offset, uint64_t n, std::string* out) const {
     out->resize(n);
     if (n == 0) return absl::OkStatus();
     auto r = file_.Read(offset, n, out->data());
-    if (!r.ok()) return errors::DataLoss("Cannot read ", n, " bytes at offset ", offset, " of ", file_.path(), ": ",
-                                         r.status().message());
+    if (!r.ok())
+      return errors::DataLoss("Cannot read ", n, " bytes at offset ", offset, " of ", file_.path(), ": ",
+                              r.status().message());
     if (r->size() != n) return Corrupt(offset, "the file ends after ", r->size(), " of ", n, " bytes");
     if (r->data() != out->data()) std::memmove(out->data(), r->data(), n);
     return absl::OkStatus();

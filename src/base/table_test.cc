@@ -134,17 +134,31 @@ TEST(TableTest, ReadsTensorFlowsIndexAndWritesTheSameBytes) {
 
 TEST(SnappyTest, DecodesLiteralsAndOverlappingCopies) {
   // 10 bytes: literal "abc", then a copy of 7 bytes from 3 back (overlapping what it writes).
-  auto r = SnappyUncompress(std::string("\x0a\x08" "abc" "\x0d\x03", 7));
+  auto r = SnappyUncompress(std::string("\x0a\x08"
+                                        "abc"
+                                        "\x0d\x03",
+                                        7));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(*r, "abcabcabca");
   // Two-byte offset copy: literal "xy", copy 4 bytes from 2 back.
   r = SnappyUncompress(std::string("\x06\x04xy\x0e\x02\x00", 7));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(*r, "xyxyxy");
-  EXPECT_FALSE(SnappyUncompress(std::string("\x0a\x08" "abc" "\x0d\x04", 7)).ok());  // offset past start
-  EXPECT_FALSE(SnappyUncompress(std::string("\x09\x08" "abc" "\x0d\x03", 7)).ok());  // longer than declared
-  EXPECT_FALSE(SnappyUncompress(std::string("\xff\xff\xff\xff\x0f", 5)).ok());       // impossible length
-  EXPECT_FALSE(SnappyUncompress(std::string("\x05\x10" "ab", 4)).ok());              // literal cut off
+  EXPECT_FALSE(SnappyUncompress(std::string("\x0a\x08"
+                                            "abc"
+                                            "\x0d\x04",
+                                            7))
+                   .ok());  // offset past start
+  EXPECT_FALSE(SnappyUncompress(std::string("\x09\x08"
+                                            "abc"
+                                            "\x0d\x03",
+                                            7))
+                   .ok());                                                      // longer than declared
+  EXPECT_FALSE(SnappyUncompress(std::string("\xff\xff\xff\xff\x0f", 5)).ok());  // impossible length
+  EXPECT_FALSE(SnappyUncompress(std::string("\x05\x10"
+                                            "ab",
+                                            4))
+                   .ok());  // literal cut off
 }
 
 // Every truncation and every single-byte change of a table only ever gives an error or a

@@ -231,13 +231,13 @@ StatusOr<ClusterSpec> ClusterSpec::FromSparseJobs(const std::map<std::string, st
       }
       std::string problem = AddressProblem(address);
       if (!problem.empty()) {
-        return errors::InvalidArgument("Invalid cluster: job '", job, "' task ", index, ": address '",
-                                       Shown(address), "' ", problem);
+        return errors::InvalidArgument("Invalid cluster: job '", job, "' task ", index, ": address '", Shown(address),
+                                       "' ", problem);
       }
       auto [it, inserted] = owner.emplace(address, TaskName(job, index));
       if (!inserted) {
-        return errors::InvalidArgument("Invalid cluster: address '", address, "' is used by both ", it->second,
-                                       " and ", TaskName(job, index));
+        return errors::InvalidArgument("Invalid cluster: address '", address, "' is used by both ", it->second, " and ",
+                                       TaskName(job, index));
       }
     }
   }
@@ -265,8 +265,8 @@ bool ClusterSpec::HasTask(const std::string& job, int task) const {
 StatusOr<std::string> ClusterSpec::TaskAddress(const std::string& job, int task) const {
   auto it = jobs_.find(job);
   if (it == jobs_.end()) {
-    return errors::InvalidArgument("Job '", Shown(job), "' is not in the cluster (jobs: ",
-                                   absl::StrJoin(job_names(), ", "), ")");
+    return errors::InvalidArgument("Job '", Shown(job),
+                                   "' is not in the cluster (jobs: ", absl::StrJoin(job_names(), ", "), ")");
   }
   auto t = it->second.find(task);
   if (t == it->second.end()) {
@@ -287,8 +287,8 @@ std::vector<std::string> ClusterSpec::TaskNames() const {
 std::string ClusterSpec::DebugString() const {
   std::vector<std::string> parts;
   for (const auto& [job, tasks] : jobs_) {
-    bool contiguous = tasks.empty() || (tasks.begin()->first == 0 &&
-                                        tasks.rbegin()->first == static_cast<int>(tasks.size()) - 1);
+    bool contiguous = tasks.empty() ||
+                      (tasks.begin()->first == 0 && tasks.rbegin()->first == static_cast<int>(tasks.size()) - 1);
     std::vector<std::string> entries;
     for (const auto& [index, address] : tasks) {
       entries.push_back(contiguous ? address : absl::StrCat(index, ": ", address));
@@ -315,9 +315,9 @@ StatusOr<TaskConfig> TaskConfigFromFlags(const std::string& ps_hosts, const std:
     return errors::InvalidArgument("--job_name is 'ps' but --ps_hosts is empty");
   }
   if (task_index < 0 || task_index >= static_cast<int>(own.size())) {
-    return errors::InvalidArgument("--task_index ", task_index, " is out of range: ", own_flag, " lists ",
-                                   own.size(), own.size() == 1 ? " task" : " tasks", " of job '", job_name,
-                                   "' (indices 0..", own.size() - 1, ")");
+    return errors::InvalidArgument("--task_index ", task_index, " is out of range: ", own_flag, " lists ", own.size(),
+                                   own.size() == 1 ? " task" : " tasks", " of job '", job_name, "' (indices 0..",
+                                   own.size() - 1, ")");
   }
   std::map<std::string, std::vector<std::string>> jobs;
   if (!ps.empty()) jobs["ps"] = ps;
@@ -337,11 +337,10 @@ StatusOr<TaskConfig> ParseTfConfig(absl::string_view text) {
   RETURN_IF_ERROR(errors::Annotate(CheckJsonText(text, {.max_bytes = size_t{1} << 20, .max_depth = 16}),
                                    "TF_CONFIG: "));
   JsonValue parsed;
-  if (auto s = google::protobuf::util::JsonStringToMessage(
-          google::protobuf::StringPiece(text.data(), text.size()), &parsed);
+  if (auto s = google::protobuf::util::JsonStringToMessage(google::protobuf::StringPiece(text.data(), text.size()),
+                                                           &parsed);
       !s.ok()) {
-    return errors::Annotate(JsonParseError(absl::string_view(s.message().data(), s.message().size())),
-                            "TF_CONFIG: ");
+    return errors::Annotate(JsonParseError(absl::string_view(s.message().data(), s.message().size())), "TF_CONFIG: ");
   }
   if (!parsed.has_struct_value()) {
     return errors::InvalidArgument("TF_CONFIG: must be a JSON object with \"cluster\" and \"task\", got ",
@@ -389,7 +388,8 @@ StatusOr<TaskConfig> ParseTfConfig(absl::string_view text) {
   }
   for (const auto& [key, value] : Members(task->struct_value())) {
     if (key != "type" && key != "index" && key != "trial") {
-      return errors::InvalidArgument("TF_CONFIG: unknown key \"", Shown(key), "\" in \"task\" (known: type, index, trial)");
+      return errors::InvalidArgument("TF_CONFIG: unknown key \"", Shown(key),
+                                     "\" in \"task\" (known: type, index, trial)");
     }
   }
   const JsonValue* type = Find(task->struct_value(), "type");
@@ -414,8 +414,7 @@ StatusOr<TaskConfig> ParseTfConfig(absl::string_view text) {
   bool evaluator_outside = job == "evaluator" && config.cluster.num_tasks("evaluator") == 0;
   if (evaluator_outside) {
     if (index != 0) {
-      return errors::InvalidArgument("TF_CONFIG: task.index is ", index,
-                                     ", but there is only one evaluator (index 0)");
+      return errors::InvalidArgument("TF_CONFIG: task.index is ", index, ", but there is only one evaluator (index 0)");
     }
   } else if (!config.cluster.HasTask(job, index)) {
     auto address = config.cluster.TaskAddress(job, index);

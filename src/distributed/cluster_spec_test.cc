@@ -50,8 +50,8 @@ TEST(ClusterSpecTest, FromSparseJobs) {
   EXPECT_EQ(spec->num_tasks("worker"), 2);
   EXPECT_TRUE(spec->HasTask("worker", 3));
   EXPECT_FALSE(spec->HasTask("worker", 0));
-  EXPECT_THAT(spec->TaskNames(), ElementsAre("/job:ps/replica:0/task:0", "/job:worker/replica:0/task:1",
-                                             "/job:worker/replica:0/task:3"));
+  EXPECT_THAT(spec->TaskNames(),
+              ElementsAre("/job:ps/replica:0/task:0", "/job:worker/replica:0/task:1", "/job:worker/replica:0/task:3"));
   EXPECT_EQ(spec->DebugString(), "ps: [p:1], worker: {1: h:1, 3: h:3}");
   EXPECT_THAT(ErrorOf(spec->TaskAddress("worker", 2).status()),
               HasSubstr("Task index 2 is out of range for job 'worker', which has tasks [1, 3]"));
@@ -159,14 +159,16 @@ TEST(TfConfigTest, Parses) {
 
 TEST(TfConfigTest, IsChief) {
   // With a chief job, chief 0 is the chief and worker 0 is not.
-  auto c = ParseTfConfig(R"({"cluster": {"chief": ["c:1"], "worker": ["w:1"]}, "task": {"type": "chief", "index": 0}})");
+  auto c =
+      ParseTfConfig(R"({"cluster": {"chief": ["c:1"], "worker": ["w:1"]}, "task": {"type": "chief", "index": 0}})");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_TRUE(c->is_chief);
   c = ParseTfConfig(R"({"cluster": {"chief": ["c:1"], "worker": ["w:1"]}, "task": {"type": "worker", "index": 0}})");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_FALSE(c->is_chief);
   // Without one, worker 0 is.
-  c = ParseTfConfig(R"({"cluster": {"worker": ["w:1", "w:2"], "ps": ["p:1"]}, "task": {"type": "worker", "index": 0}})");
+  c = ParseTfConfig(
+      R"({"cluster": {"worker": ["w:1", "w:2"], "ps": ["p:1"]}, "task": {"type": "worker", "index": 0}})");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_TRUE(c->is_chief);
   c = ParseTfConfig(R"({"cluster": {"worker": ["w:1"], "ps": ["p:1"]}, "task": {"type": "ps", "index": 0}})");
@@ -187,7 +189,8 @@ TEST(TfConfigTest, OptionalFormsAndKeys) {
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->job_name, "evaluator");
   EXPECT_FALSE(c->is_chief);
-  c = ParseTfConfig(R"({"cluster": {"evaluator": ["e:1"], "worker": ["w:1"]}, "task": {"type": "evaluator", "index": 0}})");
+  c = ParseTfConfig(
+      R"({"cluster": {"evaluator": ["e:1"], "worker": ["w:1"]}, "task": {"type": "evaluator", "index": 0}})");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(*c->cluster.TaskAddress("evaluator", 0), "e:1");
 }
@@ -197,7 +200,8 @@ TEST(TfConfigTest, Errors) {
               HasSubstr("TF_CONFIG: JSON: Unexpected end of string. Expected , or } after key:value pair. at the "
                         "end of the input"));
   EXPECT_THAT(TfConfigError(R"({"cluster": x})"), HasSubstr("TF_CONFIG: JSON: Unexpected token. near 'x}'"));
-  EXPECT_THAT(TfConfigError("[1]"), HasSubstr("TF_CONFIG: must be a JSON object with \"cluster\" and \"task\", got array"));
+  EXPECT_THAT(TfConfigError("[1]"),
+              HasSubstr("TF_CONFIG: must be a JSON object with \"cluster\" and \"task\", got array"));
   EXPECT_THAT(TfConfigError(R"("text")"), HasSubstr("TF_CONFIG: must be a JSON object"));
   EXPECT_THAT(TfConfigError("12"), HasSubstr("got number"));
   EXPECT_THAT(TfConfigError("null"), HasSubstr("got null"));
@@ -224,11 +228,13 @@ TEST(TfConfigTest, Errors) {
               HasSubstr("cluster.chief has 2 tasks; there can be only one"));
   EXPECT_THAT(TfConfigError(R"({"cluster": {"worker": ["w"]}, "task": {"type": "worker", "index": 0}})"),
               HasSubstr("TF_CONFIG: Invalid cluster: job 'worker' task 0: address 'w' has no port"));
-  EXPECT_THAT(TfConfigError(R"({"cluster": {"worker": ["w:1"], "ps": ["w:1"]}, "task": {"type": "worker", "index": 0}})"),
-              HasSubstr("address 'w:1' is used by both"));
+  EXPECT_THAT(
+      TfConfigError(R"({"cluster": {"worker": ["w:1"], "ps": ["w:1"]}, "task": {"type": "worker", "index": 0}})"),
+      HasSubstr("address 'w:1' is used by both"));
   EXPECT_THAT(TfConfigError(R"({"cluster": {"worker": ["w:70000"]}, "task": {"type": "worker", "index": 0}})"),
               HasSubstr("out of range 0..65535"));
-  EXPECT_THAT(TfConfigError(R"({"cluster": {"worker": ["w:1"]}, "task": []})"), HasSubstr("\"task\" must be an object"));
+  EXPECT_THAT(TfConfigError(R"({"cluster": {"worker": ["w:1"]}, "task": []})"),
+              HasSubstr("\"task\" must be an object"));
   EXPECT_THAT(TfConfigError(R"({"cluster": {"worker": ["w:1"]}, "task": {"index": 0}})"),
               HasSubstr("task.type is missing"));
   EXPECT_THAT(TfConfigError(R"({"cluster": {"worker": ["w:1"]}, "task": {"type": "worker"}})"),
@@ -254,9 +260,11 @@ TEST(TfConfigTest, Errors) {
               HasSubstr("task.index must be an integer, got bool true"));
   EXPECT_THAT(TfConfigError(R"({"cluster": {"worker": ["w:1"]}, "task": {"type": "worker", "index": null}})"),
               HasSubstr("task.index must be an integer, got null"));
-  EXPECT_TRUE(ParseTfConfig(R"({"cluster": {"worker": ["w:1", "w:2"]}, "task": {"type": "worker", "index": 1e0}})").ok());
-  EXPECT_THAT(TfConfigError(R"({"cluster": {"worker": {"1": "w:1", "01": "w:2"}}, "task": {"type": "worker", "index": 1}})"),
-              HasSubstr("cluster.worker has task index 1 twice"));
+  EXPECT_TRUE(
+      ParseTfConfig(R"({"cluster": {"worker": ["w:1", "w:2"]}, "task": {"type": "worker", "index": 1e0}})").ok());
+  EXPECT_THAT(
+      TfConfigError(R"({"cluster": {"worker": {"1": "w:1", "01": "w:2"}}, "task": {"type": "worker", "index": 1}})"),
+      HasSubstr("cluster.worker has task index 1 twice"));
   EXPECT_THAT(TfConfigError(R"({"cluster": {"worker": ["w:1"]}, "task": {"type": "worker", "index": 1}})"),
               HasSubstr("\"task\" names no task of \"cluster\": Task index 1 is out of range for job 'worker', "
                         "which has task 0 only"));
@@ -264,12 +272,14 @@ TEST(TfConfigTest, Errors) {
               HasSubstr("Job 'ps' is not in the cluster (jobs: worker)"));
   EXPECT_THAT(TfConfigError(R"({"cluster": {"worker": ["w:1"]}, "task": {"type": "evaluator", "index": 1}})"),
               HasSubstr("only one evaluator"));
-  EXPECT_THAT(TfConfigError(R"({"clustr": {}, "cluster": {"worker": ["w:1"]}, "task": {"type": "worker", "index": 0}})"),
-              HasSubstr("unknown key \"clustr\""));
+  EXPECT_THAT(
+      TfConfigError(R"({"clustr": {}, "cluster": {"worker": ["w:1"]}, "task": {"type": "worker", "index": 0}})"),
+      HasSubstr("unknown key \"clustr\""));
   EXPECT_THAT(TfConfigError(R"({"cluster": {"worker": ["w:1"]}, "task": {"type": "worker", "index": 0, "id": 1}})"),
               HasSubstr("unknown key \"id\" in \"task\""));
-  EXPECT_THAT(TfConfigError(R"({"environment": 1, "cluster": {"worker": ["w:1"]}, "task": {"type": "worker", "index": 0}})"),
-              HasSubstr("\"environment\" must be a string"));
+  EXPECT_THAT(
+      TfConfigError(R"({"environment": 1, "cluster": {"worker": ["w:1"]}, "task": {"type": "worker", "index": 0}})"),
+      HasSubstr("\"environment\" must be a string"));
 }
 
 TEST(TfConfigTest, HostileJsonNeverCrashes) {
@@ -293,7 +303,8 @@ TEST(TfConfigTest, HostileJsonNeverCrashes) {
               HasSubstr("TF_CONFIG: JSON: "));  // a duplicate key
   EXPECT_THAT(TfConfigError(R"({"cluster": {"worker": ["w:1"], "worker": ["w:2"]}, )" + task + "}"),
               HasSubstr("Repeated map key: 'worker'"));
-  EXPECT_THAT(TfConfigError(R"({"cluster": {"worker": ["w:1"]}, /* c */ )" + task + "}"), HasSubstr("TF_CONFIG: JSON: "));
+  EXPECT_THAT(TfConfigError(R"({"cluster": {"worker": ["w:1"]}, /* c */ )" + task + "}"),
+              HasSubstr("TF_CONFIG: JSON: "));
   EXPECT_THAT(TfConfigError(R"({"cluster": {"worker": ["w:1"]}, "task": {"type": "worker", "index": NaN}})"),
               HasSubstr("TF_CONFIG: JSON: Unexpected token. near 'NaN}}'"));
   EXPECT_THAT(TfConfigError("{\"cluster\": {\"worker\": [\"w:\xff\"]}, " + task + "}"),
@@ -358,18 +369,19 @@ TEST(TaskConfigFromArgsTest, Errors) {
               HasSubstr("--job_name is missing"));
   EXPECT_THAT(ErrorOf(TaskConfigFromArgs({"--job_name=ps", "--ps_hosts=p:1"}, "", &rest).status()),
               HasSubstr("--worker_hosts is missing"));
-  EXPECT_THAT(ErrorOf(TaskConfigFromArgs({"--job_name=worker", "--job_name=ps", "--worker_hosts=w:1"}, "", &rest)
-                          .status()),
-              HasSubstr("--job_name is given twice"));
+  EXPECT_THAT(
+      ErrorOf(TaskConfigFromArgs({"--job_name=worker", "--job_name=ps", "--worker_hosts=w:1"}, "", &rest).status()),
+      HasSubstr("--job_name is given twice"));
   for (const char* bad : {"x", "-1", "1.0", "", "99999999999999"}) {
-    EXPECT_THAT(ErrorOf(TaskConfigFromArgs({"--worker_hosts=w:1", "--job_name=worker", std::string("--task_index=") + bad},
-                                           "", &rest)
+    EXPECT_THAT(ErrorOf(TaskConfigFromArgs(
+                            {"--worker_hosts=w:1", "--job_name=worker", std::string("--task_index=") + bad}, "", &rest)
                             .status()),
-                HasSubstr("--task_index must be a non-negative integer")) << bad;
+                HasSubstr("--task_index must be a non-negative integer"))
+        << bad;
   }
-  EXPECT_THAT(ErrorOf(TaskConfigFromArgs({"--worker_hosts=w:1", "--job_name=worker", "--task_index=3"}, "", &rest)
-                          .status()),
-              HasSubstr("--task_index 3 is out of range"));
+  EXPECT_THAT(
+      ErrorOf(TaskConfigFromArgs({"--worker_hosts=w:1", "--job_name=worker", "--task_index=3"}, "", &rest).status()),
+      HasSubstr("--task_index 3 is out of range"));
 }
 
 }  // namespace

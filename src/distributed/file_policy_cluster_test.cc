@@ -54,7 +54,8 @@ class FilePolicyClusterTest : public ::testing::Test {
     Output names = ops::Const(root_.WithOpName("names"), Input::Initializer(std::vector<std::string>{"v"}));
     Output specs = ops::Const(root_.WithOpName("specs"), Input::Initializer(std::vector<std::string>{""}));
     Output v = ops::Const(root_.WithOpName("v"), 2.5f);
-    ops::BuildOp(root_.WithOpName("save"), "SaveV2", {prefix, names, specs, v}, {{"dtypes", std::vector<DType>{DT_FLOAT}}});
+    ops::BuildOp(root_.WithOpName("save"), "SaveV2", {prefix, names, specs, v},
+                 {{"dtypes", std::vector<DType>{DT_FLOAT}}});
     Output file = ops::Placeholder(root_.WithOpName("file"), DT_STRING);
     data::Iterator it = data::Dataset::TextLine(root_, file).MakeInitializableIterator();
     init_ = it.initializer().node()->name();
@@ -67,8 +68,8 @@ class FilePolicyClusterTest : public ::testing::Test {
     session_ = resp.session_handle();
   }
 
-  StatusOr<std::vector<Tensor>> Run(const std::string& feed, const std::string& value, const std::vector<std::string>& fetches,
-                                    const std::vector<std::string>& targets) {
+  StatusOr<std::vector<Tensor>> Run(const std::string& feed, const std::string& value,
+                                    const std::vector<std::string>& fetches, const std::vector<std::string>& targets) {
     std::vector<std::pair<std::string, Tensor>> feeds;
     if (!feed.empty()) feeds.emplace_back(feed, Tensor(value));
     return RunStepOnMaster(master_.get(), session_, feeds, fetches, targets);

@@ -82,8 +82,8 @@ TEST(GraphImportMemoryTest, DISABLED_OneMillionNodesThroughTheMaster) {
     ASSERT_TRUE(s.ok()) << s;
     int64_t peak = StatusBytes("VmHWM") - before;
     int64_t kept = StatusBytes("VmRSS") - before;
-    std::printf("ImportGraphDef alone: peak +%.1f MiB (%.1fx), the Graph +%.1f MiB (%.0f bytes per node)\n",
-                MiB(peak), peak / size, MiB(kept), static_cast<double>(kept) / kNodes);
+    std::printf("ImportGraphDef alone: peak +%.1f MiB (%.1fx), the Graph +%.1f MiB (%.0f bytes per node)\n", MiB(peak),
+                peak / size, MiB(kept), static_cast<double>(kept) / kNodes);
   }
 
   // The worker's own graph limits are lifted too.
@@ -101,8 +101,8 @@ TEST(GraphImportMemoryTest, DISABLED_OneMillionNodesThroughTheMaster) {
   ASSERT_TRUE(s.ok()) << s;
   int64_t peak = StatusBytes("VmHWM") - before;
   int64_t kept = ResetPeak() - before;
-  std::printf("CreateSession: peak +%.1f MiB (%.1fx), kept +%.1f MiB (%.1fx)\n", MiB(peak), peak / size,
-              MiB(kept), kept / size);
+  std::printf("CreateSession: peak +%.1f MiB (%.1fx), kept +%.1f MiB (%.1fx)\n", MiB(peak), peak / size, MiB(kept),
+              kept / size);
 
   // The first step prepares: prune, place, partition, register the partition on the worker.
   before = ResetPeak();

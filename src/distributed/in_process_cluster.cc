@@ -19,18 +19,27 @@ class UnreachableWorker : public WorkerInterface {
  public:
   explicit UnreachableWorker(std::string task) : task_(std::move(task)) {}
   void GetStatusAsync(const proto::GetStatusRequest*, proto::GetStatusResponse*, CallOptions*,
-                      StatusCallback done) override { done(Error()); }
+                      StatusCallback done) override {
+    done(Error());
+  }
   void RegisterGraphAsync(const proto::RegisterGraphRequest*, proto::RegisterGraphResponse*,
-                          StatusCallback done) override { done(Error()); }
+                          StatusCallback done) override {
+    done(Error());
+  }
   void DeregisterGraphAsync(const proto::DeregisterGraphRequest*, proto::DeregisterGraphResponse*,
-                            StatusCallback done) override { done(Error()); }
+                            StatusCallback done) override {
+    done(Error());
+  }
   void RunGraphAsync(const proto::RunGraphRequest*, proto::RunGraphResponse*, CallOptions*,
-                     StatusCallback done) override { done(Error()); }
+                     StatusCallback done) override {
+    done(Error());
+  }
   void AbortStepAsync(const proto::AbortStepRequest*, proto::AbortStepResponse*, StatusCallback done) override {
     done(Error());
   }
-  void RecvTensorAsync(const proto::RecvTensorRequest*, RecvTensorResult*, CallOptions*,
-                       StatusCallback done) override { done(Error()); }
+  void RecvTensorAsync(const proto::RecvTensorRequest*, RecvTensorResult*, CallOptions*, StatusCallback done) override {
+    done(Error());
+  }
   void ResetAsync(const proto::ResetRequest*, proto::ResetResponse*, StatusCallback done) override { done(Error()); }
 
  private:

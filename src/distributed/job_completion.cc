@@ -53,8 +53,8 @@ class JobCompleteBroadcast {
     RetryMissed(has_local);
     for (const Missed& m : missed_) {
       std::string where = workers_->TaskAddress(m.task);
-      resp_->add_unreachable_tasks(
-          absl::StrCat(m.task, where.empty() ? "" : absl::StrCat(" (", where, ")"), ": ", m.error.ToString()));
+      resp_->add_unreachable_tasks(absl::StrCat(m.task, where.empty() ? "" : absl::StrCat(" (", where, ")"), ": ",
+                                                m.error.ToString()));
     }
     if (has_local) {
       Status s = Finish(Start(local_task_));
@@ -154,8 +154,7 @@ class JobCompleteBroadcast {
           // Said of a silent task only: one where nothing serves has usually just finished (a
           // worker that left its loop before the chief), which is no news.
           if (backoff_ms == 200 && !m.refused) {
-            std::fprintf(stderr,
-                         "dflow: the job is complete, but task %s was not told yet; trying again for %lld ms\n",
+            std::fprintf(stderr, "dflow: the job is complete, but task %s was not told yet; trying again for %lld ms\n",
                          m.task.c_str(), static_cast<long long>(retry_ms_));
           }
         }
@@ -185,8 +184,8 @@ class JobCompleteBroadcast {
 }  // namespace
 
 Status JobCompleteError(const std::string& task, const std::string& source) {
-  return errors::OutOfRange(kMarker, ": ", source.empty() ? std::string("the chief") : source,
-                            " ended training; task ", task, " runs no more steps");
+  return errors::OutOfRange(kMarker, ": ", source.empty() ? std::string("the chief") : source, " ended training; task ",
+                            task, " runs no more steps");
 }
 
 bool IsJobCompleteError(const Status& s) {

@@ -100,8 +100,7 @@ Status Master::CreateSession(const proto::CreateSessionRequest& req, proto::Crea
       if (n >= options_.max_sessions_per_client) {
         return errors::ResourceExhausted("Client ", host, " already has ", n, " open sessions on ", local_task_,
                                          ", the limit per client (max_sessions_per_client = ",
-                                         options_.max_sessions_per_client,
-                                         "); close the sessions it no longer uses");
+                                         options_.max_sessions_per_client, "); close the sessions it no longer uses");
       }
       ++n;  // held while the session is made, so that concurrent creations count
     }
@@ -116,9 +115,9 @@ Status Master::CreateSession(const proto::CreateSessionRequest& req, proto::Crea
     auto c = per_client_.find(host);
     if (c != per_client_.end() && --c->second <= 0) per_client_.erase(c);
   };
-  StatusOr<std::shared_ptr<MasterSession>> made =
-      MasterSession::Create(handle, local_task_, workers_, req.config(), options_.startup_wait_ms,
-                            options_.probe_timeout_ms);
+  StatusOr<std::shared_ptr<MasterSession>> made = MasterSession::Create(handle, local_task_, workers_, req.config(),
+                                                                        options_.startup_wait_ms,
+                                                                        options_.probe_timeout_ms);
   if (!made.ok()) {
     give_back();
     return made.status();
@@ -222,8 +221,8 @@ void Master::IdleLoop() {
       std::function<void(const std::string&)> notify = on_idle_close_;
       l.unlock();
       for (auto& [handle, s] : expired) {
-        std::fprintf(stderr, "dflow: closing session %s on %s: idle for %lld ms\n", handle.c_str(),
-                     local_task_.c_str(), static_cast<long long>(options_.session_idle_timeout_ms));
+        std::fprintf(stderr, "dflow: closing session %s on %s: idle for %lld ms\n", handle.c_str(), local_task_.c_str(),
+                     static_cast<long long>(options_.session_idle_timeout_ms));
         s->Close().IgnoreError();
         s.reset();
         if (notify) notify(handle);
@@ -252,8 +251,8 @@ Status Master::ListDevices(const proto::ListDevicesRequest& req, proto::ListDevi
   }
   proto::CreateSessionRequest creq;
   ASSIGN_OR_RETURN(std::shared_ptr<MasterSession> s,
-                   MasterSession::Create("list_devices", local_task_, workers_, creq.config(),
-                                         options_.startup_wait_ms, options_.probe_timeout_ms));
+                   MasterSession::Create("list_devices", local_task_, workers_, creq.config(), options_.startup_wait_ms,
+                                         options_.probe_timeout_ms));
   s->ListDevices(resp);
   return absl::OkStatus();
 }

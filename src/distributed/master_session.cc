@@ -67,7 +67,10 @@ StatusOr<std::vector<int>> Renumber(proto::GraphDef* def, const std::string& op)
 
 MasterSession::MasterSession(std::string handle, std::string local_task, WorkerCache* workers,
                              proto::SessionConfig config)
-    : handle_(std::move(handle)), local_task_(std::move(local_task)), workers_(workers), config_(std::move(config)),
+    : handle_(std::move(handle)),
+      local_task_(std::move(local_task)),
+      workers_(workers),
+      config_(std::move(config)),
       step_ids_(std::random_device{}()) {}
 
 MasterSession::~MasterSession() { Close().IgnoreError(); }
@@ -78,9 +81,8 @@ std::string MasterSession::Where(const std::string& task) const {
 }
 
 StatusOr<std::shared_ptr<MasterSession>> MasterSession::Create(std::string handle, std::string local_task,
-                                                                WorkerCache* workers,
-                                                                const proto::SessionConfig& config,
-                                                                int64_t startup_wait_ms, int64_t probe_timeout_ms) {
+                                                               WorkerCache* workers, const proto::SessionConfig& config,
+                                                               int64_t startup_wait_ms, int64_t probe_timeout_ms) {
   std::shared_ptr<MasterSession> s(new MasterSession(std::move(handle), local_task, workers, config));
   // The chief (TensorFlow's rule: /job:chief/task:0, else /job:worker/task:0) is asked too when
   // it is outside the filters, only whether the job is complete, while a task of the session is
@@ -208,8 +210,8 @@ Status MasterSession::CheckGraphLimits(const proto::GraphDef& def, int64_t have_
     const int64_t bytes = have_bytes + static_cast<int64_t>(def.ByteSizeLong());
     if (bytes > max_bytes) {
       return errors::ResourceExhausted("The session's graph would be ", HumanReadableBytes(bytes),
-                                       ", more than the limit of ", HumanReadableBytes(max_bytes),
-                                       " of the master on ", task, " (max_graph_bytes)");
+                                       ", more than the limit of ", HumanReadableBytes(max_bytes), " of the master on ",
+                                       task, " (max_graph_bytes)");
     }
   }
   return absl::OkStatus();
@@ -231,8 +233,7 @@ void AppendNodeBytes(const proto::GraphDef& def, std::string* out) {
 Status MasterSession::Extend(const proto::GraphDef& def) {
   std::lock_guard<std::mutex> l(mu_);
   if (closed_) return errors::FailedPrecondition("Session has been closed");
-  RETURN_IF_ERROR(
-      CheckGraphLimits(def, graph_bytes_, num_nodes_, max_graph_bytes_, max_graph_nodes_, local_task_));
+  RETURN_IF_ERROR(CheckGraphLimits(def, graph_bytes_, num_nodes_, max_graph_bytes_, max_graph_nodes_, local_task_));
   // The whole graph is imported anew into a new Graph, so that a bad extension leaves the
   // session as it was. The first GraphDef is imported as it came (no copy).
   proto::GraphDef merged;

@@ -33,8 +33,8 @@ class MasterSession {
   void SetGraphLimits(int64_t max_bytes, int64_t max_nodes);
   // ResourceExhausted naming the limit when a graph of `have_bytes`/`have_nodes` extended by
   // `def` passes `max_bytes` (serialized) or `max_nodes` (0: no limit).
-  static Status CheckGraphLimits(const proto::GraphDef& def, int64_t have_bytes, int64_t have_nodes,
-                                 int64_t max_bytes, int64_t max_nodes, const std::string& task);
+  static Status CheckGraphLimits(const proto::GraphDef& def, int64_t have_bytes, int64_t have_nodes, int64_t max_bytes,
+                                 int64_t max_nodes, const std::string& task);
 
   Status Extend(const proto::GraphDef& def);
   Status Run(const proto::RunStepRequest& req, proto::RunStepResponse* resp, CallOptions* opts);

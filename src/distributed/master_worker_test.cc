@@ -41,7 +41,8 @@ class MasterWorkerTest : public ::testing::Test {
     return resp.session_handle();
   }
 
-  StatusOr<std::vector<Tensor>> Run(const std::string& session, const std::vector<std::pair<std::string, Tensor>>& feeds,
+  StatusOr<std::vector<Tensor>> Run(const std::string& session,
+                                    const std::vector<std::pair<std::string, Tensor>>& feeds,
                                     const std::vector<std::string>& fetches,
                                     const std::vector<std::string>& targets = {}) {
     return RunStepOnMaster(master_.get(), session, feeds, fetches, targets);

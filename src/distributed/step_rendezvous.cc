@@ -96,8 +96,8 @@ void StepRendezvous::RecvAsync(const std::string& key, DoneCallback done) {
                               in_flight_.erase(opts);
                             }
                             if (!st.ok()) {
-                              done(errors::Annotate(st, absl::StrCat("Receiving a tensor from ", from, ": ")),
-                                   Tensor(), false);
+                              done(errors::Annotate(st, absl::StrCat("Receiving a tensor from ", from, ": ")), Tensor(),
+                                   false);
                               return;
                             }
                             // Handed over, not shared: nothing here keeps a reference.

@@ -118,7 +118,10 @@ Status PushToResponse(const proto::RunGraphRequest& req, StepRendezvous* rendezv
 }  // namespace
 
 Worker::Worker(std::string task, WorkerCache* peers, WorkerOptions options)
-    : task_(std::move(task)), peers_(peers), options_(options), incarnation_(NewIncarnation()),
+    : task_(std::move(task)),
+      peers_(peers),
+      options_(options),
+      incarnation_(NewIncarnation()),
       device_(std::make_unique<Device>(task_ + "/device:CPU:0", "CPU")),
       memory_budget_(std::make_shared<MemoryBudget>(MemoryBudget::ResolveLimit(options.step_memory_limit_bytes))) {}
 
@@ -381,8 +384,8 @@ void Worker::RunGraphAsync(const proto::RunGraphRequest* req, proto::RunGraphRes
   // The request carries a duration (a monotonic time means nothing in another process).
   if (req->timeout_in_ms() > 0) a.deadline_micros = Env::Default()->NowMonotonicMicros() + req->timeout_in_ms() * 1000;
   const int64_t step_id = req->step_id();
-  reg->executor->RunAsync(a, [this, reg, state, rendezvous, step_id, run_id, req, resp, opts, done = std::move(done)](
-                                 const Status& s, std::vector<NodeExecStats> stats) {
+  reg->executor->RunAsync(a, [this, reg, state, rendezvous, step_id, run_id, req, resp, opts,
+                              done = std::move(done)](const Status& s, std::vector<NodeExecStats> stats) {
     if (opts != nullptr) opts->ClearCancelCallback();
     {
       std::lock_guard<std::mutex> l(mu_);
@@ -448,8 +451,8 @@ void Worker::RecvTensorAsync(const proto::RecvTensorRequest* req, RecvTensorResu
   const int64_t step_id = req->step_id();
   const std::string key = req->rendezvous_key();  // `req` may be gone once `done` has run
   auto finished = std::make_shared<std::atomic<bool>>(false);
-  (*step)->ServeRecv(key, [this, step_id, result, finished, done = std::move(done)](
-                                                const Status& st, Tensor t, bool is_dead) {
+  (*step)->ServeRecv(key, [this, step_id, result, finished, done = std::move(done)](const Status& st, Tensor t,
+                                                                                    bool is_dead) {
     finished->store(true);
     if (st.ok()) {
       result->tensor = std::move(t);
@@ -538,8 +541,7 @@ bool Worker::WaitUntilIdle(int64_t timeout_ms) {
 
 bool Worker::WaitUntilStepsDone(int64_t timeout_ms) {
   std::unique_lock<std::mutex> l(mu_);
-  return idle_cv_.wait_for(l, std::chrono::milliseconds(timeout_ms),
-                           [&] { return in_flight_ == 0 && steps_.empty(); });
+  return idle_cv_.wait_for(l, std::chrono::milliseconds(timeout_ms), [&] { return in_flight_ == 0 && steps_.empty(); });
 }
 
 void Worker::AbortAll(const Status& status) {

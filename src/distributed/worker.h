@@ -65,8 +65,7 @@ class Worker : public WorkerInterface {
                             StatusCallback done) override;
   void RunGraphAsync(const proto::RunGraphRequest* req, proto::RunGraphResponse* resp, CallOptions* opts,
                      StatusCallback done) override;
-  void AbortStepAsync(const proto::AbortStepRequest* req, proto::AbortStepResponse* resp,
-                      StatusCallback done) override;
+  void AbortStepAsync(const proto::AbortStepRequest* req, proto::AbortStepResponse* resp, StatusCallback done) override;
   void RecvTensorAsync(const proto::RecvTensorRequest* req, RecvTensorResult* result, CallOptions* opts,
                        StatusCallback done) override;
   void ResetAsync(const proto::ResetRequest* req, proto::ResetResponse* resp, StatusCallback done) override;
@@ -136,11 +135,11 @@ class Worker : public WorkerInterface {
   const std::shared_ptr<MemoryBudget> memory_budget_;
 
   std::mutex mu_;
-  std::condition_variable idle_cv_;  // in_flight_ reached 0, or steps_ became empty
-  int64_t in_flight_ = 0;            // RunGraph and RecvTensor calls not yet completed
-  Status stopped_;         // set by AbortAll
-  Status job_complete_;    // set by JobComplete: refuses new steps
-  std::string job_complete_source_;  // who declared it (GetStatus tells peers that missed it)
+  std::condition_variable idle_cv_;    // in_flight_ reached 0, or steps_ became empty
+  int64_t in_flight_ = 0;              // RunGraph and RecvTensor calls not yet completed
+  Status stopped_;                     // set by AbortAll
+  Status job_complete_;                // set by JobComplete: refuses new steps
+  std::string job_complete_source_;    // who declared it (GetStatus tells peers that missed it)
   bool job_complete_handled_ = false;  // the handler ran (a JobComplete that was not record_only)
   int64_t next_run_id_ = 1;
   // The partitions running here, each with the function that cancels it with a reason.

@@ -37,8 +37,7 @@ StatusOr<std::string> TaskOfDevice(const std::string& device) {
   return absl::StrCat("/job:", n.job, "/replica:", n.replica, "/task:", n.task);
 }
 
-Status WorkerInterface::RunGraph(const proto::RunGraphRequest* req, proto::RunGraphResponse* resp,
-                                 CallOptions* opts) {
+Status WorkerInterface::RunGraph(const proto::RunGraphRequest* req, proto::RunGraphResponse* resp, CallOptions* opts) {
   return CallAndWait([&](StatusCallback done) { RunGraphAsync(req, resp, opts, std::move(done)); });
 }
 

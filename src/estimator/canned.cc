@@ -75,9 +75,10 @@ std::unique_ptr<train::Optimizer> DefaultLinearOptimizer(size_t num_feature_colu
 }
 
 ModelFn MakeModelFn(LogitsFn logits_fn, std::shared_ptr<const Head> head, OptimizerFn optimizer) {
-  return [logits_fn = std::move(logits_fn), head = std::move(head), optimizer = std::move(optimizer)](
-             const Scope& scope, const feature_column::Features& features, const Output& labels, ModeKeys mode,
-             const Params& params) -> StatusOr<EstimatorSpec> {
+  return [logits_fn = std::move(logits_fn), head = std::move(head),
+          optimizer = std::move(optimizer)](const Scope& scope, const feature_column::Features& features,
+                                            const Output& labels, ModeKeys mode,
+                                            const Params& params) -> StatusOr<EstimatorSpec> {
     if (!head) return errors::InvalidArgument("MakeModelFn: head is null");
     if (!logits_fn) return errors::InvalidArgument("MakeModelFn: logits_fn is empty");
     ASSIGN_OR_RETURN(Output logits, logits_fn(scope, features, mode, head->logits_dimension()));

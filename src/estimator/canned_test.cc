@@ -160,7 +160,8 @@ TEST(DNNClassifierTest, LearnsSeparableClustersAndEvaluatesLikeAHandComputation)
   auto pspec = model_fn(pred, data.Features(pred), Output(), est::ModeKeys::kPredict, {});
   ASSERT_TRUE(pspec.ok()) << pspec.status();
   EXPECT_FALSE(pspec->loss.valid());
-  for (const char* k : {"logits", "probabilities", "class_ids", "classes"}) EXPECT_EQ(pspec->predictions.count(k), 1u) << k;
+  for (const char* k : {"logits", "probabilities", "class_ids", "classes"})
+    EXPECT_EQ(pspec->predictions.count(k), 1u) << k;
 }
 
 TEST(DNNClassifierTest, DropoutOnlyWhenTraining) {
@@ -172,7 +173,8 @@ TEST(DNNClassifierTest, DropoutOnlyWhenTraining) {
   auto has_dropout = [&](est::ModeKeys mode) {
     Scope root = Scope::NewRootScope();
     auto spec = est::DNNClassifierModelFn(opts, 3)(root, data.Features(root),
-                                                   mode == est::ModeKeys::kPredict ? Output() : data.Labels(root), mode, {});
+                                                   mode == est::ModeKeys::kPredict ? Output() : data.Labels(root), mode,
+                                                   {});
     EXPECT_TRUE(spec.ok()) << spec.status();
     for (Node* n : root.graph()->nodes())
       if (n->name().find("dropout") != std::string::npos) return true;
@@ -187,8 +189,8 @@ TEST(DNNClassifierTest, BadOptions) {
   Clusters data(3);
   auto run = [&](est::DNNOptions o, int64_t n_classes = 3) {
     Scope root = Scope::NewRootScope();
-    return est::DNNClassifierModelFn(o, n_classes)(root, data.Features(root), data.Labels(root),
-                                                   est::ModeKeys::kTrain, {})
+    return est::DNNClassifierModelFn(o, n_classes)(root, data.Features(root), data.Labels(root), est::ModeKeys::kTrain,
+                                                   {})
         .status();
   };
   est::DNNOptions o;

@@ -38,7 +38,8 @@ StatusOr<Output> CategoricalInput(const Scope& s, TransformCache* cache, const s
 
 // ids where the input is present, -1 where it holds the missing marker.
 StatusOr<Output> MaskMissing(const Scope& s, const Output& input, const Output& ids) {
-  Output missing = BaseType(input.dtype()) == DT_STRING ? ops::Equal(s, input, std::string()) : ops::Equal(s, input, -1);
+  Output missing = BaseType(input.dtype()) == DT_STRING ? ops::Equal(s, input, std::string())
+                                                        : ops::Equal(s, input, -1);
   return Built(s, ops::SelectV2(s, missing, int64_t{-1}, ids));
 }
 
@@ -70,7 +71,8 @@ class VocabularyColumn : public FeatureColumn {
 Status CheckVocabularyArgs(const std::string& key, const Tensor& vocab, int64_t oov, int64_t def) {
   if (key.empty()) return errors::InvalidArgument("CategoricalColumnWithVocabularyList: key must not be empty");
   if (vocab.NumElements() == 0) {
-    return errors::InvalidArgument("CategoricalColumnWithVocabularyList '", key, "': vocabulary_list must be non-empty");
+    return errors::InvalidArgument("CategoricalColumnWithVocabularyList '", key,
+                                   "': vocabulary_list must be non-empty");
   }
   if (oov > kMaxBuckets) return errors::InvalidArgument("Invalid num_oov_buckets ", oov, " for column '", key, "'");
   Status s = feature::CheckVocabulary(vocab, oov, def);
@@ -98,16 +100,15 @@ class IdentityColumn : public FeatureColumn {
     }
     // Without a default, an id outside [0, num_buckets) (other than -1) fails the step.
     Output flat = ops::Reshape(s, x, {-1});
-    Operation below = ops::Assert(
-        s.WithOpName("assert_less_than_num_buckets"), ops::Less(s, ops::Max(s, flat, 0), n_),
-        {Input(absl::StrCat("Bucket index for categorical column \"", name(), "\" exceeds number of buckets (", n_,
-                            "); ids:")),
-         flat});
-    Operation above = ops::Assert(
-        s.WithOpName("assert_greater_or_equal_0"), ops::GreaterEqual(s, ops::Min(s, flat, 0), int64_t{-1}),
-        {Input(absl::StrCat("Negative bucket index for categorical column \"", name(),
-                            "\" (only -1, missing, may be negative); ids:")),
-         flat});
+    Operation below = ops::Assert(s.WithOpName("assert_less_than_num_buckets"), ops::Less(s, ops::Max(s, flat, 0), n_),
+                                  {Input(absl::StrCat("Bucket index for categorical column \"", name(),
+                                                      "\" exceeds number of buckets (", n_, "); ids:")),
+                                   flat});
+    Operation above = ops::Assert(s.WithOpName("assert_greater_or_equal_0"),
+                                  ops::GreaterEqual(s, ops::Min(s, flat, 0), int64_t{-1}),
+                                  {Input(absl::StrCat("Negative bucket index for categorical column \"", name(),
+                                                      "\" (only -1, missing, may be negative); ids:")),
+                                   flat});
     if (!s.ok()) return s.status();
     return Built(s, ops::Identity(s.WithControlDependencies({below, above}), x));
   }
@@ -189,8 +190,8 @@ class EmbeddingColumnImpl : public FeatureColumn {
   StatusOr<Output> DenseTensor(const Scope& s, TransformCache* cache) const override {
     RETURN_IF_ERROR(status());
     ASSIGN_OR_RETURN(Output ids, cat_->IdTensor(s, cache));
-    Variable table = Variable::Create(s.WithOpName("embedding_weights"),
-                                      TensorShape({cat_->num_buckets(), dimension_}), DT_FLOAT, init_);
+    Variable table = Variable::Create(s.WithOpName("embedding_weights"), TensorShape({cat_->num_buckets(), dimension_}),
+                                      DT_FLOAT, init_);
     if (!s.ok()) return s.status();
     return CombineRows(s, table.read(), ids, combiner_);
   }
@@ -252,8 +253,8 @@ Column CategoricalColumnWithHashBucket(const std::string& key, int64_t hash_buck
   Status s;
   if (key.empty()) s = errors::InvalidArgument("CategoricalColumnWithHashBucket: key must not be empty");
   else if (hash_bucket_size < 1 || hash_bucket_size > kMaxBuckets) {
-    s = errors::InvalidArgument("CategoricalColumnWithHashBucket '", key, "': hash_bucket_size must be at least 1, got ",
-                                hash_bucket_size);
+    s = errors::InvalidArgument("CategoricalColumnWithHashBucket '", key,
+                                "': hash_bucket_size must be at least 1, got ", hash_bucket_size);
   } else if (dtype != DT_STRING && dtype != DT_INT32 && dtype != DT_INT64) {
     s = errors::InvalidArgument("CategoricalColumnWithHashBucket '", key, "': dtype must be string or integer, got ",
                                 DTypeString(dtype));
@@ -262,7 +263,8 @@ Column CategoricalColumnWithHashBucket(const std::string& key, int64_t hash_buck
 }
 
 Column IndicatorColumn(const Column& categorical_column) {
-  return std::make_shared<IndicatorColumnImpl>(categorical_column, CheckCategorical(categorical_column, "IndicatorColumn"));
+  return std::make_shared<IndicatorColumnImpl>(categorical_column,
+                                               CheckCategorical(categorical_column, "IndicatorColumn"));
 }
 
 Column EmbeddingColumn(const Column& categorical_column, int64_t dimension, const std::string& combiner) {

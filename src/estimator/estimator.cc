@@ -95,8 +95,8 @@ StatusOr<std::string> CheckpointToRead(const std::string& asked, const std::stri
   StatusOr<std::string> latest = train::LatestCheckpoint(model_dir);
   if (latest.ok()) return latest;
   if (!absl::IsNotFound(latest.status())) return latest.status();
-  LOG(WARNING) << "Could not find trained model in model_dir: " << model_dir << ", running initialization to "
-               << what << ".";
+  LOG(WARNING) << "Could not find trained model in model_dir: " << model_dir << ", running initialization to " << what
+               << ".";
   return std::string();
 }
 
@@ -212,7 +212,7 @@ Status Estimator::NotifyJobComplete() {
 }
 
 StatusOr<std::unique_ptr<TrainingRun>> EstimatorAccess::StartTraining(Estimator& e, const InputFn& input_fn,
-                                                                       const TrainOptions& options) {
+                                                                      const TrainOptions& options) {
   RETURN_IF_ERROR(e.status_);
   const RunConfig& config = e.config_;
   if (options.steps > 0 && options.max_steps > 0) {

@@ -34,7 +34,8 @@ StatusOr<BuiltInput> BuildInput(const Scope& scope, const InputFn& input_fn, con
 // fetched with the step may see it before or after the increment). Keeps the last step it saw.
 class ProgressHook : public train::SessionRunHook {
  public:
-  ProgressHook(Output loss, Output step_after_train, int64_t every_n_steps, std::function<void(const std::string&)> log);
+  ProgressHook(Output loss, Output step_after_train, int64_t every_n_steps,
+               std::function<void(const std::string&)> log);
   StatusOr<train::SessionRunArgs> BeforeRun(train::SessionRunContext* ctx) override;
   Status AfterRun(train::SessionRunContext* ctx, const train::SessionRunValues& values) override;
   int64_t last_global_step() const { return last_step_; }

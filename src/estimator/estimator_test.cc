@@ -115,10 +115,11 @@ TEST(EstimatorTest, LinearClassifierSeparatesBySign) {
   est::LinearClassifierOptions o;
   o.feature_columns = {fc::NumericColumn("x")};
   est::LinearClassifier clf(o, Quiet());  // FTRL, TensorFlow's default
-  ASSERT_TRUE(clf.Train([&](const Scope& s) -> StatusOr<est::InputFnResult> {
-                   return XY(s, line.x, Values(line.positive)).Shuffle(64).Repeat().Batch(10);
-                 },
-                 {.steps = 300})
+  ASSERT_TRUE(clf.Train(
+                     [&](const Scope& s) -> StatusOr<est::InputFnResult> {
+                       return XY(s, line.x, Values(line.positive)).Shuffle(64).Repeat().Batch(10);
+                     },
+                     {.steps = 300})
                   .ok());
   auto eval = clf.Evaluate([&](const Scope& s) -> StatusOr<est::InputFnResult> {
     return XY(s, line.x, Values(line.positive)).Batch(40);
@@ -154,10 +155,11 @@ TEST(EstimatorTest, DNNClassifierPredictionsAgreeWithTheirLogits) {
   o.n_classes = 3;
   o.optimizer = [] { return std::make_unique<train::AdamOptimizer>(0.05); };
   est::DNNClassifier clf(o, Quiet());
-  ASSERT_TRUE(clf.Train([&](const Scope& s) -> StatusOr<est::InputFnResult> {
-                   return XY(s, x, Values(label)).Shuffle(60).Repeat().Batch(20);
-                 },
-                 {.steps = 500})
+  ASSERT_TRUE(clf.Train(
+                     [&](const Scope& s) -> StatusOr<est::InputFnResult> {
+                       return XY(s, x, Values(label)).Shuffle(60).Repeat().Batch(20);
+                     },
+                     {.steps = 500})
                   .ok());
   auto eval = clf.Evaluate([&](const Scope& s) -> StatusOr<est::InputFnResult> {
     return XY(s, x, Values(label)).Batch(60);
@@ -290,12 +292,14 @@ TEST(EstimatorTest, BadCallsAreErrors) {
   EXPECT_THAT(both.message(), HasSubstr("Can not provide both steps and max_steps."));
   EXPECT_FALSE(e.Train(input, {.steps = -1}).ok());
   Status tensors = e.Train([](const Scope& s) -> StatusOr<est::InputFnResult> {
-    return est::InputFnResult(fc::Features{{"x", ops::Const(s, Values<float>({1.0f}))}}, ops::Const(s, Values<float>({1.0f})));
+    return est::InputFnResult(fc::Features{{"x", ops::Const(s, Values<float>({1.0f}))}},
+                              ops::Const(s, Values<float>({1.0f})));
   });
   EXPECT_THAT(tensors.message(), HasSubstr("give steps or max_steps"));
   Status two_labels = e.Train(
       [](const Scope& s) -> StatusOr<est::InputFnResult> {
-        return data::Dataset::Zip({XY(s, {1}, Values<float>({1})), data::Dataset::FromTensorSlices(s, {Values<float>({2})})});
+        return data::Dataset::Zip({XY(s, {1}, Values<float>({1})),
+                                   data::Dataset::FromTensorSlices(s, {Values<float>({2})})});
       },
       {.steps = 1});
   EXPECT_THAT(two_labels.message(), HasSubstr("2 unnamed components"));
@@ -305,8 +309,8 @@ TEST(EstimatorTest, BadCallsAreErrors) {
       },
       {.steps = 1});
   EXPECT_THAT(no_features.message(), HasSubstr("no named components"));
-  Status failing_input = e.Train([](const Scope&) -> StatusOr<est::InputFnResult> { return errors::NotFound("no data"); },
-                                 {.steps = 1});
+  Status failing_input =
+      e.Train([](const Scope&) -> StatusOr<est::InputFnResult> { return errors::NotFound("no data"); }, {.steps = 1});
   EXPECT_TRUE(absl::IsNotFound(failing_input));
   EXPECT_FALSE(e.Train(nullptr, {.steps = 1}).ok());
   auto forever = e.Predict(input, {.max_examples = 7});
@@ -343,10 +347,9 @@ TEST(EstimatorTest, ProgressLines) {
   std::vector<std::string> lines;
   c.log = [&](const std::string& l) { lines.push_back(l); };
   est::Estimator e(MeanOfLabelsModel(), c);
-  ASSERT_TRUE(e.Train([](const Scope& s) -> StatusOr<est::InputFnResult> {
-                 return XY(s, {1}, Values<float>({3})).Repeat().Batch(1);
-               },
-               {.steps = 10})
+  ASSERT_TRUE(e.Train([](const Scope& s)
+                          -> StatusOr<est::InputFnResult> { return XY(s, {1}, Values<float>({3})).Repeat().Batch(1); },
+                      {.steps = 10})
                   .ok());
   ASSERT_EQ(lines.size(), 4u) << ::testing::PrintToString(lines);
   EXPECT_EQ(lines[0], "step 1: loss = 9");  // (3 - 0)^2 before the first update
@@ -420,7 +423,8 @@ TEST(TrainAndEvaluateTest, TheEvaluatorReadsTheChiefsCheckpoints) {
                    .throttle_secs = 0,
                    .checkpoint_timeout_secs = 30};
   est::RunConfig ec = Quiet(dir.path());
-  ec.task = ParseTfConfig(R"({"cluster": {"chief": ["127.0.0.1:1"]}, "task": {"type": "evaluator", "index": 0}})").value();
+  ec.task =
+      ParseTfConfig(R"({"cluster": {"chief": ["127.0.0.1:1"]}, "task": {"type": "evaluator", "index": 0}})").value();
   est::Estimator evaluator(MeanOfLabelsModel(), ec);
   StatusOr<est::EvalResult> result;
   std::thread eval_thread([&] { result = est::TrainAndEvaluate(evaluator, ts, es); });
@@ -443,9 +447,7 @@ TEST(TrainAndEvaluateTest, InProcessClusterOfAPsAndAChief) {
   std::vector<int> ports = PickFreePorts(2).value();
   const std::string ps = "127.0.0.1:" + std::to_string(ports[0]);
   const std::string worker = "127.0.0.1:" + std::to_string(ports[1]);
-  auto task = [&](const std::string& job) {
-    return TaskConfigFromFlags(ps, worker, job, 0).value();
-  };
+  auto task = [&](const std::string& job) { return TaskConfigFromFlags(ps, worker, job, 0).value(); };
   TempDir dir;
   ASSERT_TRUE(dir.ok());
   est::RunConfig pc = Quiet(dir.path());
@@ -468,8 +470,9 @@ TEST(TrainAndEvaluateTest, InProcessClusterOfAPsAndAChief) {
   ASSERT_TRUE(ps_result.ok()) << ps_result.status();
   EXPECT_EQ(chief.global_step(), 10);
   // The checkpoint the chief wrote through the ps task evaluates here.
-  auto eval = chief.Evaluate(
-      [](const Scope& s) -> StatusOr<est::InputFnResult> { return XY(s, {1}, Values<float>({3})).Batch(1); });
+  auto eval = chief.Evaluate([](const Scope& s) -> StatusOr<est::InputFnResult> {
+    return XY(s, {1}, Values<float>({3})).Batch(1);
+  });
   ASSERT_TRUE(eval.ok()) << eval.status();
   EXPECT_EQ((*eval)["global_step"], 10);
   // w after 10 steps toward 3 (w += 0.1 * 2 * (3 - w)): loss (3 - w)^2 = (3 * 0.8^10)^2.

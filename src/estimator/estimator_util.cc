@@ -30,8 +30,7 @@ Status ProgressHook::AfterRun(train::SessionRunContext*, const train::SessionRun
   } else if (last_step_ - *printed_step_ >= every_) {
     const double secs = std::chrono::duration<double>(now - printed_time_).count();
     const double rate = secs > 0 ? static_cast<double>(last_step_ - *printed_step_) / secs : 0;
-    line = absl::StrFormat("step %d: loss = %.6g (%.1f steps/sec)", last_step_, last_loss_,
-                           rate);
+    line = absl::StrFormat("step %d: loss = %.6g (%.1f steps/sec)", last_step_, last_loss_, rate);
   } else {
     return absl::OkStatus();
   }
@@ -68,18 +67,12 @@ StatusOr<double> ScalarAsDouble(const Tensor& t, const std::string& name) {
     return errors::InvalidArgument("Metric '", name, "' is not a scalar: shape ", t.shape().DebugString());
   }
   switch (t.dtype()) {
-    case DT_FLOAT:
-      return static_cast<double>(t.flat<float>()[0]);
-    case DT_DOUBLE:
-      return t.flat<double>()[0];
-    case DT_INT32:
-      return static_cast<double>(t.flat<int32_t>()[0]);
-    case DT_INT64:
-      return static_cast<double>(t.flat<int64_t>()[0]);
-    case DT_BOOL:
-      return t.flat<bool>()[0] ? 1.0 : 0.0;
-    default:
-      return errors::InvalidArgument("Metric '", name, "' is a ", DTypeString(t.dtype()), ", not a number");
+    case DT_FLOAT: return static_cast<double>(t.flat<float>()[0]);
+    case DT_DOUBLE: return t.flat<double>()[0];
+    case DT_INT32: return static_cast<double>(t.flat<int32_t>()[0]);
+    case DT_INT64: return static_cast<double>(t.flat<int64_t>()[0]);
+    case DT_BOOL: return t.flat<bool>()[0] ? 1.0 : 0.0;
+    default: return errors::InvalidArgument("Metric '", name, "' is a ", DTypeString(t.dtype()), ", not a number");
   }
 }
 

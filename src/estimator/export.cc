@@ -26,7 +26,7 @@ Output ClassesOf(const Scope& scope, const Output& probabilities, int64_t n_clas
 }
 
 StatusOr<std::map<std::string, proto::SignatureDef>> Signatures(const Scope& root, const EstimatorSpec& spec,
-                                                                 const ServingInputReceiver& r) {
+                                                                const ServingInputReceiver& r) {
   std::map<std::string, proto::SignatureDef> out;
   // The single serialized-examples input that classify and regress signatures take.
   Output examples;
@@ -41,18 +41,19 @@ StatusOr<std::map<std::string, proto::SignatureDef>> Signatures(const Scope& roo
     const PartialTensorShape shape = probabilities.shape();
     if (examples.valid() && shape.dims() == 2 && shape.dim_size(1) > 0) {
       Output classes = ClassesOf(root, probabilities, shape.dim_size(1));
-      proto::SignatureDef c = BuildSignatureDef({{"inputs", examples}}, {{"classes", classes}, {"scores", probabilities}},
-                                                kClassifyMethodName);
+      proto::SignatureDef c = BuildSignatureDef({{"inputs", examples}},
+                                                {{"classes", classes}, {"scores", probabilities}}, kClassifyMethodName);
       out["classification"] = c;
       default_sig = c;
       if (has("logistic")) {
-        out["regression"] = BuildSignatureDef({{"inputs", examples}}, {{"outputs", p.at("logistic")}}, kRegressMethodName);
+        out["regression"] = BuildSignatureDef({{"inputs", examples}}, {{"outputs", p.at("logistic")}},
+                                              kRegressMethodName);
       }
     }
   } else if (p.size() == 1 && has("predictions")) {
     if (examples.valid()) {
-      proto::SignatureDef reg =
-          BuildSignatureDef({{"inputs", examples}}, {{"outputs", p.at("predictions")}}, kRegressMethodName);
+      proto::SignatureDef reg = BuildSignatureDef({{"inputs", examples}}, {{"outputs", p.at("predictions")}},
+                                                  kRegressMethodName);
       out["regression"] = reg;
       default_sig = reg;
     }

@@ -40,14 +40,16 @@ TEST(ExportSavedModelTest, ClassifierExportRunsThroughItsPredictSignature) {
   };
   // Nothing trained yet: nothing to export.
   EXPECT_TRUE(absl::IsFailedPrecondition(clf.ExportSavedModel(dir.File("export"), raw).status()));
-  ASSERT_TRUE(clf.Train([&](const Scope& s) -> StatusOr<est::InputFnResult> {
-                   return data::Dataset::Zip(
-                              {data::Dataset::FromTensorSlices(s, std::map<std::string, Input>{{"x", Floats(x)}}),
-                               data::Dataset::FromTensorSlices(s, {Tensor::FromValues<int32_t>(label, {40}).value()})})
-                       .Repeat()
-                       .Batch(10);
-                 },
-                 {.steps = 20})
+  ASSERT_TRUE(clf.Train(
+                     [&](const Scope& s) -> StatusOr<est::InputFnResult> {
+                       return data::Dataset::Zip(
+                                  {data::Dataset::FromTensorSlices(s, std::map<std::string, Input>{{"x", Floats(x)}}),
+                                   data::Dataset::FromTensorSlices(s,
+                                                                   {Tensor::FromValues<int32_t>(label, {40}).value()})})
+                           .Repeat()
+                           .Batch(10);
+                     },
+                     {.steps = 20})
                   .ok());
   auto path = clf.ExportSavedModel(dir.File("export"), raw);
   ASSERT_TRUE(path.ok()) << path.status();

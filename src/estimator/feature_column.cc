@@ -105,8 +105,8 @@ class NumericColumnImpl : public FeatureColumn {
     ASSIGN_OR_RETURN(Output raw, cache->Get(key_, name()));
     const DType t = BaseType(raw.dtype());
     if (t != DT_FLOAT && t != DT_DOUBLE && t != DT_INT32 && t != DT_INT64) {
-      return errors::InvalidArgument("Numeric column '", name(), "' needs a number feature, got ", DTypeString(t),
-                                     " (", raw.name(), ")");
+      return errors::InvalidArgument("Numeric column '", name(), "' needs a number feature, got ", DTypeString(t), " (",
+                                     raw.name(), ")");
     }
     const PartialTensorShape& shape = raw.shape();
     if (!shape.unknown_rank()) {
@@ -121,9 +121,9 @@ class NumericColumnImpl : public FeatureColumn {
         else per *= shape.dim_size(i);
       }
       if (known && per != dimension_) {
-        return errors::InvalidArgument("Numeric column '", name(), "' of shape [", absl::StrJoin(shape_, ","),
-                                       "] (", dimension_, " values per example) got a feature of shape ",
-                                       shape.DebugString(), " (", per, " per example)");
+        return errors::InvalidArgument("Numeric column '", name(), "' of shape [", absl::StrJoin(shape_, ","), "] (",
+                                       dimension_, " values per example) got a feature of shape ", shape.DebugString(),
+                                       " (", per, " per example)");
       }
     }
     Output x = raw;
@@ -192,8 +192,8 @@ class BucketizedColumnImpl : public FeatureColumn {
 
 }  // namespace
 
-Column NumericColumn(const std::string& key, const std::vector<int64_t>& shape,
-                     const std::vector<float>& default_value, DType dtype, NormalizerFn normalizer_fn) {
+Column NumericColumn(const std::string& key, const std::vector<int64_t>& shape, const std::vector<float>& default_value,
+                     DType dtype, NormalizerFn normalizer_fn) {
   Status s;
   int64_t dimension = 1;
   if (key.empty()) s = errors::InvalidArgument("NumericColumn: key must not be empty");
@@ -254,7 +254,8 @@ StatusOr<std::vector<Column>> SortedColumns(const std::vector<Column>& columns, 
     RETURN_IF_ERROR(c->status());
     sorted.push_back(c);
   }
-  std::stable_sort(sorted.begin(), sorted.end(), [](const Column& a, const Column& b) { return a->name() < b->name(); });
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const Column& a, const Column& b) { return a->name() < b->name(); });
   for (size_t i = 1; i < sorted.size(); ++i) {
     if (sorted[i]->name() == sorted[i - 1]->name()) {
       return errors::InvalidArgument(who, ": Duplicate feature column name found for columns: ", sorted[i]->name(),
@@ -299,11 +300,11 @@ StatusOr<Output> CombineRows(const Scope& s, const Output& weights, const Output
   if (combiner != "sum" && combiner != "mean" && combiner != "sqrtn") {
     return errors::InvalidArgument("Unknown combiner '", combiner, "': expected \"mean\", \"sum\" or \"sqrtn\"");
   }
-  Output m = internal::ToBatchMatrix(s, ids);             // [batch, k]
+  Output m = internal::ToBatchMatrix(s, ids);            // [batch, k]
   Output present = ops::GreaterEqual(s, m, int64_t{0});  // negative ids are missing
   Output safe = ops::SelectV2(s, present, m, ops::ZerosLike(s, m));
-  Output rows = ops::Gather(s, weights, safe);            // [batch, k, dim]
-  Output w = ops::Cast(s, present, BaseType(weights.dtype()));  // [batch, k]
+  Output rows = ops::Gather(s, weights, safe);                               // [batch, k, dim]
+  Output w = ops::Cast(s, present, BaseType(weights.dtype()));               // [batch, k]
   Output sum = ops::Sum(s, ops::Mul(s, rows, ops::ExpandDims(s, w, 2)), 1);  // [batch, dim]
   if (combiner == "sum") return Built(s, sum);
   Output count = ops::Maximum(s, ops::Sum(s, w, 1, /*keep_dims=*/true), 1.0f);  // [batch, 1], empty rows: 0 / 1

@@ -29,7 +29,9 @@ template <typename T>
 Tensor Values(const std::vector<T>& v, const TensorShape& shape) {
   return Tensor::FromValues<T>(v, shape).value();
 }
-std::vector<float> Floats(const Tensor& t) { return std::vector<float>(t.flat<float>().begin(), t.flat<float>().end()); }
+std::vector<float> Floats(const Tensor& t) {
+  return std::vector<float>(t.flat<float>().begin(), t.flat<float>().end());
+}
 std::vector<int64_t> Ints(const Tensor& t) {
   return std::vector<int64_t>(t.flat<int64_t>().begin(), t.flat<int64_t>().end());
 }
@@ -151,8 +153,9 @@ TEST(VocabularyColumnTest, IntegerVocabularyWithDefaultValue) {
 TEST(VocabularyColumnTest, BadArgumentsAndInputs) {
   EXPECT_THAT(std::string(fc::CategoricalColumnWithVocabularyList("a", std::vector<std::string>{})->status().message()),
               HasSubstr("must be non-empty"));
-  EXPECT_THAT(std::string(fc::CategoricalColumnWithVocabularyList("a", std::vector<int64_t>{12, 24, 12})->status().message()),
-              HasSubstr("Duplicate keys"));
+  EXPECT_THAT(
+      std::string(fc::CategoricalColumnWithVocabularyList("a", std::vector<int64_t>{12, 24, 12})->status().message()),
+      HasSubstr("Duplicate keys"));
   EXPECT_THAT(std::string(fc::CategoricalColumnWithVocabularyList("a", {"x"}, -1)->status().message()),
               HasSubstr("Invalid num_oov_buckets"));
   EXPECT_THAT(std::string(fc::CategoricalColumnWithVocabularyList("a", {"x"}, 3, 2)->status().message()),
@@ -294,7 +297,8 @@ TEST(InputLayerTest, Errors) {
   auto missing = RunInputLayer({{"b", Values<float>({1}, TensorShape({1}))}}, {a});
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(std::string(missing.status().message()), HasSubstr("Feature 'a'"));
-  auto cat = RunInputLayer({{"a", Values<int64_t>({1}, TensorShape({1}))}}, {fc::CategoricalColumnWithIdentity("a", 3)});
+  auto cat = RunInputLayer({{"a", Values<int64_t>({1}, TensorShape({1}))}},
+                           {fc::CategoricalColumnWithIdentity("a", 3)});
   ASSERT_FALSE(cat.ok());
   EXPECT_THAT(std::string(cat.status().message()), HasSubstr("IndicatorColumn"));
   auto dup = RunInputLayer({{"a", Values<float>({1}, TensorShape({1}))}}, {a, fc::NumericColumn("a")});

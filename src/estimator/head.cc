@@ -13,12 +13,9 @@ namespace dflow::estimator {
 
 const char* ModeKeyName(ModeKeys mode) {
   switch (mode) {
-    case ModeKeys::kTrain:
-      return "train";
-    case ModeKeys::kEval:
-      return "eval";
-    case ModeKeys::kPredict:
-      return "infer";
+    case ModeKeys::kTrain: return "train";
+    case ModeKeys::kEval: return "eval";
+    case ModeKeys::kPredict: return "infer";
   }
   return "?";
 }
@@ -136,8 +133,8 @@ class MultiClassHeadImpl : public Head {
     if (mode != ModeKeys::kPredict) {
       const DType t = BaseType(labels.dtype());
       if (t != DT_INT32 && t != DT_INT64) {
-        return errors::InvalidArgument("MultiClassHead: labels must be int32 or int64 class ids, got ",
-                                       DTypeString(t), " (", labels.name(), ")");
+        return errors::InvalidArgument("MultiClassHead: labels must be int32 or int64 class ids, got ", DTypeString(t),
+                                       " (", labels.name(), ")");
       }
       const PartialTensorShape& ls = labels.shape();
       if (!ls.unknown_rank() && !(ls.dims() == 1 || (ls.dims() == 2 && ls.dim_size(1) == 1))) {
@@ -176,8 +173,8 @@ class BinaryClassHeadImpl : public Head {
     Output class_ids = ops::Cast(p.WithOpName("class_ids"), ops::Greater(p, logits, 0.0f), DT_INT64);
     spec.predictions["logits"] = logits;
     spec.predictions["logistic"] = logistic;
-    spec.predictions["probabilities"] =
-        ops::Concat(p.WithOpName("probabilities"), {ops::Sub(p, 1.0f, logistic), logistic}, 1);
+    spec.predictions["probabilities"] = ops::Concat(p.WithOpName("probabilities"),
+                                                    {ops::Sub(p, 1.0f, logistic), logistic}, 1);
     spec.predictions["class_ids"] = class_ids;
     spec.predictions["classes"] = ops::AsString(p.WithOpName("str_classes"), class_ids);
     Output unreduced, y;
@@ -190,8 +187,7 @@ class BinaryClassHeadImpl : public Head {
       y = ops::Reshape(h, BaseType(labels.dtype()) == DT_FLOAT ? checked : ops::Cast(h, checked, DT_FLOAT), {-1, 1});
       // max(x, 0) - x * z + log(1 + exp(-|x|)): TensorFlow's stable sigmoid cross-entropy.
       Output x = logits;
-      unreduced = ops::Add(h.WithOpName("unreduced_loss"),
-                           ops::Sub(h, ops::Relu(h, x), ops::Mul(h, x, y)),
+      unreduced = ops::Add(h.WithOpName("unreduced_loss"), ops::Sub(h, ops::Relu(h, x), ops::Mul(h, x, y)),
                            ops::Log1p(h, ops::Exp(h, ops::Neg(h, ops::Abs(h, x)))));
     }
     return Finish(scope, std::move(spec), unreduced, mode, reduction_, optimizer,
@@ -202,10 +198,11 @@ class BinaryClassHeadImpl : public Head {
                     s->eval_metric_ops["label/mean"] = label_mean;
                     Scope b = ms.NewSubScope("accuracy_baseline");
                     if (label_mean.value.valid()) {
-                      s->eval_metric_ops["accuracy_baseline"] = {
-                          ops::Maximum(b.WithOpName("value"), label_mean.value, ops::Sub(b, 1.0f, label_mean.value)),
-                          ops::Maximum(b.WithOpName("update_op"), label_mean.update_op,
-                                       ops::Sub(b, 1.0f, label_mean.update_op))};
+                      s->eval_metric_ops["accuracy_baseline"] = {ops::Maximum(b.WithOpName("value"), label_mean.value,
+                                                                              ops::Sub(b, 1.0f, label_mean.value)),
+                                                                 ops::Maximum(b.WithOpName("update_op"),
+                                                                              label_mean.update_op,
+                                                                              ops::Sub(b, 1.0f, label_mean.update_op))};
                     }
                   });
   }
@@ -238,7 +235,8 @@ class RegressionHeadImpl : public Head {
         return errors::InvalidArgument("RegressionHead: labels shape must be [D0, ", d_, "]", d_ == 1 ? " or [D0]" : "",
                                        ", got ", ls.DebugString());
       }
-      y = ops::Reshape(h, BaseType(labels.dtype()) == DT_FLOAT ? labels : ops::Cast(h, labels, DT_FLOAT), {int64_t{-1}, d_});
+      y = ops::Reshape(h, BaseType(labels.dtype()) == DT_FLOAT ? labels : ops::Cast(h, labels, DT_FLOAT),
+                       {int64_t{-1}, d_});
       unreduced = ops::SquaredDifference(h.WithOpName("unreduced_loss"), logits, y);
     }
     return Finish(scope, std::move(spec), unreduced, mode, reduction_, optimizer,

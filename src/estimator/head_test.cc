@@ -19,7 +19,9 @@ template <typename T>
 Tensor Values(const std::vector<T>& v, const TensorShape& shape) {
   return Tensor::FromValues<T>(v, shape).value();
 }
-std::vector<float> Floats(const Tensor& t) { return std::vector<float>(t.flat<float>().begin(), t.flat<float>().end()); }
+std::vector<float> Floats(const Tensor& t) {
+  return std::vector<float>(t.flat<float>().begin(), t.flat<float>().end());
+}
 
 // Runs every eval metric's update op once, then returns the metrics' values and the loss.
 std::map<std::string, float> EvalOnce(const Scope& root, const est::EstimatorSpec& spec) {
@@ -58,7 +60,8 @@ TEST(MultiClassHeadTest, EvalValuesByHand) {
   EXPECT_NEAR(m["loss"], (ce0 + ce1) / 2, 1e-5);
   EXPECT_NEAR(m["<loss tensor>"], (ce0 + ce1) / 2, 1e-5);
   ClientSession session(root);
-  auto p = session.Run({spec->predictions["class_ids"], spec->predictions["probabilities"], spec->predictions["classes"]});
+  auto p = session.Run({spec->predictions["class_ids"], spec->predictions["probabilities"],
+                        spec->predictions["classes"]});
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ((*p)[0].shape(), TensorShape({2, 1}));
   EXPECT_EQ((*p)[0].flat<int64_t>()[0], 2);

@@ -145,7 +145,9 @@ Metric RootMeanSquaredError(const Scope& scope, Input labels, Input predictions,
   if (!scope.ok()) return {};
   Scope s = scope.NewSubScope(name);
   Metric mse = PairMetric(s, labels, predictions, weights, "mean_squared_error",
-                          [](const Scope& s, const Output& l, const Output& p) { return ops::SquaredDifference(s, l, p); });
+                          [](const Scope& s, const Output& l, const Output& p) {
+                            return ops::SquaredDifference(s, l, p);
+                          });
   if (!s.ok()) return {};
   return {ops::Sqrt(s.WithOpName("value"), mse.value), ops::Sqrt(s.WithOpName("update_op"), mse.update_op)};
 }

@@ -48,8 +48,7 @@ TEST(MetricsTest, AccuracyOverSeveralBatchesAndReset) {
   EXPECT_FLOAT_EQ(Scalar(session.Run({{labels, Values<int64_t>({5}, {1})}, {preds, Values<int64_t>({5}, {1, 1})}},
                                      {acc.update_op})),
                   3.0f / 4);
-  EXPECT_FLOAT_EQ(Scalar(session.Run({{labels, Values<int64_t>({0, 0}, {2})},
-                                      {preds, Values<int64_t>({1, 1}, {2, 1})}},
+  EXPECT_FLOAT_EQ(Scalar(session.Run({{labels, Values<int64_t>({0, 0}, {2})}, {preds, Values<int64_t>({1, 1}, {2, 1})}},
                                      {acc.update_op})),
                   3.0f / 6);
   EXPECT_FLOAT_EQ(Scalar(session.Run({acc.value})), 0.5f);
@@ -86,8 +85,9 @@ TEST(MetricsTest, WeightedMeanAndMeanSquaredError) {
       sq += (ys[b][i] - xs[b][i]) * (ys[b][i] - xs[b][i]);
       ab += std::fabs(ys[b][i] - xs[b][i]);
     }
-    auto r = session.Run({{x, Values<float>(xs[b], {k})}, {w, Values<float>(ws[b], {k})}, {y, Values<float>(ys[b], {k})}},
-                         {mean.update_op, plain.update_op, mse.update_op, rmse.update_op, mae.update_op});
+    auto r =
+        session.Run({{x, Values<float>(xs[b], {k})}, {w, Values<float>(ws[b], {k})}, {y, Values<float>(ys[b], {k})}},
+                    {mean.update_op, plain.update_op, mse.update_op, rmse.update_op, mae.update_op});
     EXPECT_NEAR(Scalar(r, 0), wsum / wtot, 1e-6) << "batch " << b;
     EXPECT_NEAR(Scalar(r, 1), tot / n, 1e-6) << "batch " << b;
     EXPECT_NEAR(Scalar(r, 2), sq / n, 1e-5) << "batch " << b;

@@ -52,7 +52,8 @@ namespace {
 // The evaluator: evaluates every new checkpoint until one reaches max_steps.
 StatusOr<EvalResult> RunEvaluator(Estimator& est, const TrainSpec& train_spec, const EvalSpec& eval_spec) {
   if (est.config().model_dir.empty()) {
-    return errors::InvalidArgument("train_and_evaluate: the evaluator needs RunConfig::model_dir, shared with the chief");
+    return errors::InvalidArgument(
+        "train_and_evaluate: the evaluator needs RunConfig::model_dir, shared with the chief");
   }
   const int64_t throttle_ms = std::max<int64_t>(eval_spec.throttle_secs, 0) * 1000 + 10;
   const int64_t timeout_us = std::max<int64_t>(eval_spec.checkpoint_timeout_secs, 1) * 1000000;
@@ -81,8 +82,9 @@ StatusOr<EvalResult> RunEvaluator(Estimator& est, const TrainSpec& train_spec, c
       }
     } else if (env->NowMonotonicMicros() - waited_since > timeout_us) {
       return errors::DeadlineExceeded("train_and_evaluate: no new checkpoint in ", est.model_dir(), " for ",
-                                      eval_spec.checkpoint_timeout_secs, " s (the last evaluated: ",
-                                      last_evaluated.empty() ? "none" : last_evaluated, ")");
+                                      eval_spec.checkpoint_timeout_secs,
+                                      " s (the last evaluated: ", last_evaluated.empty() ? "none" : last_evaluated,
+                                      ")");
     }
     env->SleepForMicros(throttle_ms * 1000);
   }

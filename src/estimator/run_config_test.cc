@@ -21,12 +21,13 @@ TEST(RunConfigTest, TheEvaluatorTimesOutOnTheMonotonicClock) {
   est::RunConfig c;
   c.model_dir = dir.path();
   c.log_step_count_steps = 0;
-  c.task = ParseTfConfig(R"({"cluster": {"chief": ["127.0.0.1:1"]}, "task": {"type": "evaluator", "index": 0}})").value();
+  c.task =
+      ParseTfConfig(R"({"cluster": {"chief": ["127.0.0.1:1"]}, "task": {"type": "evaluator", "index": 0}})").value();
   // No checkpoint ever comes, so neither function runs.
-  est::Estimator evaluator(
-      [](const Scope&, const feature_column::Features&, const Output&, est::ModeKeys,
-         const est::Params&) -> StatusOr<est::EstimatorSpec> { return errors::Internal("not expected to run"); },
-      c);
+  est::Estimator evaluator([](const Scope&, const feature_column::Features&, const Output&, est::ModeKeys,
+                              const est::Params&)
+                               -> StatusOr<est::EstimatorSpec> { return errors::Internal("not expected to run"); },
+                           c);
   auto input = [](const Scope&) -> StatusOr<est::InputFnResult> { return errors::Internal("not expected to run"); };
   est::TrainSpec ts{.input_fn = input, .max_steps = 1};
   est::EvalSpec es{.input_fn = input, .throttle_secs = 60, .checkpoint_timeout_secs = 3600};

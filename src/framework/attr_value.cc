@@ -36,7 +36,8 @@ struct DebugVisitor {
   std::string operator()(const PartialTensorShape& s) const { return s.DebugString(); }
   std::string operator()(const Tensor& t) const { return t.DebugString(); }
   std::string operator()(const std::vector<std::string>& v) const {
-    return absl::StrCat("[", absl::StrJoin(v, ", ", [](std::string* o, const std::string& s) { o->append(Quote(s)); }), "]");
+    return absl::StrCat("[", absl::StrJoin(v, ", ", [](std::string* o, const std::string& s) { o->append(Quote(s)); }),
+                        "]");
   }
   std::string operator()(const std::vector<int64_t>& v) const { return absl::StrCat("[", absl::StrJoin(v, ", "), "]"); }
   std::string operator()(const std::vector<float>& v) const {
@@ -51,10 +52,15 @@ struct DebugVisitor {
     return absl::StrCat("[", absl::StrJoin(v, ", ", [](std::string* o, DType t) { o->append(DTypeString(t)); }), "]");
   }
   std::string operator()(const std::vector<PartialTensorShape>& v) const {
-    return absl::StrCat("[", absl::StrJoin(v, ", ", [](std::string* o, const PartialTensorShape& s) { o->append(s.DebugString()); }), "]");
+    return absl::StrCat("[",
+                        absl::StrJoin(v, ", ",
+                                      [](std::string* o, const PartialTensorShape& s) { o->append(s.DebugString()); }),
+                        "]");
   }
   std::string operator()(const std::vector<Tensor>& v) const {
-    return absl::StrCat("[", absl::StrJoin(v, ", ", [](std::string* o, const Tensor& t) { o->append(t.DebugString()); }), "]");
+    return absl::StrCat("[",
+                        absl::StrJoin(v, ", ", [](std::string* o, const Tensor& t) { o->append(t.DebugString()); }),
+                        "]");
   }
   std::string operator()(const NameAttrList& f) const { return absl::StrCat("func ", f.name); }
 };

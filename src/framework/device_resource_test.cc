@@ -109,8 +109,8 @@ TEST(DeviceNameTest, ParsePartialNames) {
 
 TEST(DeviceNameTest, BadNamesAreInvalidArgument) {
   for (const char* bad : {"job:ps", "/job:ps/task:x", "/job:ps/", "//job:ps", "/job:", "/foo:1", "/task:-1",
-                          "/replica:1.5", "/device:CPU:abc", "/job:ps:extra", "/cpu:x", "/cpu", "/task:",
-                          "/device:CPU:0:1", "cpu:0", "/", "/device:", "/device::0"}) {
+                          "/replica:1.5", "/device:CPU:abc", "/job:ps:extra", "/cpu:x", "/cpu",
+                          "/task:", "/device:CPU:0:1", "cpu:0", "/", "/device:", "/device::0"}) {
     StatusOr<DeviceName> d = DeviceName::Parse(bad);
     EXPECT_FALSE(d.ok()) << "'" << bad << "' parsed as '" << (d.ok() ? d->ToString() : "") << "'";
     if (d.ok()) continue;
@@ -356,8 +356,10 @@ TEST(ResourceMgrTest, WrongTypeIsInvalidArgument) {
 
 TEST(ResourceMgrTest, FailedCreateStoresNothing) {
   ResourceMgr rm;
-  StatusOr<std::shared_ptr<Counter>> r = rm.LookupOrCreate<Counter>(
-      "c", "x", []() -> StatusOr<std::shared_ptr<Counter>> { return errors::ResourceExhausted("no room"); });
+  StatusOr<std::shared_ptr<Counter>> r = rm.LookupOrCreate<Counter>("c", "x",
+                                                                    []() -> StatusOr<std::shared_ptr<Counter>> {
+                                                                      return errors::ResourceExhausted("no room");
+                                                                    });
   EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(rm.Lookup<Counter>("c", "x").status().code(), absl::StatusCode::kNotFound);
   std::atomic<int> created{0};
@@ -405,10 +407,9 @@ TEST(ResourceMgrTest, Delete) {
 
 TEST(VarTest, ReadBeforeAndAfterAssignment) {
   ResourceMgr rm;
-  std::shared_ptr<Var> v =
-      rm.LookupOrCreate<Var>("", "weights", []() -> StatusOr<std::shared_ptr<Var>> {
-          return std::make_shared<Var>("weights", DT_FLOAT, PartialTensorShape{2, -1});
-        }).value();
+  std::shared_ptr<Var> v = rm.LookupOrCreate<Var>("", "weights", []() -> StatusOr<std::shared_ptr<Var>> {
+                               return std::make_shared<Var>("weights", DT_FLOAT, PartialTensorShape{2, -1});
+                             }).value();
   EXPECT_EQ(v->name(), "weights");
   EXPECT_EQ(v->dtype(), DT_FLOAT);
   EXPECT_EQ(v->declared_shape(), (PartialTensorShape{2, -1}));

@@ -160,8 +160,10 @@ Status PolicyEnv::Write(const std::string& path, std::string* resolved) const {
 
 Status PolicyEnv::CheckNotRoot(const std::string& path, const std::string& resolved) const {
   if (policy_ != nullptr && policy_->IsAllowedRoot(resolved)) {
-    return absl::PermissionDeniedError(absl::StrCat("Path '", path, "' is an allowed directory itself, which this task "
-                                                    "may not remove or rename (", policy_->DebugString(), ")"));
+    return absl::PermissionDeniedError(absl::StrCat("Path '", path,
+                                                    "' is an allowed directory itself, which this task "
+                                                    "may not remove or rename (",
+                                                    policy_->DebugString(), ")"));
   }
   return absl::OkStatus();
 }

@@ -36,7 +36,9 @@ class FilePolicyTest : public ::testing::Test {
     ::free(r);
     return out;
   }
-  void Symlink(const std::string& target, const std::string& link) { ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0); }
+  void Symlink(const std::string& target, const std::string& link) {
+    ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0);
+  }
 
   TempDir root_;
   std::string allowed_, outside_;
@@ -80,8 +82,8 @@ TEST_F(FilePolicyTest, RefusesPathsOutside) {
   Status s = policy_->CheckRead(outside_ + "/secret");
   EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
   EXPECT_THAT(std::string(s.message()), HasSubstr("Path '" + outside_ + "/secret' "));
-  EXPECT_THAT(std::string(s.message()), HasSubstr("outside the directories this task may use (--allowed_dirs=" +
-                                                  allowed_ + ")"));
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("outside the directories this task may use (--allowed_dirs=" + allowed_ + ")"));
   EXPECT_EQ(policy_->CheckWrite("/etc/passwd").code(), absl::StatusCode::kPermissionDenied);
   EXPECT_EQ(policy_->CheckWrite(outside_ + "/new").code(), absl::StatusCode::kPermissionDenied);
   // A sibling whose name starts with the allowed directory's.
@@ -92,7 +94,8 @@ TEST_F(FilePolicyTest, RefusesPathsOutside) {
 }
 
 TEST_F(FilePolicyTest, RefusesDotDot) {
-  for (const std::string& p : {allowed_ + "/../outside/secret", allowed_ + "/sub/../data.txt", allowed_ + "/new/../x"}) {
+  for (const std::string& p :
+       {allowed_ + "/../outside/secret", allowed_ + "/sub/../data.txt", allowed_ + "/new/../x"}) {
     Status s = policy_->CheckRead(p);
     EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied) << p;
     EXPECT_THAT(std::string(s.message()), HasSubstr("'..'")) << p;
@@ -105,8 +108,8 @@ TEST_F(FilePolicyTest, RefusesSymlinksThatLeadOutside) {
   Symlink(outside_, allowed_ + "/dir_link");
   Symlink(outside_ + "/not_yet", allowed_ + "/dangling");
   Symlink(allowed_ + "/data.txt", allowed_ + "/inside_link");
-  for (const std::string& p : {allowed_ + "/file_link", allowed_ + "/dir_link/secret", allowed_ + "/dir_link/new",
-                               allowed_ + "/dangling"}) {
+  for (const std::string& p :
+       {allowed_ + "/file_link", allowed_ + "/dir_link/secret", allowed_ + "/dir_link/new", allowed_ + "/dangling"}) {
     Status s = policy_->CheckRead(p);
     EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied) << p;
     EXPECT_EQ(policy_->CheckWrite(p).code(), absl::StatusCode::kPermissionDenied) << p;

@@ -226,8 +226,7 @@ TEST(OpDefBuilderTest, BadSpecsAreInvalidArgument) {
 
 TEST(OpDefBuilderTest, ArgCanOnlyReferToAttrsDeclaredOnTheOp) {
   // The attr named by an input must exist: a list(type) cannot be used with a count.
-  ExpectBadSpec(OpDefBuilder("FwBadList").Input("xs: N * L").Attr("N: int").Attr("L: list(type)"), "FwBadList",
-                "L");
+  ExpectBadSpec(OpDefBuilder("FwBadList").Input("xs: N * L").Attr("N: int").Attr("L: list(type)"), "FwBadList", "L");
 }
 
 TEST(OpDefBuilderTest, InconsistentSpecsAreInvalidArgument) {
@@ -241,12 +240,8 @@ TEST(OpDefBuilderTest, InconsistentSpecsAreInvalidArgument) {
 // ---- OpDef::Signature ----
 
 TEST(OpDefTest, Signature) {
-  StatusOr<OpDef> add = OpDefBuilder("FwSigAdd")
-                            .Input("x: T")
-                            .Input("y: T")
-                            .Output("z: T")
-                            .Attr("T: {float, double, int32}")
-                            .Finalize();
+  StatusOr<OpDef> add =
+      OpDefBuilder("FwSigAdd").Input("x: T").Input("y: T").Output("z: T").Attr("T: {float, double, int32}").Finalize();
   ASSERT_TRUE(add.ok()) << add.status();
   EXPECT_EQ(add->Signature(), "FwSigAdd(x: T, y: T) -> (z: T); T: {float, double, int32}");
 

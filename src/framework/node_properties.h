@@ -16,8 +16,8 @@ struct NodeProperties {
   AttrMap attrs;                   // complete: defaults filled in
   std::vector<DType> input_types;  // one per input tensor (lists expanded)
   std::vector<DType> output_types;
-  std::string requested_device;    // as the user wrote it
-  std::string assigned_device;     // full name after placement ("" before)
+  std::string requested_device;  // as the user wrote it
+  std::string assigned_device;   // full name after placement ("" before)
 };
 
 }  // namespace dflow

@@ -49,19 +49,38 @@ std::string OpDef::Signature() const {
   };
   std::string s = absl::StrCat(name, "(", args(inputs), ") -> (", args(outputs), ")");
   if (!attrs.empty()) {
-    absl::StrAppend(&s, "; ", absl::StrJoin(attrs, "; ", [](std::string* o, const AttrDef& a) { o->append(a.DebugString()); }));
+    absl::StrAppend(&s, "; ",
+                    absl::StrJoin(attrs, "; ", [](std::string* o, const AttrDef& a) { o->append(a.DebugString()); }));
   }
   if (is_stateful) s += "; stateful";
   return s;
 }
 
 OpDefBuilder::OpDefBuilder(std::string name) : name_(std::move(name)) {}
-OpDefBuilder& OpDefBuilder::Input(std::string spec) { inputs_.push_back(std::move(spec)); return *this; }
-OpDefBuilder& OpDefBuilder::Output(std::string spec) { outputs_.push_back(std::move(spec)); return *this; }
-OpDefBuilder& OpDefBuilder::Attr(std::string spec) { attrs_.push_back(std::move(spec)); return *this; }
-OpDefBuilder& OpDefBuilder::SetIsStateful() { stateful_ = true; return *this; }
-OpDefBuilder& OpDefBuilder::SetShapeFn(ShapeFn fn) { shape_fn_ = std::move(fn); return *this; }
-OpDefBuilder& OpDefBuilder::Doc(std::string s) { summary_ = std::move(s); return *this; }
+OpDefBuilder& OpDefBuilder::Input(std::string spec) {
+  inputs_.push_back(std::move(spec));
+  return *this;
+}
+OpDefBuilder& OpDefBuilder::Output(std::string spec) {
+  outputs_.push_back(std::move(spec));
+  return *this;
+}
+OpDefBuilder& OpDefBuilder::Attr(std::string spec) {
+  attrs_.push_back(std::move(spec));
+  return *this;
+}
+OpDefBuilder& OpDefBuilder::SetIsStateful() {
+  stateful_ = true;
+  return *this;
+}
+OpDefBuilder& OpDefBuilder::SetShapeFn(ShapeFn fn) {
+  shape_fn_ = std::move(fn);
+  return *this;
+}
+OpDefBuilder& OpDefBuilder::Doc(std::string s) {
+  summary_ = std::move(s);
+  return *this;
+}
 
 namespace {
 
@@ -168,9 +187,10 @@ StatusOr<AttrValue> ParseDefault(const std::string& type, absl::string_view v) {
 }
 
 const std::vector<std::string>& KnownAttrTypes() {
-  static const auto* v = new std::vector<std::string>{
-      "string", "int", "float", "bool", "type", "shape", "tensor", "list(string)", "list(int)",
-      "list(float)", "list(bool)", "list(type)", "list(shape)", "list(tensor)", "func"};
+  static const auto* v = new std::vector<std::string>{"string",      "int",          "float",      "bool",
+                                                      "type",        "shape",        "tensor",     "list(string)",
+                                                      "list(int)",   "list(float)",  "list(bool)", "list(type)",
+                                                      "list(shape)", "list(tensor)", "func"};
   return *v;
 }
 
@@ -227,7 +247,8 @@ Status ParseArg(absl::string_view spec, const std::vector<AttrDef>& attrs, ArgDe
     arg->number_attr = std::string(absl::StripAsciiWhitespace(t.substr(0, star)));
     t = absl::StripAsciiWhitespace(t.substr(star + 1));
     const AttrDef* n = nullptr;
-    for (const auto& a : attrs) if (a.name == arg->number_attr) n = &a;
+    for (const auto& a : attrs)
+      if (a.name == arg->number_attr) n = &a;
     if (n == nullptr || n->type != "int") {
       return errors::InvalidArgument("'", arg->number_attr, "' in '", spec, "' is not an int attr");
     }

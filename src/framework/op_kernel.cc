@@ -61,8 +61,7 @@ void KernelRegistry::Register(const KernelBuilder& b, KernelFactory factory) {
   kernels_[b.op_].push_back(Entry{b.device_type_, b.constraints_, std::move(factory)});
 }
 
-const KernelRegistry::Entry* KernelRegistry::Find(const std::string& device_type,
-                                                  const NodeProperties& props) const {
+const KernelRegistry::Entry* KernelRegistry::Find(const std::string& device_type, const NodeProperties& props) const {
   auto it = kernels_.find(props.op);
   if (it == kernels_.end()) return nullptr;
   for (const Entry& e : it->second) {
@@ -103,9 +102,9 @@ std::vector<std::string> KernelRegistry::DescribeKernels(const std::string& op) 
   return out;
 }
 
-StatusOr<std::unique_ptr<OpKernel>> KernelRegistry::CreateKernel(
-    Device* device, const std::string& device_type, std::shared_ptr<const NodeProperties> props,
-    FunctionLibraryRuntime* function_library) const {
+StatusOr<std::unique_ptr<OpKernel>> KernelRegistry::CreateKernel(Device* device, const std::string& device_type,
+                                                                 std::shared_ptr<const NodeProperties> props,
+                                                                 FunctionLibraryRuntime* function_library) const {
   KernelFactory factory;
   {
     std::lock_guard<std::mutex> l(mu_);
@@ -118,9 +117,9 @@ StatusOr<std::unique_ptr<OpKernel>> KernelRegistry::CreateKernel(
       if (v.get_if<DType>() != nullptr) absl::StrAppend(&attrs, attrs.empty() ? "" : ", ", k, "=", v.DebugString());
     }
     std::vector<std::string> have = DescribeKernels(props->op);
-    return errors::NotFound("No kernel registered for op '", props->op, "' used by node '", props->name,
-                            "' on ", device_type, " with attrs [", attrs, "]; registered kernels: ",
-                            have.empty() ? "<none>" : absl::StrJoin(have, "; "));
+    return errors::NotFound("No kernel registered for op '", props->op, "' used by node '", props->name, "' on ",
+                            device_type, " with attrs [", attrs,
+                            "]; registered kernels: ", have.empty() ? "<none>" : absl::StrJoin(have, "; "));
   }
   OpKernelConstruction ctx(device, props, function_library);
   std::unique_ptr<OpKernel> k = factory(&ctx);

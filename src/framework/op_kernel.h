@@ -153,8 +153,8 @@ class OpKernelContext {
   // memory, so a kernel that forwards must read each element before it writes the same element,
   // and write no element it still has to read (element-wise kernels do). Sets *forwarded_from,
   // if given, to the input taken, or -1.
-  Status forward_input_or_allocate_output(std::initializer_list<int> candidates, int output,
-                                          const TensorShape& shape, Tensor** out, int* forwarded_from = nullptr);
+  Status forward_input_or_allocate_output(std::initializer_list<int> candidates, int output, const TensorShape& shape,
+                                          Tensor** out, int* forwarded_from = nullptr);
   void set_output(int i, Tensor t) { outputs_[i].tensor = std::move(t); }
   void set_output_ref(int i, std::shared_ptr<Var> v) { outputs_[i].ref = std::move(v); }
   absl::InlinedVector<TensorValue, 2>& outputs() { return outputs_; }
@@ -182,21 +182,21 @@ class OpKernelContext {
     }                                  \
   } while (0)
 
-#define OP_REQUIRES_OK(ctx, expr)        \
-  do {                                   \
-    ::absl::Status _s = (expr);          \
-    if (!_s.ok()) {                      \
-      (ctx)->SetStatus(_s);              \
-      return;                            \
-    }                                    \
+#define OP_REQUIRES_OK(ctx, expr) \
+  do {                            \
+    ::absl::Status _s = (expr);   \
+    if (!_s.ok()) {               \
+      (ctx)->SetStatus(_s);       \
+      return;                     \
+    }                             \
   } while (0)
 
-#define OP_REQUIRES_ASSIGN(ctx, lhs, rexpr)          \
-  auto DFLOW_CONCAT(_or_, __LINE__) = (rexpr);       \
-  if (!DFLOW_CONCAT(_or_, __LINE__).ok()) {          \
+#define OP_REQUIRES_ASSIGN(ctx, lhs, rexpr)                  \
+  auto DFLOW_CONCAT(_or_, __LINE__) = (rexpr);               \
+  if (!DFLOW_CONCAT(_or_, __LINE__).ok()) {                  \
     (ctx)->SetStatus(DFLOW_CONCAT(_or_, __LINE__).status()); \
-    return;                                          \
-  }                                                  \
+    return;                                                  \
+  }                                                          \
   lhs = std::move(DFLOW_CONCAT(_or_, __LINE__)).value()
 
 // ---- Kernel registration ----
@@ -234,8 +234,8 @@ class KernelRegistry {
   // and the kernels that are registered; other errors come from the kernel's constructor.
   // `function_library` (may be null) is what the kernel sees as its construction's.
   StatusOr<std::unique_ptr<OpKernel>> CreateKernel(Device* device, const std::string& device_type,
-                                                    std::shared_ptr<const NodeProperties> props,
-                                                    FunctionLibraryRuntime* function_library = nullptr) const;
+                                                   std::shared_ptr<const NodeProperties> props,
+                                                   FunctionLibraryRuntime* function_library = nullptr) const;
   bool HasKernel(const std::string& device_type, const NodeProperties& props) const;
   // "CPU: T=float" lines for `dflow ops`.
   std::vector<std::string> DescribeKernels(const std::string& op) const;
@@ -254,8 +254,9 @@ class KernelRegistry {
 // Registers kernel class K for builder `b`.
 template <typename K>
 void RegisterKernel(const KernelBuilder& b) {
-  KernelRegistry::Global()->Register(
-      b, [](OpKernelConstruction* c) -> std::unique_ptr<OpKernel> { return std::make_unique<K>(c); });
+  KernelRegistry::Global()->Register(b, [](OpKernelConstruction* c) -> std::unique_ptr<OpKernel> {
+    return std::make_unique<K>(c);
+  });
 }
 
 }  // namespace dflow

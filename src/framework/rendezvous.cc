@@ -10,8 +10,8 @@
 namespace dflow {
 
 std::string CreateRendezvousKey(const RendezvousKey& k) {
-  return absl::StrCat(k.send_device, ";", absl::StrFormat("%016x", k.send_device_incarnation), ";", k.recv_device,
-                      ";", k.edge_name, ";", k.frame_id, ":", k.iteration);
+  return absl::StrCat(k.send_device, ";", absl::StrFormat("%016x", k.send_device_incarnation), ";", k.recv_device, ";",
+                      k.edge_name, ";", k.frame_id, ":", k.iteration);
 }
 
 Status ParseRendezvousKey(absl::string_view key, RendezvousKey* out) {
@@ -24,7 +24,8 @@ Status ParseRendezvousKey(absl::string_view key, RendezvousKey* out) {
   for (int i : {0, 2}) {
     StatusOr<DeviceName> d = DeviceName::Parse(parts[i]);
     if (!d.ok() || !d->IsFullySpecified()) {
-      return bad(absl::StrCat(i == 0 ? "the send" : "the receive", " device '", parts[i], "' is not a full device name"));
+      return bad(absl::StrCat(i == 0 ? "the send" : "the receive", " device '", parts[i],
+                              "' is not a full device name"));
     }
   }
   uint64_t incarnation = 0;

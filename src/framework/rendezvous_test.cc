@@ -46,19 +46,19 @@ TEST(RendezvousKeyTest, MalformedKeysAreInvalidArgumentQuotingTheKey) {
   const std::vector<std::string> bad = {
       "",
       "garbage",
-      absl::StrCat(kPs, ";", inc, ";", kWorker, ";e"),                  // four parts
-      absl::StrCat(kPs, ";", inc, ";", kWorker, ";e;0:0;extra"),        // six parts
-      absl::StrCat(kPs, ";", inc, ";", kWorker, ";;0:0"),               // empty edge name
-      absl::StrCat(kPs, ";xyz;", kWorker, ";e;0:0"),                    // incarnation not hex
-      absl::StrCat(kPs, ";;", kWorker, ";e;0:0"),                       // empty incarnation
-      absl::StrCat(kPs, ";00000000000000001;", kWorker, ";e;0:0"),      // 17 hex digits
-      absl::StrCat(kPs, ";0x1;", kWorker, ";e;0:0"),                    // prefix
-      absl::StrCat(kPs, ";-1;", kWorker, ";e;0:0"),                     // sign
-      absl::StrCat("/job:ps/task:0;", inc, ";", kWorker, ";e;0:0"),     // partial send device
-      absl::StrCat(kPs, ";", inc, ";not a device;e;0:0"),               // bad recv device
-      absl::StrCat(kPs, ";", inc, ";", kWorker, ";e;0"),                // no iteration
-      absl::StrCat(kPs, ";", inc, ";", kWorker, ";e;a:0"),              // frame not a number
-      absl::StrCat(kPs, ";", inc, ";", kWorker, ";e;0:1:2"),            // three numbers
+      absl::StrCat(kPs, ";", inc, ";", kWorker, ";e"),                         // four parts
+      absl::StrCat(kPs, ";", inc, ";", kWorker, ";e;0:0;extra"),               // six parts
+      absl::StrCat(kPs, ";", inc, ";", kWorker, ";;0:0"),                      // empty edge name
+      absl::StrCat(kPs, ";xyz;", kWorker, ";e;0:0"),                           // incarnation not hex
+      absl::StrCat(kPs, ";;", kWorker, ";e;0:0"),                              // empty incarnation
+      absl::StrCat(kPs, ";00000000000000001;", kWorker, ";e;0:0"),             // 17 hex digits
+      absl::StrCat(kPs, ";0x1;", kWorker, ";e;0:0"),                           // prefix
+      absl::StrCat(kPs, ";-1;", kWorker, ";e;0:0"),                            // sign
+      absl::StrCat("/job:ps/task:0;", inc, ";", kWorker, ";e;0:0"),            // partial send device
+      absl::StrCat(kPs, ";", inc, ";not a device;e;0:0"),                      // bad recv device
+      absl::StrCat(kPs, ";", inc, ";", kWorker, ";e;0"),                       // no iteration
+      absl::StrCat(kPs, ";", inc, ";", kWorker, ";e;a:0"),                     // frame not a number
+      absl::StrCat(kPs, ";", inc, ";", kWorker, ";e;0:1:2"),                   // three numbers
       absl::StrCat(kPs, ";", inc, ";", kWorker, ";e;0:99999999999999999999"),  // overflow
   };
   for (const std::string& key : bad) {

@@ -63,9 +63,8 @@ StatusOr<std::shared_ptr<T>> ResourceMgr::Lookup(const std::string& container, c
 }
 
 template <typename T>
-StatusOr<std::shared_ptr<T>> ResourceMgr::LookupOrCreate(
-    const std::string& container, const std::string& name,
-    const std::function<StatusOr<std::shared_ptr<T>>()>& create) {
+StatusOr<std::shared_ptr<T>> ResourceMgr::LookupOrCreate(const std::string& container, const std::string& name,
+                                                         const std::function<StatusOr<std::shared_ptr<T>>()>& create) {
   std::lock_guard<std::mutex> l(mu_);
   Key key{container, name};
   auto it = resources_.find(key);

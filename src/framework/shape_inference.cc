@@ -78,8 +78,7 @@ StatusOr<PartialTensorShape> BroadcastShapes(const PartialTensorShape& a, const 
     else if (db == 1) dims[i] = da;
     else if (da == -1 || db == -1) dims[i] = (da == -1) ? db : da;  // the known one, if it must match
     else if (da == db) dims[i] = da;
-    else
-      return errors::InvalidArgument("Incompatible shapes: ", a.DebugString(), " vs. ", b.DebugString());
+    else return errors::InvalidArgument("Incompatible shapes: ", a.DebugString(), " vs. ", b.DebugString());
     if (da == -1 && db == -1) dims[i] = -1;
   }
   return PartialTensorShape::FromDims(dims);

@@ -44,9 +44,9 @@ class InferenceContext {
 };
 
 // Common shape functions.
-Status UnknownShape(InferenceContext* c);     // every output of unknown shape
-Status UnchangedShape(InferenceContext* c);   // output 0 = input 0
-Status ScalarShape(InferenceContext* c);      // every output a scalar
+Status UnknownShape(InferenceContext* c);    // every output of unknown shape
+Status UnchangedShape(InferenceContext* c);  // output 0 = input 0
+Status ScalarShape(InferenceContext* c);     // every output a scalar
 Status NoOutputs(InferenceContext* c);
 // NumPy broadcasting of inputs 0 and 1 into output 0.
 Status BroadcastBinaryShape(InferenceContext* c);

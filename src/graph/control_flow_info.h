@@ -14,8 +14,8 @@ namespace dflow {
 
 struct ControlFlowInfo {
   struct Frame {
-    std::string name;  // the frame_name of its Enter nodes ("" for the root)
-    int parent = -1;   // index into frames; -1 for the root
+    std::string name;           // the frame_name of its Enter nodes ("" for the root)
+    int parent = -1;            // index into frames; -1 for the root
     std::vector<Node*> enters;  // loop variables and invariants (is_constant)
     std::vector<Node*> exits;
   };

@@ -129,7 +129,9 @@ Status GraphToFunctionDef(const Graph& body, const std::string& name, const std:
     a->set_type(static_cast<proto::DataType>(BaseType(args[i]->output_type(0))));
     arg_names[args[i]] = a->name();
   }
-  auto kept = [&](const Node* n) { return keep == nullptr || (n->id() < static_cast<int>(keep->size()) && (*keep)[n->id()]); };
+  auto kept = [&](const Node* n) {
+    return keep == nullptr || (n->id() < static_cast<int>(keep->size()) && (*keep)[n->id()]);
+  };
   auto source = [&](const Node* src, int output) -> StatusOr<std::string> {
     auto arg = arg_names.find(src);
     if (arg != arg_names.end()) return arg->second;
@@ -226,8 +228,8 @@ Status FunctionDefToGraphDef(const proto::FunctionDef& fdef, proto::GraphDef* de
         return flat == 0 ? parts[0] : absl::StrCat(parts[0], ":", flat);
       }
     }
-    return errors::InvalidArgument("Function ", fn, ": node '", parts[0], "' (", src.op(), ") has no output ",
-                                   parts[1], ":", index);
+    return errors::InvalidArgument("Function ", fn, ": node '", parts[0], "' (", src.op(), ") has no output ", parts[1],
+                                   ":", index);
   };
   for (const proto::NodeDef& n : fdef.node_def()) {
     if (args.count(n.name())) {
@@ -245,7 +247,8 @@ Status FunctionDefToGraphDef(const proto::FunctionDef& fdef, proto::GraphDef* de
   for (int i = 0; i < fdef.signature().output_arg_size(); ++i) {
     const auto& r = fdef.signature().output_arg(i);
     auto ret = fdef.ret().find(r.name());
-    if (ret == fdef.ret().end()) return errors::InvalidArgument("Function ", fn, ": result '", r.name(), "' has no ret");
+    if (ret == fdef.ret().end())
+      return errors::InvalidArgument("Function ", fn, ": result '", r.name(), "' has no ret");
     std::string name = absl::StrCat(r.name(), "_retval");
     for (int k = 1; args.count(name) || nodes.count(name); ++k) name = absl::StrCat(r.name(), "_retval_", k);
     proto::NodeDef* nd = def->add_node();

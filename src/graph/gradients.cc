@@ -77,7 +77,6 @@ const GradFn* LookupGradient(const std::string& op, bool* no_gradient) {
   return it == r->fns.end() ? nullptr : &it->second;
 }
 
-
 namespace grad_internal {
 namespace {
 

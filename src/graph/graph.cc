@@ -193,9 +193,9 @@ Status Graph::UpdateInput(Node* dst, int index, NodeOut src) {
   }
   if (BaseType(src.node->output_type(src.index)) != BaseType(dst->input_type(index)) ||
       (IsRefType(dst->input_type(index)) && !IsRefType(src.node->output_type(src.index)))) {
-    return errors::InvalidArgument("Input ", index, " of '", dst->name(), "' takes ", DTypeString(dst->input_type(index)),
-                                   ", not ", DTypeString(src.node->output_type(src.index)), " from '",
-                                   src.node->name(), "'");
+    return errors::InvalidArgument("Input ", index, " of '", dst->name(), "' takes ",
+                                   DTypeString(dst->input_type(index)), ", not ",
+                                   DTypeString(src.node->output_type(src.index)), " from '", src.node->name(), "'");
   }
   const Edge* old = dst->data_inputs_[index];
   if (old != nullptr) {
@@ -236,13 +236,13 @@ Status InputArgLength(const ArgDef& a, const InputCounts& c, const std::vector<N
   if (!a.number_attr.empty()) {
     auto it = attrs.find(a.number_attr);
     if (it == attrs.end() || it->second.get_if<int64_t>() == nullptr) {
-      return errors::InvalidArgument("Cannot tell how many tensors input '", a.name, "' takes (attr '",
-                                     a.number_attr, "' missing)");
+      return errors::InvalidArgument("Cannot tell how many tensors input '", a.name, "' takes (attr '", a.number_attr,
+                                     "' missing)");
     }
     *count = *it->second.get_if<int64_t>();
     if (*count < 0 || *count > kMaxArgTensors) {
-      return errors::InvalidArgument("Attr '", a.number_attr, "' = ", *count, " is out of range [0, ",
-                                     kMaxArgTensors, "]");
+      return errors::InvalidArgument("Attr '", a.number_attr, "' = ", *count, " is out of range [0, ", kMaxArgTensors,
+                                     "]");
     }
   } else if (!a.type_list_attr.empty()) {
     auto it = attrs.find(a.type_list_attr);
@@ -358,9 +358,10 @@ Status CheckAttrValue(const AttrDef& ad, AttrValue& v) {
     if (const auto* ts = v.get_if<std::vector<DType>>()) check = *ts;
     for (DType t : check) {
       if (std::find(ad.allowed_types.begin(), ad.allowed_types.end(), t) == ad.allowed_types.end()) {
-        return errors::InvalidArgument(
-            "Value for attr '", ad.name, "' of ", DTypeString(t), " is not in the list of allowed values: ",
-            absl::StrJoin(ad.allowed_types, ", ", [](std::string* o, DType d) { o->append(DTypeString(d)); }));
+        return errors::InvalidArgument("Value for attr '", ad.name, "' of ", DTypeString(t),
+                                       " is not in the list of allowed values: ",
+                                       absl::StrJoin(ad.allowed_types, ", ",
+                                                     [](std::string* o, DType d) { o->append(DTypeString(d)); }));
       }
     }
   }
@@ -465,9 +466,8 @@ StatusOr<Node*> Graph::AddNode(NodeSpec spec) {
   }
   InferenceContext ic(props.get(), in_shapes, in_values);
   if (Status s = props->op_def->shape_fn(&ic); !s.ok()) {
-    std::string shapes = absl::StrJoin(in_shapes, ", ", [](std::string* o, const PartialTensorShape& p) {
-      o->append(p.DebugString());
-    });
+    std::string shapes = absl::StrJoin(in_shapes, ", ",
+                                       [](std::string* o, const PartialTensorShape& p) { o->append(p.DebugString()); });
     return errors::Annotate(s, absl::StrCat("Node '", spec.name, "' (op ", spec.op, ") with input shapes [", shapes,
                                             "]: "));
   }
@@ -487,7 +487,8 @@ StatusOr<Node*> Graph::AddNode(NodeSpec spec) {
   nodes_.push_back(std::move(node));
   by_name_[n->name()] = n;
   ++num_nodes_;
-  for (size_t i = 0; i < spec.inputs.size(); ++i) NewEdge(spec.inputs[i].node, spec.inputs[i].index, n, static_cast<int>(i));
+  for (size_t i = 0; i < spec.inputs.size(); ++i)
+    NewEdge(spec.inputs[i].node, spec.inputs[i].index, n, static_cast<int>(i));
   for (Node* c : spec.control_inputs) RETURN_IF_ERROR(AddControlEdge(c, n));
   return n;
 }

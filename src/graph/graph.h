@@ -30,7 +30,7 @@ struct Edge {
   Node* src;
   int src_output;  // kControlSlot for a control edge
   Node* dst;
-  int dst_input;   // kControlSlot for a control edge
+  int dst_input;  // kControlSlot for a control edge
   bool IsControlEdge() const { return src_output == kControlSlot; }
 };
 

@@ -133,18 +133,10 @@ Status ListFromProto(const proto::AttrValue::ListValue& l, const std::string& de
 Status AttrValueFromProtoBudgeted(const proto::AttrValue& p, const std::string& declared_type, int64_t* budget,
                                   AttrValue* out) {
   switch (p.value_case()) {
-    case proto::AttrValue::kS:
-      *out = AttrValue(p.s());
-      return absl::OkStatus();
-    case proto::AttrValue::kI:
-      *out = AttrValue(static_cast<int64_t>(p.i()));
-      return absl::OkStatus();
-    case proto::AttrValue::kF:
-      *out = AttrValue(p.f());
-      return absl::OkStatus();
-    case proto::AttrValue::kB:
-      *out = AttrValue(p.b());
-      return absl::OkStatus();
+    case proto::AttrValue::kS: *out = AttrValue(p.s()); return absl::OkStatus();
+    case proto::AttrValue::kI: *out = AttrValue(static_cast<int64_t>(p.i())); return absl::OkStatus();
+    case proto::AttrValue::kF: *out = AttrValue(p.f()); return absl::OkStatus();
+    case proto::AttrValue::kB: *out = AttrValue(p.b()); return absl::OkStatus();
     case proto::AttrValue::kType: {
       ASSIGN_OR_RETURN(DType t, DTypeFromProto(static_cast<int>(p.type())));
       *out = AttrValue(t);
@@ -161,8 +153,7 @@ Status AttrValueFromProtoBudgeted(const proto::AttrValue& p, const std::string& 
       *out = AttrValue(std::move(t));
       return absl::OkStatus();
     }
-    case proto::AttrValue::kList:
-      return ListFromProto(p.list(), declared_type, budget, out);
+    case proto::AttrValue::kList: return ListFromProto(p.list(), declared_type, budget, out);
     case proto::AttrValue::kFunc:
       if (p.func().attr_size() > 0) {
         return errors::InvalidArgument("Function attr '", p.func().name(),
@@ -182,7 +173,7 @@ Status AttrValueFromProtoBudgeted(const proto::AttrValue& p, const std::string& 
 
 // One NodeDef's inputs, resolved: an index into the GraphDef, or a node of the graph already.
 struct InputRef {
-  int def_index = -1;      // >= 0: the NodeDef at this index
+  int def_index = -1;        // >= 0: the NodeDef at this index
   Node* existing = nullptr;  // else: a node already in the graph
   int index = 0;
   bool is_control = false;
@@ -275,8 +266,7 @@ Status CheckVersions(const proto::GraphDef& def) {
 }
 
 // Node name -> index in `def`, checking that every name is valid, unique and new to `graph`.
-Status IndexNodeNames(const proto::GraphDef& def, const Graph& graph,
-                      std::unordered_map<std::string, int>* index_of) {
+Status IndexNodeNames(const proto::GraphDef& def, const Graph& graph, std::unordered_map<std::string, int>* index_of) {
   const int n = def.node_size();
   index_of->reserve(n);
   for (int i = 0; i < n; ++i) {
@@ -307,8 +297,8 @@ struct ResolvedInputs {
   std::vector<int> pending;                   // by NodeDef index: its inputs among the NodeDefs
 };
 
-StatusOr<ResolvedInputs> ResolveInputs(const proto::GraphDef& def,
-                                       const std::unordered_map<std::string, int>& index_of, const Graph& graph) {
+StatusOr<ResolvedInputs> ResolveInputs(const proto::GraphDef& def, const std::unordered_map<std::string, int>& index_of,
+                                       const Graph& graph) {
   const int n = def.node_size();
   ResolvedInputs r;
   r.inputs.resize(n);
@@ -408,8 +398,7 @@ Status FillSpecInputs(const proto::NodeDef& nd, int i, const std::vector<InputRe
 
 // Converts the NodeDef's attrs into spec->attrs, charging their tensors to `budget`, and
 // refuses list lengths ("N * T") that Graph::AddNode could not size safely.
-Status FillSpecAttrs(const proto::NodeDef& nd, const OpDef& op_def, int producer, int64_t* budget,
-                     NodeSpec* spec) {
+Status FillSpecAttrs(const proto::NodeDef& nd, const OpDef& op_def, int producer, int64_t* budget, NodeSpec* spec) {
   // Sorted, so that the first bad attr reported does not depend on the map's order.
   std::vector<const std::string*> names;
   names.reserve(nd.attr_size());

@@ -38,18 +38,38 @@ void RegisterTestOps() {
   static std::once_flag once;
   std::call_once(once, [] {
     RegisterAllOps();
-    RegisterOp(OpDefBuilder("GraphDefTestAdd").Input("x: T").Input("y: T").Output("z: T")
-                   .Attr("T: {float, double, int32, int64}").SetShapeFn(BroadcastBinaryShape));
-    RegisterOp(OpDefBuilder("GraphDefTestPair").Input("x: T").Output("a: T").Output("b: T").Attr("T: type")
+    RegisterOp(OpDefBuilder("GraphDefTestAdd")
+                   .Input("x: T")
+                   .Input("y: T")
+                   .Output("z: T")
+                   .Attr("T: {float, double, int32, int64}")
+                   .SetShapeFn(BroadcastBinaryShape));
+    RegisterOp(OpDefBuilder("GraphDefTestPair")
+                   .Input("x: T")
+                   .Output("a: T")
+                   .Output("b: T")
+                   .Attr("T: type")
                    .SetShapeFn(TestPairShape));
     RegisterOp(OpDefBuilder("GraphDefTestAttrs")
-                   .Attr("s: string").Attr("i: int").Attr("f: float").Attr("b: bool").Attr("t: type")
-                   .Attr("sh: shape").Attr("tn: tensor").Attr("ls: list(string)").Attr("li: list(int)")
-                   .Attr("lf: list(float)").Attr("lb: list(bool)").Attr("lt: list(type)")
-                   .Attr("lsh: list(shape)").Attr("ltn: list(tensor)").Attr("empty: list(int) = []")
-                   .Attr("dflt: int = 7").SetShapeFn(NoOutputs));
-    RegisterOp(OpDefBuilder("GraphDefTestSplit").Input("x: T").Output("out: N * T").Attr("N: int >= 1")
-                   .Attr("T: type"));
+                   .Attr("s: string")
+                   .Attr("i: int")
+                   .Attr("f: float")
+                   .Attr("b: bool")
+                   .Attr("t: type")
+                   .Attr("sh: shape")
+                   .Attr("tn: tensor")
+                   .Attr("ls: list(string)")
+                   .Attr("li: list(int)")
+                   .Attr("lf: list(float)")
+                   .Attr("lb: list(bool)")
+                   .Attr("lt: list(type)")
+                   .Attr("lsh: list(shape)")
+                   .Attr("ltn: list(tensor)")
+                   .Attr("empty: list(int) = []")
+                   .Attr("dflt: int = 7")
+                   .SetShapeFn(NoOutputs));
+    RegisterOp(
+        OpDefBuilder("GraphDefTestSplit").Input("x: T").Output("out: N * T").Attr("N: int >= 1").Attr("T: type"));
   });
 }
 
@@ -69,10 +89,15 @@ class GraphDefTest : public ::testing::Test {
     auto value = Tensor::FromValues<float>({1, 2, 3, 4}, TensorShape{2, 2});
     ASSERT_TRUE(value.ok());
     Node* c = Add(g, {"c", "Const", {}, {}, {{"value", *value}, {"dtype", DT_FLOAT}}, kDevice});
-    Node* p = Add(g, {"scope/p", "Placeholder", {}, {}, {{"dtype", DT_FLOAT}, {"shape", PartialTensorShape({2, -1})}}, ""});
+    Node* p =
+        Add(g, {"scope/p", "Placeholder", {}, {}, {{"dtype", DT_FLOAT}, {"shape", PartialTensorShape({2, -1})}}, ""});
     Node* pair = Add(g, {"pair", "GraphDefTestPair", {{c, 0}}, {}, {}, ""});
     Node* sum = Add(g, {"sum", "GraphDefTestAdd", {{pair, 1}, {p, 0}}, {}, {}, ""});
-    Node* v = Add(g, {"v", "VariableV2", {}, {}, {{"shape", PartialTensorShape({2, 2})}, {"dtype", DT_FLOAT}},
+    Node* v = Add(g, {"v",
+                      "VariableV2",
+                      {},
+                      {},
+                      {{"shape", PartialTensorShape({2, 2})}, {"dtype", DT_FLOAT}},
                       "/job:ps/replica:0/task:0/device:CPU:0"});
     Node* assign = Add(g, {"assign", "Assign", {{v, 0}, {sum, 0}}, {}, {}, ""});
     auto strs = Tensor::FromValues<std::string>({"x", "yz"}, TensorShape{2});
@@ -166,9 +191,7 @@ proto::NodeDef* AddNodeDef(proto::GraphDef* def, const std::string& name, const 
   return n;
 }
 
-void SetType(proto::NodeDef* n, const std::string& attr, proto::DataType t) {
-  (*n->mutable_attr())[attr].set_type(t);
-}
+void SetType(proto::NodeDef* n, const std::string& attr, proto::DataType t) { (*n->mutable_attr())[attr].set_type(t); }
 
 proto::NodeDef* AddPlaceholder(proto::GraphDef* def, const std::string& name, proto::DataType t = proto::DT_FLOAT) {
   proto::NodeDef* n = AddNodeDef(def, name, "Placeholder");
@@ -610,8 +633,8 @@ TEST_F(GraphDefTest, HostileInputsNeverCrash) {
   ExportGraphDef(sample, &sample_def);
   const std::string sample_bytes = DeterministicBytes(sample_def);
   std::vector<std::string> seeds = {sample_bytes};
-  for (const char* f : {"rust_addition.pb", "rust_multiplication.pb", "rust_regression_train.pb",
-                        "tf2onnx_regression_frozen.pb"}) {
+  for (const char* f :
+       {"rust_addition.pb", "rust_multiplication.pb", "rust_regression_train.pb", "tf2onnx_regression_frozen.pb"}) {
     seeds.push_back(ReadTestData(f));
   }
 
@@ -643,8 +666,8 @@ TEST_F(GraphDefTest, HostileInputsNeverCrash) {
     }
   }
   // The mutations reach import and its checks, not only the parser.
-  std::cout << "[   NOTE   ] imported " << imported << " truncated or random inputs and " << mutants_imported
-            << " of " << seeds.size() * 1500 << " mutants\n";
+  std::cout << "[   NOTE   ] imported " << imported << " truncated or random inputs and " << mutants_imported << " of "
+            << seeds.size() * 1500 << " mutants\n";
   EXPECT_GT(mutants_imported, 0);
   // Clearly invalid bytes are refused.
   Graph g;

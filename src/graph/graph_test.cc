@@ -119,8 +119,7 @@ TEST_F(GraphTest, TypeOutsideAllowedListIsInvalidArgument) {
 TEST_F(GraphTest, DtypeMismatchBetweenInputsNamesTheOp) {
   Node* f = ConstF("f", {1}, TensorShape{1});
   Node* i = Const("i", MakeTensor<int32_t>({1}, TensorShape{1}));
-  ExpectAddFails(Binary("add", "AddV2", f, i), absl::StatusCode::kInvalidArgument,
-                 {"AddV2", "add", "float", "int32"});
+  ExpectAddFails(Binary("add", "AddV2", f, i), absl::StatusCode::kInvalidArgument, {"AddV2", "add", "float", "int32"});
   // An explicit type attr that disagrees with the input.
   NodeSpec s = Unary("id", "Identity", f);
   s.attrs["T"] = DT_INT32;

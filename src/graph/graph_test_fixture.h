@@ -34,11 +34,11 @@ inline void RegisterGraphTestOps() {
   std::call_once(once, [] {
     RegisterAllOps();
     // An op with no kernel anywhere, and one with a list(type) input and output.
-    RegisterOp(OpDefBuilder("GraphTestNoKernel").Input("x: T").Output("y: T").Attr("T: type")
-                   .SetShapeFn(UnchangedShape));
+    RegisterOp(
+        OpDefBuilder("GraphTestNoKernel").Input("x: T").Output("y: T").Attr("T: type").SetShapeFn(UnchangedShape));
     RegisterOp(OpDefBuilder("GraphTestListIdentity").Input("x: T").Output("y: T").Attr("T: list(type)"));
-    RegisterOp(OpDefBuilder("GraphTestSum").Input("xs: N * T").Output("y: T").Attr("N: int >= 1")
-                   .Attr("T: {float, int32}"));
+    RegisterOp(
+        OpDefBuilder("GraphTestSum").Input("xs: N * T").Output("y: T").Attr("N: int >= 1").Attr("T: {float, int32}"));
   });
 }
 

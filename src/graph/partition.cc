@@ -188,7 +188,8 @@ class Partitioner {
 
 }  // namespace
 
-Status PartitionGraph(const PartitionOptions& options, const Graph& g, std::map<std::string, proto::GraphDef>* partitions) {
+Status PartitionGraph(const PartitionOptions& options, const Graph& g,
+                      std::map<std::string, proto::GraphDef>* partitions) {
   Status s = Partitioner(options, g, partitions).Run();
   if (!s.ok()) partitions->clear();
   return s;

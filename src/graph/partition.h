@@ -33,6 +33,7 @@ struct PartitionOptions {
 // Every node of `g` must have an assigned device. Fills `partitions` (location -> GraphDef whose
 // NodeDefs carry the assigned device in their `device` field). Errors: a node without an
 // assigned device (InvalidArgument), a crossing edge inside a loop (Unimplemented).
-Status PartitionGraph(const PartitionOptions& options, const Graph& g, std::map<std::string, proto::GraphDef>* partitions);
+Status PartitionGraph(const PartitionOptions& options, const Graph& g,
+                      std::map<std::string, proto::GraphDef>* partitions);
 
 }  // namespace dflow

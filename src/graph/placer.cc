@@ -94,7 +94,8 @@ class Placer {
         return errors::InvalidArgument(
             "Cannot colocate node '", n->name(), "' (op ", n->op(), ", requested device '", n->requested_device(),
             "') with node '", (*anchor)->name(), "' (op ", (*anchor)->op(), ", requested device '",
-            (*anchor)->requested_device(), "'): they must share a device because one uses the variable or resource "
+            (*anchor)->requested_device(),
+            "'): they must share a device because one uses the variable or resource "
             "of the other (a reference or resource input, or a colocation attr); remove one of the device requests "
             "or allow soft placement");
       }

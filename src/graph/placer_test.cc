@@ -24,8 +24,8 @@ class ColocationTest : public GraphTest {
   void SetUp() override {
     GraphTest::SetUp();
     if (HasFatalFailure()) return;
-    for (const char* op : {"ApplyGradientDescent", "ScatterUpdate", "VarHandleOp", "ReadVariableOp",
-                           "AssignVariableOp"}) {
+    for (const char* op :
+         {"ApplyGradientDescent", "ScatterUpdate", "VarHandleOp", "ReadVariableOp", "AssignVariableOp"}) {
       ASSERT_NE(OpRegistry::Global()->LookUp(op), nullptr) << "op " << op << " is not registered";
     }
   }

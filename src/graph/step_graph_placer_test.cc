@@ -59,8 +59,7 @@ class StepGraphTest : public GraphTest {
     return ops;
   }
 
-  Node *a_ = nullptr, *b_ = nullptr, *c_ = nullptr, *d_ = nullptr, *e_ = nullptr, *f_ = nullptr,
-       *g_node_ = nullptr;
+  Node *a_ = nullptr, *b_ = nullptr, *c_ = nullptr, *d_ = nullptr, *e_ = nullptr, *f_ = nullptr, *g_node_ = nullptr;
 };
 
 using Names = std::vector<std::string>;

@@ -31,8 +31,8 @@ StatusOr<NodeOut> ResolveTensor(const Graph& g, const std::string& name) {
   Node* n = g.FindNode(node_name);
   if (n == nullptr) return errors::NotFound("Tensor '", name, "' not found: the graph has no node '", node_name, "'");
   if (index >= n->num_outputs()) {
-    return errors::NotFound("Tensor '", name, "' not found: node '", node_name, "' has ", n->num_outputs(),
-                            " output", n->num_outputs() == 1 ? "" : "s");
+    return errors::NotFound("Tensor '", name, "' not found: node '", node_name, "' has ", n->num_outputs(), " output",
+                            n->num_outputs() == 1 ? "" : "s");
   }
   return NodeOut{n, index};
 }
@@ -109,8 +109,8 @@ StatusOr<std::vector<char>> NeededNodes(const Graph& full, const StepRequest& r)
 
 // Adds copies of `order` (the needed nodes, in topological order) to the step graph `g`, with
 // fed tensors read from the _Arg nodes `args`; copy[id] is the copy of the node with that id.
-Status CopyNeededNodes(const std::vector<Node*>& order, const StepRequest& r, const std::vector<Node*>& args,
-                       Graph* g, std::vector<Node*>* copy, std::vector<std::string>* kept_nodes) {
+Status CopyNeededNodes(const std::vector<Node*>& order, const StepRequest& r, const std::vector<Node*>& args, Graph* g,
+                       std::vector<Node*>* copy, std::vector<std::string>* kept_nodes) {
   struct BackEdge {
     Node* merge;
     int index;
@@ -150,8 +150,7 @@ Status CopyNeededNodes(const std::vector<Node*>& order, const StepRequest& r, co
     kept_nodes->push_back(n->name());
   }
   for (const BackEdge& b : back_edges) {
-    RETURN_IF_ERROR(
-        g->UpdateInput((*copy)[b.merge->id()], b.index, {(*copy)[b.edge->src->id()], b.edge->src_output}));
+    RETURN_IF_ERROR(g->UpdateInput((*copy)[b.merge->id()], b.index, {(*copy)[b.edge->src->id()], b.edge->src_output}));
   }
   return absl::OkStatus();
 }

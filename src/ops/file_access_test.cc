@@ -81,8 +81,8 @@ Status Save(Device* d, const std::string& prefix, const std::string& name = "v",
 }
 
 StatusOr<float> Restore(Device* d, const std::string& prefix, const std::string& name = "v") {
-  ASSIGN_OR_RETURN(std::vector<Tensor> out, RunOn(d, "RestoreV2", {Tensor(prefix), Strings({name}), Strings({""})},
-                                                  kOneFloat));
+  ASSIGN_OR_RETURN(std::vector<Tensor> out,
+                   RunOn(d, "RestoreV2", {Tensor(prefix), Strings({name}), Strings({""})}, kOneFloat));
   return out[0].scalar<float>();
 }
 

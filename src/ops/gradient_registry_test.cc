@@ -15,8 +15,8 @@ TEST(GradientRegistryTest, GradientKernelsAreDifferentiable) {
   int checked = 0;
   for (const OpDef* def : OpRegistry::Global()->ListOps()) {
     const std::string& op = def->name;
-    const bool grad_kernel =
-        (op.size() > 4 && op.compare(op.size() - 4, 4, "Grad") == 0) || op.find("Backprop") != std::string::npos;
+    const bool grad_kernel = (op.size() > 4 && op.compare(op.size() - 4, 4, "Grad") == 0) ||
+                             op.find("Backprop") != std::string::npos;
     if (!grad_kernel) continue;
     // TensorFlow differentiates neither: ResizeBilinearGrad is NotDifferentiable there and
     // ResizeNearestNeighborGrad has no gradient, so dflow's graphs keep TensorFlow's behaviour.

@@ -52,8 +52,8 @@ std::map<std::string, grpc::StatusCode> CallEveryMethod(int port, const ClusterC
   using M = proto::rpc::MasterService::Stub;
   std::map<std::string, grpc::StatusCode> codes;
   codes["GetStatus"] = Call<W, proto::GetStatusRequest, proto::GetStatusResponse>(worker.get(), &W::GetStatus, {});
-  codes["RegisterGraph"] =
-      Call<W, proto::RegisterGraphRequest, proto::RegisterGraphResponse>(worker.get(), &W::RegisterGraph, {});
+  codes["RegisterGraph"] = Call<W, proto::RegisterGraphRequest, proto::RegisterGraphResponse>(worker.get(),
+                                                                                              &W::RegisterGraph, {});
   codes["DeregisterGraph"] =
       Call<W, proto::DeregisterGraphRequest, proto::DeregisterGraphResponse>(worker.get(), &W::DeregisterGraph, {});
   codes["RunGraph"] = Call<W, proto::RunGraphRequest, proto::RunGraphResponse>(worker.get(), &W::RunGraph, {});
@@ -68,22 +68,23 @@ std::map<std::string, grpc::StatusCode> CallEveryMethod(int port, const ClusterC
     }
     codes["RecvTensor"] = reader->Finish().error_code();
   }
-  codes["CreateSession"] =
-      Call<M, proto::CreateSessionRequest, proto::CreateSessionResponse>(master.get(), &M::CreateSession, {});
-  codes["ExtendSession"] =
-      Call<M, proto::ExtendSessionRequest, proto::ExtendSessionResponse>(master.get(), &M::ExtendSession, {});
+  codes["CreateSession"] = Call<M, proto::CreateSessionRequest, proto::CreateSessionResponse>(master.get(),
+                                                                                              &M::CreateSession, {});
+  codes["ExtendSession"] = Call<M, proto::ExtendSessionRequest, proto::ExtendSessionResponse>(master.get(),
+                                                                                              &M::ExtendSession, {});
   codes["RunStep"] = Call<M, proto::RunStepRequest, proto::RunStepResponse>(master.get(), &M::RunStep, {});
-  codes["CloseSession"] =
-      Call<M, proto::CloseSessionRequest, proto::CloseSessionResponse>(master.get(), &M::CloseSession, {});
-  codes["ListDevices"] =
-      Call<M, proto::ListDevicesRequest, proto::ListDevicesResponse>(master.get(), &M::ListDevices, {});
+  codes["CloseSession"] = Call<M, proto::CloseSessionRequest, proto::CloseSessionResponse>(master.get(),
+                                                                                           &M::CloseSession, {});
+  codes["ListDevices"] = Call<M, proto::ListDevicesRequest, proto::ListDevicesResponse>(master.get(), &M::ListDevices,
+                                                                                        {});
   codes["Master.Reset"] = Call<M, proto::MasterResetRequest, proto::MasterResetResponse>(master.get(), &M::Reset, {});
-  codes["CompleteJob"] =
-      Call<M, proto::CompleteJobRequest, proto::CompleteJobResponse>(master.get(), &M::CompleteJob, {});
+  codes["CompleteJob"] = Call<M, proto::CompleteJobRequest, proto::CompleteJobResponse>(master.get(), &M::CompleteJob,
+                                                                                        {});
   // Last: when it is allowed, the task ends its job and stops.
   proto::JobCompleteRequest jc;
   jc.set_source_task("/job:attacker/replica:0/task:0");
-  codes["JobComplete"] = Call<W, proto::JobCompleteRequest, proto::JobCompleteResponse>(worker.get(), &W::JobComplete, jc);
+  codes["JobComplete"] = Call<W, proto::JobCompleteRequest, proto::JobCompleteResponse>(worker.get(), &W::JobComplete,
+                                                                                        jc);
   return codes;
 }
 
@@ -251,7 +252,8 @@ TEST(AuthTest, AHandStartedLocalClusterIsSecureWithNoUserAction) {
   ScopedEnv store("DFLOW_CONFIG_DIR", home.File("dflow"));
   ScopedEnv no_env(kCredentialsEnv, "");
   std::vector<int> ports = PickFreePorts(2).value();
-  ClusterSpec spec = ClusterSpec::FromJobs({{"ps", {Addr(ports[0])}}, {"worker", {"localhost:" + std::to_string(ports[1])}}}).value();
+  ClusterSpec spec =
+      ClusterSpec::FromJobs({{"ps", {Addr(ports[0])}}, {"worker", {"localhost:" + std::to_string(ports[1])}}}).value();
   std::vector<std::unique_ptr<Server>> servers;
   for (const char* job : {"ps", "worker"}) {
     ServerOptions o;

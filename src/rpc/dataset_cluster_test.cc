@@ -40,7 +40,8 @@ TEST(DatasetClusterTest, APipelineOnAnotherTaskFeedsTheSessionsTask) {
                            .Prefetch(1);
     nexts.push_back(ds.MakeOneShotIterator().GetNext());
   }
-  Output total = ops::Add(root.WithDevice("/job:ps/task:0"), ops::Sum(root, nexts[0][0], 0), ops::Sum(root, nexts[1][0], 0));
+  Output total = ops::Add(root.WithDevice("/job:ps/task:0"), ops::Sum(root, nexts[0][0], 0),
+                          ops::Sum(root, nexts[1][0], 0));
   ASSERT_TRUE(root.ok()) << root.status();
   SessionOptions so;
   so.target = servers[0]->target();

@@ -153,8 +153,7 @@ std::shared_ptr<grpc::Channel> NewChannel(const std::string& address, const Clus
   }
   std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(std::make_unique<AuthInterceptorFactory>(creds));
-  return grpc::experimental::CreateCustomChannelWithInterceptors(address, channel_creds, args,
-                                                                 std::move(interceptors));
+  return grpc::experimental::CreateCustomChannelWithInterceptors(address, channel_creds, args, std::move(interceptors));
 }
 
 }  // namespace dflow::rpc

@@ -22,8 +22,8 @@ constexpr char kRecvTensorMethod[] = "/dflow.proto.rpc.WorkerService/RecvTensor"
 // gRPC received it (TensorChunkAssembler), so its bytes are copied once, into the tensor.
 class RecvTensorReader : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
-  RecvTensorReader(std::string from, const proto::RecvTensorRequest& req, RecvTensorResult* result,
-                   CallOptions* opts, StatusCallback done)
+  RecvTensorReader(std::string from, const proto::RecvTensorRequest& req, RecvTensorResult* result, CallOptions* opts,
+                   StatusCallback done)
       : assembler_(std::move(from)), result_(result), opts_(opts), done_(std::move(done)) {
     grpc::Slice slice(req.SerializeAsString());
     request_ = grpc::ByteBuffer(&slice, 1);
@@ -79,9 +79,9 @@ class RecvTensorReader : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::
 };
 
 // The callback form of a stub method (the method names are overloaded, so no member pointers).
-#define STUB_CALL(Method)                                                                          \
-  [this](grpc::ClientContext* c, auto* q, auto* r, std::function<void(grpc::Status)> f) {          \
-    stub_->async()->Method(c, q, r, std::move(f));                                               \
+#define STUB_CALL(Method)                                                                 \
+  [this](grpc::ClientContext* c, auto* q, auto* r, std::function<void(grpc::Status)> f) { \
+    stub_->async()->Method(c, q, r, std::move(f));                                        \
   }
 
 class GrpcRemoteWorker : public WorkerInterface {
@@ -95,18 +95,15 @@ class GrpcRemoteWorker : public WorkerInterface {
 
   void GetStatusAsync(const proto::GetStatusRequest* req, proto::GetStatusResponse* resp, CallOptions* opts,
                       StatusCallback done) override {
-    Unary(STUB_CALL(GetStatus), req, resp, opts, kControlTimeoutMs,
-          std::move(done));
+    Unary(STUB_CALL(GetStatus), req, resp, opts, kControlTimeoutMs, std::move(done));
   }
   void RegisterGraphAsync(const proto::RegisterGraphRequest* req, proto::RegisterGraphResponse* resp,
                           StatusCallback done) override {
-    Unary(STUB_CALL(RegisterGraph), req, resp, nullptr, kControlTimeoutMs,
-          std::move(done));
+    Unary(STUB_CALL(RegisterGraph), req, resp, nullptr, kControlTimeoutMs, std::move(done));
   }
   void DeregisterGraphAsync(const proto::DeregisterGraphRequest* req, proto::DeregisterGraphResponse* resp,
                             StatusCallback done) override {
-    Unary(STUB_CALL(DeregisterGraph), req, resp, nullptr, kControlTimeoutMs,
-          std::move(done));
+    Unary(STUB_CALL(DeregisterGraph), req, resp, nullptr, kControlTimeoutMs, std::move(done));
   }
   void RunGraphAsync(const proto::RunGraphRequest* req, proto::RunGraphResponse* resp, CallOptions* opts,
                      StatusCallback done) override {
@@ -130,8 +127,7 @@ class GrpcRemoteWorker : public WorkerInterface {
     Unary(STUB_CALL(AbortStep), req, resp, nullptr, 10000, std::move(done));
   }
   void ResetAsync(const proto::ResetRequest* req, proto::ResetResponse* resp, StatusCallback done) override {
-    Unary(STUB_CALL(Reset), req, resp, nullptr, kControlTimeoutMs,
-          std::move(done));
+    Unary(STUB_CALL(Reset), req, resp, nullptr, kControlTimeoutMs, std::move(done));
   }
   void JobCompleteAsync(const proto::JobCompleteRequest* req, proto::JobCompleteResponse* resp, CallOptions* opts,
                         StatusCallback done) override {

@@ -108,9 +108,9 @@ void StartDrain(GrpcServer::Impl* impl, const std::string& source, int64_t drain
     // Steps of this task's clients (its master) and partitions run here (its worker) get drain_ms.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(drain_ms);
     auto left_ms = [&] {
-      return std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(
-                                      deadline - std::chrono::steady_clock::now())
-                                      .count());
+      return std::max<int64_t>(
+          0,
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count());
     };
     bool idle = impl->master->WaitUntilIdle(drain_ms) && impl->worker->WaitUntilStepsDone(left_ms());
     if (!idle) {
@@ -150,8 +150,10 @@ StatusOr<ClusterCredentials> ResolveCredentials(const GrpcServerOptions& options
       }
       StatusOr<ClusterCredentials> stored = LoadOrCreateStoredCredentials(*store_key, nullptr);
       if (!stored.ok()) {
-        return errors::Annotate(stored.status(), absl::StrCat("Task ", task, " has no credentials, and the per-user "
-                                                              "store (", CredentialStoreRoot(), ") cannot hold them: "));
+        return errors::Annotate(stored.status(), absl::StrCat("Task ", task,
+                                                              " has no credentials, and the per-user "
+                                                              "store (",
+                                                              CredentialStoreRoot(), ") cannot hold them: "));
       }
       c = *std::move(stored);
     } else {
@@ -159,7 +161,8 @@ StatusOr<ClusterCredentials> ResolveCredentials(const GrpcServerOptions& options
           "Task ", task, " would listen on ", listen,
           " (every interface) without credentials: any host that reaches the port could run anything as this "
           "user. Give it the cluster's credentials (--credentials DIR, made by `dflow credentials create DIR`, "
-          "or ", kCredentialsEnv, "=DIR), or pass --insecure to serve plaintext without authentication on purpose");
+          "or ",
+          kCredentialsEnv, "=DIR), or pass --insecure to serve plaintext without authentication on purpose");
     }
   }
   RETURN_IF_ERROR(c.Validate());
@@ -232,8 +235,7 @@ StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const GrpcServerOptions
   impl->server = builder.BuildAndStart();
   if (impl->server == nullptr || impl->port == 0) {
     if (impl->store_ephemeral) UnpublishStoredTarget(host, 0, impl->store_key, true);
-    return errors::Unavailable("Cannot listen on ", listen, " for task ", impl->task,
-                               " (is the port in use?)");
+    return errors::Unavailable("Cannot listen on ", listen, " for task ", impl->task, " (is the port in use?)");
   }
   if (!impl->store_key.empty()) {
     // Clients of this user that are given no credentials find them by this address.

@@ -114,8 +114,7 @@ TEST(GrpcServerTest, InGraphReplicationAveragesTowerGradients) {
   Cluster c(1, 2);
   ASSERT_EQ(c.servers.size(), 3u);
   Scope root = Scope::NewRootScope();
-  Variable w = Variable::Create(root.WithDevice("/job:ps/task:0").WithOpName("w"), {2}, DT_FLOAT,
-                                init::Constant(1.0));
+  Variable w = Variable::Create(root.WithDevice("/job:ps/task:0").WithOpName("w"), {2}, DT_FLOAT, init::Constant(1.0));
   std::vector<Output> xs, grads;
   for (int t = 0; t < 2; ++t) {
     Scope tower = root.WithDevice("/job:worker/task:" + std::to_string(t)).NewSubScope("tower" + std::to_string(t));
@@ -177,7 +176,7 @@ TEST(GrpcServerTest, BigTensorsTravelBothWays) {
   const int64_t n = (int64_t{80} << 20) / 4;  // 80 MiB of floats: above one chunk and gRPC's default limit
   Scope root = Scope::NewRootScope();
   Output x = ops::Placeholder(root.WithOpName("x"), DT_FLOAT);
-  Output on_ps = ops::Mul(root.WithDevice("/job:ps/task:0"), x, 2.0f);          // worker -> ps
+  Output on_ps = ops::Mul(root.WithDevice("/job:ps/task:0"), x, 2.0f);         // worker -> ps
   Output back = ops::Add(root.WithDevice("/job:worker/task:0"), on_ps, 1.0f);  // ps -> worker
   ASSERT_TRUE(root.ok());
   Tensor xv(DT_FLOAT, TensorShape({n}));
@@ -200,12 +199,12 @@ TEST(GrpcServerTest, ATensorAboveTwoGiBTravelsBothWays) {
   Scope root = Scope::NewRootScope();
   Scope ps = root.WithDevice("/job:ps/task:0"), worker = root.WithDevice("/job:worker/task:0");
   Output big = ops::RandomUniform(ps, ops::Const(ps, {n}), DT_FLOAT, /*seed=*/7);
-  Output doubled = ops::Mul(worker, big, 2.0f);            // ps -> worker
+  Output doubled = ops::Mul(worker, big, 2.0f);  // ps -> worker
   Output idx = ops::Const(root, {int64_t{0}, int64_t{(1 << 20) + 3}, n / 2 + 17, n - 1});
   Output at_ps = ops::Gather(ps, big, idx);
   Output at_worker = ops::Gather(worker, doubled, idx);
   Output sum_ps = ops::Sum(ps, big, 0);
-  Output sum_back = ops::Sum(ps, doubled, 0);               // worker -> ps
+  Output sum_back = ops::Sum(ps, doubled, 0);  // worker -> ps
   ASSERT_TRUE(root.ok()) << root.status();
   ClientSession s(root, c.worker_target(0));
   auto r = s.Run({at_ps, at_worker, sum_ps, sum_back});
@@ -263,12 +262,12 @@ std::vector<std::string> ListeningAddresses(int port) {
 
 TEST(GrpcServerTest, EveryLoopbackFormListensOnLoopbackOnly) {
   const std::string ipv6_loopback = "00000000000000000000000001000000";
-  for (const auto& [host, expected] : std::vector<std::pair<std::string, std::string>>{
-           {"[::1]", ipv6_loopback},
-           {"[0:0:0:0:0:0:0:1]", ipv6_loopback},
-           {"localhost", "0100007F"},
-           {"127.0.0.1", "0100007F"},
-           {"127.0.0.2", "0200007F"}}) {
+  for (const auto& [host, expected] :
+       std::vector<std::pair<std::string, std::string>>{{"[::1]", ipv6_loopback},
+                                                        {"[0:0:0:0:0:0:0:1]", ipv6_loopback},
+                                                        {"localhost", "0100007F"},
+                                                        {"127.0.0.1", "0100007F"},
+                                                        {"127.0.0.2", "0200007F"}}) {
     int port = FreePorts(1)[0];
     ServerOptions o;
     o.cluster = ClusterSpec::FromJobs({{"worker", {host + ":" + std::to_string(port)}}}).value();
@@ -315,8 +314,7 @@ TEST(GrpcServerTest, SessionsWorkOverALinkOf300MsEachWay) {
   ASSERT_TRUE(worker.ok()) << worker.status();
 
   Scope root = Scope::NewRootScope();
-  Variable v = Variable::Create(root.WithDevice("/job:ps/task:0").WithOpName("v"), {2}, DT_FLOAT,
-                                init::Constant(3.0f));
+  Variable v = Variable::Create(root.WithDevice("/job:ps/task:0").WithOpName("v"), {2}, DT_FLOAT, init::Constant(3.0f));
   Output doubled = ops::Mul(root.WithDevice("/job:worker/task:0"), v.read(), 2.0f);
   Operation init = GlobalVariablesInitializer(root);
   SessionOptions so;
@@ -445,7 +443,8 @@ TEST(GrpcServerTest, HostileCallsAreRejected) {
   }
   // Raw bytes that are not a message, and an absurd declared size inside a message.
   grpc::GenericStub generic(channel);
-  for (const std::string& bytes : {std::string("\xff\xff\xff\xff\x0f garbage", 14), std::string("\x1a\xff\xff\xff\xff\x07", 6)}) {
+  for (const std::string& bytes :
+       {std::string("\xff\xff\xff\xff\x0f garbage", 14), std::string("\x1a\xff\xff\xff\xff\x07", 6)}) {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
     grpc::Slice slice(bytes);

@@ -258,10 +258,11 @@ class GrpcSession : public Session {
   Status Annotate(const Status& s) const {
     if (s.code() == absl::StatusCode::kUnavailable) {
       return errors::Unavailable("The server at ", address_, " is unreachable: ", s.message(),
-                                 options_.credentials.IsSet() ? ""
-                                                              : " (if it requires TLS and a secret, as dflow servers do "
-                                                                "unless started --insecure, give this client the "
-                                                                "cluster's credentials: DFLOW_CREDENTIALS=DIR)");
+                                 options_.credentials.IsSet()
+                                     ? ""
+                                     : " (if it requires TLS and a secret, as dflow servers do "
+                                       "unless started --insecure, give this client the "
+                                       "cluster's credentials: DFLOW_CREDENTIALS=DIR)");
     }
     return s;
   }

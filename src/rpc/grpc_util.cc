@@ -32,8 +32,8 @@ grpc::ChannelArguments ChannelArguments() {
 }
 
 void ConfigureServer(grpc::ServerBuilder* builder, int64_t max_message_bytes) {
-  builder->SetMaxReceiveMessageSize(
-      static_cast<int>(std::clamp<int64_t>(max_message_bytes, 1024, std::numeric_limits<int>::max())));
+  builder->SetMaxReceiveMessageSize(static_cast<int>(std::clamp<int64_t>(max_message_bytes, 1024,
+                                                                         std::numeric_limits<int>::max())));
   builder->SetMaxSendMessageSize(-1);
   builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 5000);
   builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);

@@ -119,7 +119,7 @@ class RecvTensorWriter : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     if (n > 0) {
       // Tag of field 5, wire type 2, then the length as a varint.
       head.push_back(static_cast<char>((5 << 3) | 2));
-      for (uint64_t v = n; ; v >>= 7) {
+      for (uint64_t v = n;; v >>= 7) {
         if (v < 0x80) {
           head.push_back(static_cast<char>(v));
           break;
@@ -130,7 +130,8 @@ class RecvTensorWriter : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     slices.emplace_back(head);
     if (n > 0) {
       auto* keep = new Tensor(tensor_);
-      slices.emplace_back(const_cast<char*>(data), n, [](void* t) { delete static_cast<Tensor*>(t); }, keep);
+      slices.emplace_back(
+          const_cast<char*>(data), n, [](void* t) { delete static_cast<Tensor*>(t); }, keep);
     }
     buffer_ = grpc::ByteBuffer(slices.data(), slices.size());
     StartWrite(&buffer_);

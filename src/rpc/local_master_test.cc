@@ -57,8 +57,8 @@ TEST(LocalMasterTest, DirectAndRpcPathsGiveTheSameResultsAndShareVariables) {
   ClientSession direct(root, Options(target, true));
   ClientSession rpc(root, Options(target, false));
   ASSERT_TRUE(direct.Run({init}).ok());
-  ASSERT_TRUE(rpc.Run({bump}).ok());     // [2, 3]
-  auto a = direct.Run({doubled});        // sees the RPC session's update
+  ASSERT_TRUE(rpc.Run({bump}).ok());  // [2, 3]
+  auto a = direct.Run({doubled});     // sees the RPC session's update
   ASSERT_TRUE(a.ok()) << a.status();
   EXPECT_EQ((*a)[0].flat<float>()[0], 4.0f);
   EXPECT_EQ((*a)[0].flat<float>()[1], 6.0f);

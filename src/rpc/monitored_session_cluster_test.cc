@@ -109,7 +109,8 @@ TEST(MonitoredSessionClusterTest, TheChiefEndsTheJobWhenItsSessionCloses) {
   Model chief_model, worker_model;
   auto chief = train::MonitoredTrainingSession(chief_model.root, chief_model.Options(c.servers[1].get(), true, 20));
   ASSERT_TRUE(chief.ok()) << chief.status();
-  auto worker = train::MonitoredTrainingSession(worker_model.root, worker_model.Options(c.servers[2].get(), false, 1000));
+  auto worker = train::MonitoredTrainingSession(worker_model.root,
+                                                worker_model.Options(c.servers[2].get(), false, 1000));
   ASSERT_TRUE(worker.ok()) << worker.status();
   ASSERT_TRUE((*worker)->Run({}, {}, {worker_model.train_op}).ok());
   while (!(*chief)->ShouldStop()) ASSERT_TRUE((*chief)->Run({}, {}, {chief_model.train_op}).ok());

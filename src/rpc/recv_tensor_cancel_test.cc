@@ -26,8 +26,8 @@ class AbandonedRecvTensorTest : public ::testing::Test {
     auto s = StartOneTaskServer();
     ASSERT_TRUE(s.ok()) << s.status();
     server_ = std::move(s).value();
-    stub_ = proto::rpc::WorkerService::NewStub(
-        NewChannel("127.0.0.1:" + std::to_string(server_->port()), server_->credentials()));
+    stub_ = proto::rpc::WorkerService::NewStub(NewChannel("127.0.0.1:" + std::to_string(server_->port()),
+                                                          server_->credentials()));
     grpc::ClientContext ctx;
     proto::GetStatusRequest req;
     proto::GetStatusResponse resp;

@@ -84,7 +84,7 @@ TEST(ReplicaPlacementTest, APartitionedEmbeddingSpansBothPsTasksAndTrains) {
   EXPECT_EQ(device_of["emb/part_0"], kPs0);  // rows 0..4
   EXPECT_EQ(device_of["emb/part_1"], kPs1);  // rows 5..8
   EXPECT_EQ(device_of["w"], kPs0);
-  EXPECT_EQ(device_of["embedding_lookup/GatherV2"], kPs0);    // each shard gathers its own rows
+  EXPECT_EQ(device_of["embedding_lookup/GatherV2"], kPs0);  // each shard gathers its own rows
   EXPECT_EQ(device_of["embedding_lookup/GatherV2_1"], kPs1);
   EXPECT_EQ(device_of["embedding_lookup/DynamicStitch"], kWorker);
   EXPECT_EQ(device_of["pred"], kWorker);
@@ -109,7 +109,8 @@ TEST(ReplicaPlacementTest, APartitionedEmbeddingSpansBothPsTasksAndTrains) {
   ASSERT_TRUE(after.ok());
   auto row_moved = [&](int row) {
     bool moved = false;
-    for (int j = 0; j < 3; ++j) moved |= (*after)[0].flat<float>()[row * 3 + j] != (*before)[0].flat<float>()[row * 3 + j];
+    for (int j = 0; j < 3; ++j)
+      moved |= (*after)[0].flat<float>()[row * 3 + j] != (*before)[0].flat<float>()[row * 3 + j];
     return moved;
   };
   for (int row : {0, 2, 4, 5, 8}) EXPECT_TRUE(row_moved(row)) << row;

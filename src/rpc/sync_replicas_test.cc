@@ -247,8 +247,8 @@ TEST(SyncReplicasTest, NotifyJobCompleteKeepsTryingATaskThatWasCutOff) {
   for (int t = 0; t < 2; ++t) {
     ServerOptions o;
     o.credentials = creds;  // the tasks see different cluster specs (one through the proxy)
-    o.cluster = ClusterSpec::FromJobs({{"worker", {addr(ports[0]), addr(t == 0 ? to_worker1.port() : ports[1])}}})
-                    .value();
+    o.cluster =
+        ClusterSpec::FromJobs({{"worker", {addr(ports[0]), addr(t == 0 ? to_worker1.port() : ports[1])}}}).value();
     o.job_name = "worker";
     o.task_index = t;
     auto server = Server::Create(o);

@@ -94,7 +94,8 @@ Status TensorChunkAssembler::Add(absl::Span<const absl::string_view> pieces) {
     if (field == kDataField && wire == kLengthDelimited) {
       if (!c.Varint(&v)) return Malformed("the data length is cut off");
       data.clear();  // the last occurrence of a bytes field wins
-      if (!c.Take(v, nullptr, &data)) return Malformed(absl::StrCat("the data field announces ", v, " bytes past the message's end"));
+      if (!c.Take(v, nullptr, &data))
+        return Malformed(absl::StrCat("the data field announces ", v, " bytes past the message's end"));
       data_size = v;
       continue;
     }
@@ -105,12 +106,8 @@ Status TensorChunkAssembler::Add(absl::Span<const absl::string_view> pieces) {
         ok = c.Varint(&v);
         if (ok) AppendVarint(&head, v);
         break;
-      case 1:
-        ok = c.Take(8, &head, nullptr);
-        break;
-      case 5:
-        ok = c.Take(4, &head, nullptr);
-        break;
+      case 1: ok = c.Take(8, &head, nullptr); break;
+      case 5: ok = c.Take(4, &head, nullptr); break;
       case kLengthDelimited:
         ok = c.Varint(&v);
         if (ok) {
@@ -118,8 +115,7 @@ Status TensorChunkAssembler::Add(absl::Span<const absl::string_view> pieces) {
           ok = c.Take(v, &head, nullptr);
         }
         break;
-      default:
-        return Malformed(absl::StrCat("field ", field, " has wire type ", wire));
+      default: return Malformed(absl::StrCat("field ", field, " has wire type ", wire));
     }
     if (!ok) return Malformed(absl::StrCat("field ", field, " is cut off"));
   }
@@ -155,8 +151,7 @@ Status TensorChunkAssembler::Begin(const std::string& head) {
   }
   if (chunk.total_bytes() != elements * element_size) {
     return Malformed(absl::StrCat("announces ", chunk.total_bytes(), " bytes for a ", DTypeString(dtype),
-                                  " tensor of shape ", shape->DebugString(), " (", elements * element_size,
-                                  " bytes)"));
+                                  " tensor of shape ", shape->DebugString(), " (", elements * element_size, " bytes)"));
   }
   ASSIGN_OR_RETURN(tensor_, Tensor::Allocate(dtype, *shape));
   expected_ = tensor_.TotalBytes();

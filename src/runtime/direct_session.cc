@@ -101,8 +101,8 @@ class DirectSession : public Session {
 
   std::mutex mu_;
   bool closed_ = false;
-  proto::GraphDef graph_def_;                 // everything given so far
-  std::unique_ptr<Graph> graph_;              // built from graph_def_
+  proto::GraphDef graph_def_;     // everything given so far
+  std::unique_ptr<Graph> graph_;  // built from graph_def_
   std::unordered_map<std::string, std::shared_ptr<PreparedStep>> prepared_;
   std::vector<std::weak_ptr<StepState>> active_steps_;
   std::map<Device*, std::shared_ptr<FunctionLibraryRuntime>> function_libraries_;  // for graph_

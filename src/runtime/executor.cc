@@ -129,7 +129,7 @@ Status ExecutorImpl::InitItem(int i, const std::vector<int>& index) {
   for (int slot = 0; slot < n->num_outputs(); ++slot)
     if (last[slot] >= 0) item.out[last[slot]].last_use = true;
   bool waits = item.kind == NodeKind::kMerge ? (item.pending_init > 0 || item.merge_forward_inputs > 0)
-                                              : item.pending_init > 0;
+                                             : item.pending_init > 0;
   if (!waits && item.frame == 0) roots_.push_back(i);
   if (!waits && item.frame != 0) {
     return errors::InvalidArgument("Node '", n->name(), "' is inside loop '", frames_[item.frame].name,

@@ -36,15 +36,15 @@ struct NodeItem {
   NodeKind kind = NodeKind::kOrdinary;
   bool is_async = false;
   bool expensive = false;
-  int frame = 0;         // the frame template this node runs in
-  int local = 0;         // index within its frame
+  int frame = 0;  // the frame template this node runs in
+  int local = 0;  // index within its frame
   int num_inputs = 0;
-  int input_start = 0;   // offset of its inputs within an iteration's slot array
-  int pending_init = 0;  // data + control inputs (for a Merge: control inputs only)
+  int input_start = 0;           // offset of its inputs within an iteration's slot array
+  int pending_init = 0;          // data + control inputs (for a Merge: control inputs only)
   int merge_forward_inputs = 0;  // Merge: data inputs that are not back edges
-  int child_frame = -1;  // Enter: the frame it enters
+  int child_frame = -1;          // Enter: the frame it enters
   bool constant_enter = false;
-  int exit_index = -1;   // Exit: its index in its frame's exits
+  int exit_index = -1;                // Exit: its index in its frame's exits
   std::vector<uint8_t> input_is_ref;  // 1 where the kernel takes the variable itself
   std::vector<OutEdge> out;
 };
@@ -87,8 +87,8 @@ class ExecutorImpl : public Executor {
   ExecutorParams params_;
   std::vector<NodeItem> items_;
   std::unique_ptr<std::atomic<int64_t>[]> cost_ns_;  // per item; kUnmeasured until it ran
-  std::vector<FrameInfo> frames_;  // frames_[0] is the root
-  std::vector<int> roots_;         // root-frame items with nothing to wait for
+  std::vector<FrameInfo> frames_;                    // frames_[0] is the root
+  std::vector<int> roots_;                           // root-frame items with nothing to wait for
   bool has_loops_ = false;
 
  private:

@@ -239,9 +239,9 @@ class ExecutorState : public std::enable_shared_from_this<ExecutorState> {
     if (item.expensive) {
       const auto t0 = std::chrono::steady_clock::now();
       item.kernel->Compute(&ctx);
-      impl_->RecordCost(task.item, std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                       std::chrono::steady_clock::now() - t0)
-                                       .count());
+      impl_->RecordCost(
+          task.item,
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
     } else {
       item.kernel->Compute(&ctx);
     }
@@ -331,8 +331,7 @@ class ExecutorState : public std::enable_shared_from_this<ExecutorState> {
         Deliver(item, frame, iter + 1, outputs, ready);
         return;
       }
-      default:
-        Deliver(item, frame, iter, outputs, ready, node_dead);
+      default: Deliver(item, frame, iter, outputs, ready, node_dead);
     }
   }
 

@@ -167,10 +167,17 @@ class TestPassOp : public OpKernel {
 inline void RegisterStepProbeOps() {
   static std::once_flag once;
   std::call_once(once, [] {
-    RegisterOp(OpDefBuilder("TestBlock").Output("y: dtype").Attr("dtype: type = DT_FLOAT").SetShapeFn(ScalarShape)
+    RegisterOp(OpDefBuilder("TestBlock")
+                   .Output("y: dtype")
+                   .Attr("dtype: type = DT_FLOAT")
+                   .SetShapeFn(ScalarShape)
                    .SetIsStateful());
     RegisterKernel<TestBlockOp>(KernelBuilder("TestBlock"));
-    RegisterOp(OpDefBuilder("TestPass").Input("x: T").Output("y: T").Attr("T: type").SetShapeFn(UnchangedShape)
+    RegisterOp(OpDefBuilder("TestPass")
+                   .Input("x: T")
+                   .Output("y: T")
+                   .Attr("T: type")
+                   .SetShapeFn(UnchangedShape)
                    .SetIsStateful());
     RegisterKernel<TestPassOp>(KernelBuilder("TestPass"));
   });

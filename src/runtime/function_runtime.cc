@@ -63,8 +63,8 @@ class FunctionLibraryRuntimeImpl : public FunctionLibraryRuntime,
     };
     StatusOr<std::unique_ptr<Executor>> ex = Executor::Create(std::move(params), std::move(graph));
     if (!ex.ok()) return errors::Annotate(ex.status(), absl::StrCat("Function '", name, "': "));
-    return std::shared_ptr<const InstantiatedFunction>(std::make_shared<Function>(
-        name, std::move(args), std::move(rets), std::move(ex).value(), shared_from_this()));
+    return std::shared_ptr<const InstantiatedFunction>(
+        std::make_shared<Function>(name, std::move(args), std::move(rets), std::move(ex).value(), shared_from_this()));
   }
 
  private:

@@ -109,8 +109,8 @@ struct PartResult {
 // Runs every partition of one step with a shared rendezvous (`rendezvous`, or a fresh local one);
 // `statuses` gets each partition's own status. Returns the first error.
 Status RunStep(const Partitioned& p, const std::vector<Tensor>& feeds, std::vector<Tensor>* fetches,
-           std::vector<Status>* statuses = nullptr, Rendezvous* rendezvous = nullptr,
-           const std::vector<bool>& skip = {}) {
+               std::vector<Status>* statuses = nullptr, Rendezvous* rendezvous = nullptr,
+               const std::vector<bool>& skip = {}) {
   static std::atomic<int64_t> next_step{1};
   LocalRendezvous local;
   Rendezvous* r = rendezvous != nullptr ? rendezvous : &local;
@@ -224,10 +224,10 @@ TEST_F(PartitionRunTest, ArithmeticAcrossTwoDevices) {
   GraphBuilder ps = Ps(), worker = Worker();
   NodeOut x = worker.Op("Placeholder", {}, {{"dtype", DT_FLOAT}, {"shape", PartialTensorShape{3}}}, "x");
   NodeOut w = ps.Const(Vec({2, 3, 4}), "w");
-  NodeOut y = ps.Op("Mul", {x, w}, {}, "y");             // x crosses to ps
-  NodeOut z = worker.Op("AddV2", {y, x}, {}, "z");       // y crosses back
-  NodeOut y2 = worker.Op("Square", {y}, {}, "y2");       // the same tensor, the same pair
-  NodeOut sum = ps.Op("AddN", {z, y2, w}, {}, "sum");    // two tensors to ps
+  NodeOut y = ps.Op("Mul", {x, w}, {}, "y");           // x crosses to ps
+  NodeOut z = worker.Op("AddV2", {y, x}, {}, "z");     // y crosses back
+  NodeOut y2 = worker.Op("Square", {y}, {}, "y2");     // the same tensor, the same pair
+  NodeOut sum = ps.Op("AddN", {z, y2, w}, {}, "sum");  // two tensors to ps
   ASSERT_TRUE(ps.ok() && worker.ok()) << ps.status() << worker.status();
   std::vector<Tensor> out = RunBoth({{"x", Vec({1, -2, 0.5})}}, {"z", "sum", "y"});
   ASSERT_EQ(out.size(), 3u);

@@ -4,11 +4,16 @@ namespace dflow {
 
 bool IsValidDType(int v) {
   switch (v) {
-    case DT_FLOAT: case DT_DOUBLE: case DT_INT32: case DT_UINT8: case DT_STRING:
-    case DT_INT64: case DT_BOOL: case DT_RESOURCE: case DT_VARIANT:
-      return true;
-    default:
-      return false;
+    case DT_FLOAT:
+    case DT_DOUBLE:
+    case DT_INT32:
+    case DT_UINT8:
+    case DT_STRING:
+    case DT_INT64:
+    case DT_BOOL:
+    case DT_RESOURCE:
+    case DT_VARIANT: return true;
+    default: return false;
   }
 }
 

@@ -75,8 +75,8 @@ Status MemoryBudget::Charge(int64_t bytes) {
   for (;;) {
     if (limit > 0 && (bytes > limit || used > limit - bytes)) {
       return errors::ResourceExhausted("Allocating ", HumanReadableBytes(bytes),
-                                       " would exceed this task's memory budget for steps (",
-                                       HumanReadableBytes(limit), ", of which ", HumanReadableBytes(used),
+                                       " would exceed this task's memory budget for steps (", HumanReadableBytes(limit),
+                                       ", of which ", HumanReadableBytes(used),
                                        " in use; set with --step_memory_limit)");
     }
     if (in_use_.compare_exchange_weak(used, used + bytes, std::memory_order_relaxed)) break;

@@ -123,7 +123,8 @@ StatusOr<std::string> SerializeNpy(const Tensor& t) {
     default: return errors::InvalidArgument("Cannot write a ", DTypeString(t.dtype()), " tensor as .npy");
   }
   std::string shape;
-  for (int i = 0; i < t.dims(); ++i) absl::StrAppend(&shape, t.dim_size(i), t.dims() == 1 ? "," : (i + 1 < t.dims() ? ", " : ""));
+  for (int i = 0; i < t.dims(); ++i)
+    absl::StrAppend(&shape, t.dim_size(i), t.dims() == 1 ? "," : (i + 1 < t.dims() ? ", " : ""));
   std::string header = absl::StrCat("{'descr': '", descr, "', 'fortran_order': False, 'shape': (", shape, "), }");
   size_t total = kMagicLen + 4 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');

@@ -60,8 +60,7 @@ TEST(NpyTest, RejectsMalformedFilesWithClearErrors) {
   EXPECT_THAT(err("hello"), HasSubstr("magic"));
   EXPECT_THAT(err(Header("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }") + "abcd"),
               HasSubstr("unsupported element type"));
-  EXPECT_THAT(err(Header("{'descr': '<f4', 'fortran_order': True, 'shape': (1,), }") + "abcd"),
-              HasSubstr("Fortran"));
+  EXPECT_THAT(err(Header("{'descr': '<f4', 'fortran_order': True, 'shape': (1,), }") + "abcd"), HasSubstr("Fortran"));
   EXPECT_THAT(err(Header("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }") + "abcd"),
               HasSubstr("needs 8 data bytes but 4"));
   EXPECT_THAT(err(Header("{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000000, 1000000000), }")),

@@ -8,7 +8,7 @@
 namespace dflow {
 
 struct ResourceHandle {
-  std::string device;     // full device name that holds the resource
+  std::string device;  // full device name that holds the resource
   std::string container;
   std::string name;
   std::string type_name;  // what kind of resource ("Var", "FIFOQueue", ...), for error messages

@@ -243,8 +243,8 @@ std::string Tensor::ToString() const {
 }
 
 std::string Tensor::DebugString() const {
-  return absl::StrCat("Tensor<type: ", DTypeString(dtype_), " shape: ", shape_.DebugString(),
-                      " values: ", ToString(), ">");
+  return absl::StrCat("Tensor<type: ", DTypeString(dtype_), " shape: ", shape_.DebugString(), " values: ", ToString(),
+                      ">");
 }
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.ToString(); }

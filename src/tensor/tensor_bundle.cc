@@ -12,7 +12,7 @@
 namespace dflow {
 namespace {
 
-constexpr int kBundleVersion = 1;     // TensorFlow's kTensorBundleVersion
+constexpr int kBundleVersion = 1;  // TensorFlow's kTensorBundleVersion
 constexpr size_t kBufferBytes = 1 << 20;
 
 bool SupportedDType(DType t) {
@@ -23,10 +23,8 @@ bool SupportedDType(DType t) {
     case DT_UINT8:
     case DT_STRING:
     case DT_INT64:
-    case DT_BOOL:
-      return true;
-    default:
-      return false;
+    case DT_BOOL: return true;
+    default: return false;
   }
 }
 
@@ -161,7 +159,8 @@ Status BundleWriter::AddSlice(absl::string_view full_name, const TensorShape& fu
                               const Tensor& slice_tensor) {
   if (!status_.ok()) return status_;
   auto slice_shape = slice.SliceShape(full_shape);
-  if (!slice_shape.ok()) return status_ = errors::Annotate(slice_shape.status(), absl::StrCat("Saving ", full_name, ": "));
+  if (!slice_shape.ok())
+    return status_ = errors::Annotate(slice_shape.status(), absl::StrCat("Saving ", full_name, ": "));
   if (*slice_shape != slice_tensor.shape()) {
     return status_ = errors::InvalidArgument("Saving ", full_name, ": slice '", slice.DebugString(), "' of shape ",
                                              full_shape.DebugString(), " has shape ", slice_shape->DebugString(),
@@ -230,8 +229,8 @@ Status MergeBundles(Env* env, const std::vector<std::string>& prefixes, const st
       }
       if (it->second.slices_size() == 0 || e.slices_size() == 0 || it->second.dtype() != e.dtype() ||
           it->second.shape().SerializeAsString() != e.shape().SerializeAsString()) {
-        return errors::InvalidArgument("Duplicate tensor keyed by ", name, " encountered, when merging prefix: ",
-                                       prefix);
+        return errors::InvalidArgument("Duplicate tensor keyed by ", name,
+                                       " encountered, when merging prefix: ", prefix);
       }
       for (const auto& sp : e.slices()) {
         ASSIGN_OR_RETURN(TensorSlice sl, TensorSlice::FromProto(sp));

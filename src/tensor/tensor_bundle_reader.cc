@@ -20,10 +20,8 @@ bool ReadableDType(int t) {
     case DT_UINT8:
     case DT_STRING:
     case DT_INT64:
-    case DT_BOOL:
-      return true;
-    default:
-      return false;
+    case DT_BOOL: return true;
+    default: return false;
   }
 }
 
@@ -280,8 +278,8 @@ StatusOr<Tensor> BundleReader::LookupSlice(absl::string_view name, const TensorS
     auto stored = TensorSlice::FromProto(sp);
     StatusOr<TensorSlice> resolved = stored.ok() ? stored->Resolve(full) : stored.status();
     if (!resolved.ok()) {
-      return errors::DataLoss("Checkpoint ", prefix_, ": tensor '", name, "' lists a bad slice: ",
-                              resolved.status().message());
+      return errors::DataLoss("Checkpoint ", prefix_, ": tensor '", name,
+                              "' lists a bad slice: ", resolved.status().message());
     }
     for (const TensorSlice& other : seen) {
       TensorSlice overlap;
@@ -293,8 +291,11 @@ StatusOr<Tensor> BundleReader::LookupSlice(absl::string_view name, const TensorS
     seen.push_back(*resolved);
     TensorSlice box;
     if (!resolved->Intersect(want, &box)) continue;
-    Part part{*stored, *resolved, EncodeTensorNameSlice(name, *stored),
-              absl::StrCat(name, "[", stored->DebugString(), "]"), {}};
+    Part part{*stored,
+              *resolved,
+              EncodeTensorNameSlice(name, *stored),
+              absl::StrCat(name, "[", stored->DebugString(), "]"),
+              {}};
     auto se = GetEntry(part.key);
     if (!se.ok()) {
       return errors::DataLoss("Checkpoint ", prefix_, ": slice ", stored->DebugString(), " of tensor '", name,

@@ -61,11 +61,15 @@ TEST(TensorSliceTest, ParsesAndResolves) {
 TEST(TensorSliceTest, EncodesSliceKeysAsTensorFlow) {
   TensorSlice s = TensorSlice::Parse("0,2:-").value();
   // 0 -> "\x00"; "ab" -> "ab\x00\x01"; rank 2 -> "\x01\x02"; 0 -> 0x80; 2 -> 0x82; 0 -> 0x80; -1 -> 0x7f.
-  EXPECT_EQ(EncodeTensorNameSlice("ab", s), std::string("\x00" "ab\x00\x01\x01\x02\x80\x82\x80\x7f", 11));
+  EXPECT_EQ(EncodeTensorNameSlice("ab", s), std::string("\x00"
+                                                        "ab\x00\x01\x01\x02\x80\x82\x80\x7f",
+                                                        11));
   // 100 needs two bytes: sign 1, one size bit 1, delimiter 0, then 100 -> 0xc0 0x64.
   TensorSlice big = TensorSlice::FromBox({100}, {1});
   EXPECT_EQ(EncodeTensorNameSlice("", big), std::string("\x00\x00\x01\x01\x01\xc0\x64\x81", 8));
-  EXPECT_EQ(EncodeTensorNameSlice("a\xff", TensorSlice(0)), std::string("\x00" "a\xff\x00\x00\x01\x00", 7));
+  EXPECT_EQ(EncodeTensorNameSlice("a\xff", TensorSlice(0)), std::string("\x00"
+                                                                        "a\xff\x00\x00\x01\x00",
+                                                                        7));
 }
 
 TEST(BundleTest, ReadsTensorFlowsCheckpoint) {
@@ -112,14 +116,15 @@ TEST(BundleTest, RoundTripsEveryDType) {
   tensors.emplace_back("i64", Tensor::FromValues<int64_t>({int64_t{1} << 40}, {1, 1}).value());
   tensors.emplace_back("u8", Tensor::FromValues<uint8_t>({0, 255}, {2}).value());
   tensors.emplace_back("bool", Tensor::FromValues<bool>({true, false, true}, {3}).value());
-  tensors.emplace_back("s", Tensor::FromValues<std::string>({"", std::string("a\0b", 3), std::string(300, 'x')}, {3}).value());
+  tensors.emplace_back(
+      "s", Tensor::FromValues<std::string>({"", std::string("a\0b", 3), std::string(300, 'x')}, {3}).value());
   tensors.emplace_back("empty", Tensor(DT_FLOAT, TensorShape({0, 4})));
   tensors.emplace_back("empty_s", Tensor(DT_STRING, TensorShape({0})));
   {
     BundleWriter w(Env::Default(), prefix);
     for (const auto& [k, t] : tensors) ASSERT_TRUE(w.Add(k, t).ok()) << k;
     EXPECT_EQ(w.Add("f", tensors[0].second).code(), absl::StatusCode::kInvalidArgument);  // duplicate
-    EXPECT_EQ(w.Finish().code(), absl::StatusCode::kInvalidArgument);  // the error sticks
+    EXPECT_EQ(w.Finish().code(), absl::StatusCode::kInvalidArgument);                     // the error sticks
   }
   EXPECT_FALSE(Env::Default()->FileExists(prefix + ".index"));
   BundleWriter w(Env::Default(), prefix);
@@ -249,7 +254,8 @@ TEST(BundleTest, SurvivesEveryMutationOfTheIndexFile) {
     BundleWriter w(Env::Default(), p);
     ASSERT_TRUE(w.Add("a", Floats({1, 2, 3}, {3})).ok());
     ASSERT_TRUE(w.AddSlice("p", {4, 2}, TensorSlice::Parse("0,1:-").value(), Floats({5, 6}, {1, 2})).ok());
-    ASSERT_TRUE(w.AddSlice("p", {4, 2}, TensorSlice::Parse("1,3:-").value(), Floats({7, 8, 9, 10, 11, 12}, {3, 2})).ok());
+    ASSERT_TRUE(
+        w.AddSlice("p", {4, 2}, TensorSlice::Parse("1,3:-").value(), Floats({7, 8, 9, 10, 11, 12}, {3, 2})).ok());
     ASSERT_TRUE(w.Add("s", Tensor::FromValues<std::string>({"x", "yz"}, {2}).value()).ok());
     ASSERT_TRUE(w.Finish().ok());
   }

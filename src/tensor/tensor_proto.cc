@@ -42,30 +42,17 @@ void FillFrom(const Src& vals, int64_t n, T* out, Conv conv) {
 
 void FillTyped(const proto::TensorProto& p, int64_t n, Tensor* t) {
   switch (t->dtype()) {
-    case DT_FLOAT:
-      FillFrom(p.float_val(), n, t->data<float>(), [](float v) { return v; });
-      break;
-    case DT_DOUBLE:
-      FillFrom(p.double_val(), n, t->data<double>(), [](double v) { return v; });
-      break;
-    case DT_INT32:
-      FillFrom(p.int_val(), n, t->data<int32_t>(), [](int32_t v) { return v; });
-      break;
+    case DT_FLOAT: FillFrom(p.float_val(), n, t->data<float>(), [](float v) { return v; }); break;
+    case DT_DOUBLE: FillFrom(p.double_val(), n, t->data<double>(), [](double v) { return v; }); break;
+    case DT_INT32: FillFrom(p.int_val(), n, t->data<int32_t>(), [](int32_t v) { return v; }); break;
     case DT_UINT8:
       // TensorFlow stores uint8 values in int_val and truncates them the same way.
       FillFrom(p.int_val(), n, t->data<uint8_t>(), [](int32_t v) { return static_cast<uint8_t>(v); });
       break;
-    case DT_INT64:
-      FillFrom(p.int64_val(), n, t->data<int64_t>(), [](int64_t v) { return v; });
-      break;
-    case DT_BOOL:
-      FillFrom(p.bool_val(), n, t->data<bool>(), [](bool v) { return v; });
-      break;
-    case DT_STRING:
-      FillFrom(p.string_val(), n, t->data<std::string>(), [](const std::string& v) { return v; });
-      break;
-    default:
-      break;
+    case DT_INT64: FillFrom(p.int64_val(), n, t->data<int64_t>(), [](int64_t v) { return v; }); break;
+    case DT_BOOL: FillFrom(p.bool_val(), n, t->data<bool>(), [](bool v) { return v; }); break;
+    case DT_STRING: FillFrom(p.string_val(), n, t->data<std::string>(), [](const std::string& v) { return v; }); break;
+    default: break;
   }
 }
 
@@ -74,14 +61,12 @@ void FillTyped(const proto::TensorProto& p, int64_t n, Tensor* t) {
 StatusOr<PartialTensorShape> PartialShapeFromProto(const proto::TensorShapeProto& p) {
   if (p.unknown_rank()) {
     if (p.dim_size() > 0) {
-      return errors::InvalidArgument("TensorShapeProto has unknown_rank set but also ", p.dim_size(),
-                                     " dimensions");
+      return errors::InvalidArgument("TensorShapeProto has unknown_rank set but also ", p.dim_size(), " dimensions");
     }
     return PartialTensorShape::UnknownRank();
   }
   if (p.dim_size() > kMaxRank) {
-    return errors::InvalidArgument("TensorShapeProto has rank ", p.dim_size(), ", above the maximum rank ",
-                                   kMaxRank);
+    return errors::InvalidArgument("TensorShapeProto has rank ", p.dim_size(), ", above the maximum rank ", kMaxRank);
   }
   DimVector dims;
   for (int i = 0; i < p.dim_size(); ++i) {
@@ -95,8 +80,7 @@ StatusOr<PartialTensorShape> PartialShapeFromProto(const proto::TensorShapeProto
 StatusOr<TensorShape> ShapeFromProto(const proto::TensorShapeProto& p) {
   if (p.unknown_rank()) return errors::InvalidArgument("TensorShapeProto has unknown rank; a known shape is needed");
   if (p.dim_size() > kMaxRank) {
-    return errors::InvalidArgument("TensorShapeProto has rank ", p.dim_size(), ", above the maximum rank ",
-                                   kMaxRank);
+    return errors::InvalidArgument("TensorShapeProto has rank ", p.dim_size(), ", above the maximum rank ", kMaxRank);
   }
   TensorShape s;
   for (int i = 0; i < p.dim_size(); ++i) {
@@ -140,8 +124,7 @@ StatusOr<Tensor> TensorFromProto(const proto::TensorProto& p) {
     const int64_t want = n * elem;
     if (static_cast<int64_t>(p.tensor_content().size()) != want) {
       return errors::InvalidArgument("TensorProto of dtype ", DTypeString(dtype), " and shape ", shape.DebugString(),
-                                     " needs ", want, " bytes of tensor_content but has ",
-                                     p.tensor_content().size());
+                                     " needs ", want, " bytes of tensor_content but has ", p.tensor_content().size());
     }
     // The bytes are really in the proto, so the allocation is bounded by the proto's own size.
     ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(dtype, shape));
@@ -165,8 +148,7 @@ StatusOr<Tensor> TensorFromProto(const proto::TensorProto& p) {
     // The proto claims more values than it carries: bound what we allocate on its word.
     if (n > kMaxProtoTensorBytes / elem) {
       return errors::InvalidArgument("TensorProto of dtype ", DTypeString(dtype), " and shape ", shape.DebugString(),
-                                     " would expand ", given, " values to more than ", kMaxProtoTensorBytes,
-                                     " bytes");
+                                     " would expand ", given, " values to more than ", kMaxProtoTensorBytes, " bytes");
     }
   }
   ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(dtype, shape));

@@ -168,8 +168,8 @@ TEST(TensorProtoTest, TypedFieldsRepeatTheLastValue) {
 }
 
 TEST(TensorProtoTest, NoValuesMeansZeros) {
-  for (proto::DataType dt : {proto::DT_FLOAT, proto::DT_DOUBLE, proto::DT_INT32, proto::DT_UINT8, proto::DT_INT64,
-                             proto::DT_BOOL}) {
+  for (proto::DataType dt :
+       {proto::DT_FLOAT, proto::DT_DOUBLE, proto::DT_INT32, proto::DT_UINT8, proto::DT_INT64, proto::DT_BOOL}) {
     auto t = TensorFromProto(MakeProto(dt, {5}));
     ASSERT_TRUE(t.ok()) << t.status();
     ASSERT_EQ(t->NumElements(), 5);
@@ -247,8 +247,8 @@ TEST(TensorProtoTest, RejectsAbsurdFillsWithoutAllocating) {
 TEST(TensorProtoTest, RejectsUnsupportedDTypes) {
   proto::TensorProto p = MakeProto(proto::DT_INVALID, {1});
   ExpectInvalid(p, "dtype");
-  for (proto::DataType dt : {proto::DT_HALF, proto::DT_COMPLEX64, proto::DT_INT16, proto::DT_RESOURCE,
-                             proto::DT_FLOAT_REF}) {
+  for (proto::DataType dt :
+       {proto::DT_HALF, proto::DT_COMPLEX64, proto::DT_INT16, proto::DT_RESOURCE, proto::DT_FLOAT_REF}) {
     p = MakeProto(dt, {1});
     ExpectInvalid(p, "dtype");
   }

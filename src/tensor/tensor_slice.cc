@@ -114,8 +114,7 @@ bool TensorSlice::Intersect(const TensorSlice& other, TensorSlice* out) const {
   return true;
 }
 
-Status ParseShapeAndSlice(absl::string_view shape_and_slice, TensorShape* shape, TensorSlice* slice,
-                          bool* has_slice) {
+Status ParseShapeAndSlice(absl::string_view shape_and_slice, TensorShape* shape, TensorSlice* slice, bool* has_slice) {
   *shape = TensorShape();
   *slice = TensorSlice();
   *has_slice = false;
@@ -189,9 +188,8 @@ void WriteSignedNumIncreasing(std::string* dst, int64_t v) {
   const char sign = v < 0 ? '\xff' : '\0';
   buf[0] = buf[1] = sign;
   for (int i = 0; i < 8; ++i) buf[2 + i] = static_cast<char>((static_cast<uint64_t>(v) >> (56 - 8 * i)) & 0xff);
-  static const unsigned char kHeader[11][2] = {{0, 0},       {0x80, 0},    {0xc0, 0},    {0xe0, 0},
-                                               {0xf0, 0},    {0xf8, 0},    {0xfc, 0},    {0xfe, 0},
-                                               {0xff, 0},    {0xff, 0x80}, {0xff, 0xc0}};
+  static const unsigned char kHeader[11][2] = {{0, 0},    {0x80, 0}, {0xc0, 0}, {0xe0, 0},    {0xf0, 0},   {0xf8, 0},
+                                               {0xfc, 0}, {0xfe, 0}, {0xff, 0}, {0xff, 0x80}, {0xff, 0xc0}};
   char* begin = buf + 10 - len;
   begin[0] = static_cast<char>(begin[0] ^ kHeader[len][0]);
   begin[1] = static_cast<char>(begin[1] ^ kHeader[len][1]);
@@ -237,8 +235,8 @@ void CopySliceIntersection(const Tensor& src, const TensorSlice& src_slice, Tens
       std::string* to = dst->data<std::string>() + t;
       for (int64_t i = 0; i < run; ++i) to[i] = from[i];
     } else {
-      std::memcpy(static_cast<char*>(dst->raw_data()) + t * elem,
-                  static_cast<const char*>(src.raw_data()) + s * elem, run * elem);
+      std::memcpy(static_cast<char*>(dst->raw_data()) + t * elem, static_cast<const char*>(src.raw_data()) + s * elem,
+                  run * elem);
     }
     int d = rank - 2;
     for (; d >= 0; --d) {

@@ -57,8 +57,7 @@ class TensorSlice {
 
 // Splits "4 6 0,2:-" into the full shape and the slice; "" gives an empty shape and a rank-0
 // slice with *has_slice false. InvalidArgument names the string.
-Status ParseShapeAndSlice(absl::string_view shape_and_slice, TensorShape* shape, TensorSlice* slice,
-                          bool* has_slice);
+Status ParseShapeAndSlice(absl::string_view shape_and_slice, TensorShape* shape, TensorSlice* slice, bool* has_slice);
 
 // The key under which a bundle stores slice `slice` of tensor `name` (TensorFlow's
 // checkpoint::EncodeTensorNameSlice: OrderedCode 0, name, rank, then start and length of each

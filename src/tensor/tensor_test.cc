@@ -611,8 +611,7 @@ TEST(TensorPrintTest, Arrays) {
   EXPECT_EQ(Make<int32_t>({3, 7}, TensorShape{2}).ToString(), "[3 7]");
   EXPECT_EQ(Make<int32_t>({1, 2, 3, 4}, TensorShape{2, 2}).ToString(), "[[1 2] [3 4]]");
   EXPECT_EQ(Make<float>({1.5f, -2, 0.25f}, TensorShape{3}).ToString(), "[1.5 -2 0.25]");
-  EXPECT_EQ(Make<int32_t>({1, 2, 3, 4, 5, 6, 7, 8}, TensorShape{2, 2, 2}).ToString(),
-            "[[[1 2] [3 4]] [[5 6] [7 8]]]");
+  EXPECT_EQ(Make<int32_t>({1, 2, 3, 4, 5, 6, 7, 8}, TensorShape{2, 2, 2}).ToString(), "[[[1 2] [3 4]] [[5 6] [7 8]]]");
   EXPECT_EQ(Make<bool>({true, false}, TensorShape{2}).ToString(), "[True False]");
   EXPECT_EQ(Make<std::string>({"a", "bc"}, TensorShape{2}).ToString(), "[a bc]");
   EXPECT_EQ(Make<int32_t>({9}, TensorShape{1, 1}).ToString(), "[[9]]");
@@ -680,9 +679,17 @@ TEST(FormatNumberTest, SpecialValues) {
 }
 
 TEST(FormatNumberTest, FloatsRoundTripExactly) {
-  std::vector<float> cases = {0.1f, 0.2f, 1.0f / 3.0f, 123456789.0f, 1e-45f, 1.17549435e-38f,
-                              std::numeric_limits<float>::max(), std::numeric_limits<float>::lowest(),
-                              std::numeric_limits<float>::denorm_min(), 16777217.0f, 3.14159265f};
+  std::vector<float> cases = {0.1f,
+                              0.2f,
+                              1.0f / 3.0f,
+                              123456789.0f,
+                              1e-45f,
+                              1.17549435e-38f,
+                              std::numeric_limits<float>::max(),
+                              std::numeric_limits<float>::lowest(),
+                              std::numeric_limits<float>::denorm_min(),
+                              16777217.0f,
+                              3.14159265f};
   std::mt19937 rng(1234);
   for (int i = 0; i < 20000; ++i) {
     uint32_t bits = rng();
@@ -702,8 +709,8 @@ TEST(FormatNumberTest, FloatsRoundTripExactly) {
 }
 
 TEST(FormatNumberTest, DoublesRoundTripExactly) {
-  std::vector<double> cases = {0.1, 0.2, 0.1 + 0.2, 1.0 / 3.0, 1e300, 5e-324,
-                               std::numeric_limits<double>::max(), 2.0 / 7.0};
+  std::vector<double> cases = {0.1,      0.2, 0.1 + 0.2, 1.0 / 3.0, 1e300, 5e-324, std::numeric_limits<double>::max(),
+                               2.0 / 7.0};
   std::mt19937_64 rng(99);
   for (int i = 0; i < 20000; ++i) {
     uint64_t bits = rng();

@@ -38,8 +38,7 @@ bool ScalarOfTensor(const proto::TensorProto& t, double* out, bool* single_preci
     case proto::DT_INT64:
       if (t.int64_val_size() == 1) return *out = static_cast<double>(t.int64_val(0)), true;
       return from_content(int64_t{});
-    default:
-      return false;
+    default: return false;
   }
 }
 

@@ -45,9 +45,7 @@ class FileWriter::Impl {
     if (status_.ok()) thread_ = std::thread([this] { WriterLoop(); });
   }
 
-  ~Impl() {
-    Close().IgnoreError();
-  }
+  ~Impl() { Close().IgnoreError(); }
 
   double Now() const { return static_cast<double>(env_->NowMicros()) / 1e6; }
 
@@ -130,8 +128,8 @@ class FileWriter::Impl {
     Status s = env_->CreateDirs(logdir_);
     if (!s.ok()) return errors::Annotate(s, absl::StrCat("FileWriter: cannot create logdir ", logdir_, ": "));
     const int64_t seconds = env_->NowMicros() / 1000000;
-    const std::string base =
-        JoinPath(logdir_, absl::StrFormat("events.out.tfevents.%010d.%s%s", seconds, env_->HostName(), suffix));
+    const std::string base = JoinPath(logdir_, absl::StrFormat("events.out.tfevents.%010d.%s%s", seconds,
+                                                               env_->HostName(), suffix));
     {
       std::lock_guard<std::mutex> l(PathsMu());
       std::string candidate = base;
@@ -164,15 +162,13 @@ class FileWriter::Impl {
     auto next_flush = std::chrono::steady_clock::now() + flush_interval_;
     std::unique_lock<std::mutex> l(mu_);
     while (true) {
-      work_cv_.wait_until(l, next_flush,
-                          [&] { return stopping_ || !queue_.empty() || flush_target_ > flushed_; });
+      work_cv_.wait_until(l, next_flush, [&] { return stopping_ || !queue_.empty() || flush_target_ > flushed_; });
       std::deque<std::string> batch;
       batch.swap(queue_);
       space_cv_.notify_all();
       const uint64_t batch_end = enqueued_;
       const bool ok = status_.ok();
-      const bool flush_now = stopping_ || flush_target_ > flushed_ ||
-                             std::chrono::steady_clock::now() >= next_flush;
+      const bool flush_now = stopping_ || flush_target_ > flushed_ || std::chrono::steady_clock::now() >= next_flush;
       l.unlock();
       Status s;
       if (ok) {

@@ -44,7 +44,8 @@ StatusOr<double> MaxGradientError(const std::vector<Tensor>& x_values, const Gra
   std::vector<NodeOut> xs;
   std::vector<std::string> x_names;
   for (size_t i = 0; i < x_values.size(); ++i) {
-    xs.push_back(b.Op("Placeholder", {}, {{"dtype", x_values[i].dtype()}, {"shape", PartialTensorShape(x_values[i].shape())}},
+    xs.push_back(b.Op("Placeholder", {},
+                      {{"dtype", x_values[i].dtype()}, {"shape", PartialTensorShape(x_values[i].shape())}},
                       absl::StrCat("x", i)));
     x_names.push_back(absl::StrCat(xs.back().node ? xs.back().node->name() : "?", ":0"));
   }

@@ -19,7 +19,8 @@ void RegisterTestOps() {
   static std::once_flag once;
   std::call_once(once, [] {
     RegisterAllOps();
-    RegisterOp(OpDefBuilder("GradTestNoGradient").Input("x: T").Output("y: T").Attr("T: type").SetShapeFn(UnchangedShape));
+    RegisterOp(
+        OpDefBuilder("GradTestNoGradient").Input("x: T").Output("y: T").Attr("T: type").SetShapeFn(UnchangedShape));
   });
 }
 

@@ -32,8 +32,8 @@ StatusOr<NodeOut> ResolveVariable(const NodeOut& v) {
 }
 
 StatusOr<std::vector<GradAndVar>> Optimizer::ComputeGradients(Graph* graph, NodeOut loss,
-                                                               const std::vector<NodeOut>& vars,
-                                                               const std::string& prefix) {
+                                                              const std::vector<NodeOut>& vars,
+                                                              const std::string& prefix) {
   if (loss.node == nullptr || loss.node->graph() != graph) {
     return errors::InvalidArgument(name_, ": the loss is null or belongs to another graph");
   }
@@ -49,8 +49,8 @@ StatusOr<std::vector<GradAndVar>> Optimizer::ComputeGradients(Graph* graph, Node
       return errors::InvalidArgument(name_, ": variable '", r.node->name(), "' belongs to another graph");
     }
     if (!IsFloating(ValueType(r))) {
-      return errors::InvalidArgument(name_, ": variable '", r.node->name(), "' has type ",
-                                     DTypeString(ValueType(r)), "; only float and double variables can be trained");
+      return errors::InvalidArgument(name_, ": variable '", r.node->name(), "' has type ", DTypeString(ValueType(r)),
+                                     "; only float and double variables can be trained");
     }
     resolved.push_back(r);
   }
@@ -102,9 +102,9 @@ StatusOr<Node*> Optimizer::ApplyGradients(Graph* graph, const std::vector<GradAn
       return errors::InvalidArgument(name_, ": the gradient of '", var.node->name(), "' belongs to another graph");
     }
     if (ValueType(gv.grad) != ValueType(var)) {
-      return errors::InvalidArgument(name_, ": the gradient '", Describe(gv.grad), "' of variable '",
-                                     var.node->name(), "' has type ", DTypeString(ValueType(gv.grad)),
-                                     ", the variable ", DTypeString(ValueType(var)));
+      return errors::InvalidArgument(name_, ": the gradient '", Describe(gv.grad), "' of variable '", var.node->name(),
+                                     "' has type ", DTypeString(ValueType(gv.grad)), ", the variable ",
+                                     DTypeString(ValueType(var)));
     }
     if (!gv.grad.node->output_shape(gv.grad.index).IsCompatibleWith(var.node->output_shape(var.index))) {
       return errors::InvalidArgument(name_, ": the gradient '", Describe(gv.grad), "' of shape ",
@@ -118,8 +118,8 @@ StatusOr<Node*> Optimizer::ApplyGradients(Graph* graph, const std::vector<GradAn
     pairs.push_back({gv.grad, var});
   }
   if (pairs.empty()) {
-    return errors::InvalidArgument(name_, ": no gradients provided for any variable: [",
-                                   absl::StrJoin(names, ", "), "]");
+    return errors::InvalidArgument(name_, ": no gradients provided for any variable: [", absl::StrJoin(names, ", "),
+                                   "]");
   }
   if (global_step.node != nullptr) {
     if (global_step.node->graph() != graph) {
@@ -190,9 +190,8 @@ StatusOr<Node*> Optimizer::ApplyGradients(Graph* graph, const std::vector<GradAn
   return AddExact(graph, std::move(inc));
 }
 
-StatusOr<Node*> Optimizer::Minimize(Graph* graph, NodeOut loss, const std::vector<NodeOut>& vars,
-                                    NodeOut global_step, const std::string& name,
-                                    const std::string& gradients_prefix) {
+StatusOr<Node*> Optimizer::Minimize(Graph* graph, NodeOut loss, const std::vector<NodeOut>& vars, NodeOut global_step,
+                                    const std::string& name, const std::string& gradients_prefix) {
   ASSIGN_OR_RETURN(std::vector<GradAndVar> gvs, ComputeGradients(graph, loss, vars, gradients_prefix));
   return ApplyGradients(graph, gvs, global_step, name);
 }

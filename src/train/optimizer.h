@@ -28,8 +28,8 @@ namespace dflow::optimizers {
 // A hyperparameter: a number, or a scalar tensor computed in the graph (a learning-rate schedule).
 class HyperParam {
  public:
-  HyperParam(double v) : value_(v) {}                       // NOLINT
-  HyperParam(NodeOut t) : tensor_(t), is_tensor_(true) {}   // NOLINT
+  HyperParam(double v) : value_(v) {}                      // NOLINT
+  HyperParam(NodeOut t) : tensor_(t), is_tensor_(true) {}  // NOLINT
   bool is_tensor() const { return is_tensor_; }
   double value() const { return value_; }
   NodeOut tensor() const { return tensor_; }
@@ -74,8 +74,8 @@ class Optimizer {
   // the updates. `name` is the exact name of that op and its name scope; empty: a unique name
   // made from name(). InvalidArgument when no pair has a gradient, or a grad does not match its
   // variable.
-  StatusOr<Node*> ApplyGradients(Graph* graph, const std::vector<GradAndVar>& grads_and_vars,
-                                 NodeOut global_step = {}, const std::string& name = "");
+  StatusOr<Node*> ApplyGradients(Graph* graph, const std::vector<GradAndVar>& grads_and_vars, NodeOut global_step = {},
+                                 const std::string& name = "");
 
   // ComputeGradients, then ApplyGradients.
   StatusOr<Node*> Minimize(Graph* graph, NodeOut loss, const std::vector<NodeOut>& vars, NodeOut global_step = {},

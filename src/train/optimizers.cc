@@ -24,8 +24,8 @@ StatusOr<Node*> GradientDescentOptimizer::ApplyDense(GraphBuilder* b, NodeOut gr
 
 // ---- Momentum ----
 
-MomentumOptimizer::MomentumOptimizer(HyperParam learning_rate, HyperParam momentum, bool use_nesterov,
-                                     bool use_locking, std::string name)
+MomentumOptimizer::MomentumOptimizer(HyperParam learning_rate, HyperParam momentum, bool use_nesterov, bool use_locking,
+                                     std::string name)
     : Optimizer(std::move(name), use_locking), lr_(learning_rate), momentum_(momentum), use_nesterov_(use_nesterov) {}
 
 Status MomentumOptimizer::CreateSlots(Graph* graph, const std::vector<NodeOut>& vars) {
@@ -47,7 +47,8 @@ StatusOr<Node*> MomentumOptimizer::ApplyDense(GraphBuilder* b, NodeOut grad, Nod
 
 AdagradOptimizer::AdagradOptimizer(HyperParam learning_rate, double initial_accumulator_value, bool use_locking,
                                    std::string name)
-    : Optimizer(std::move(name), use_locking), lr_(learning_rate),
+    : Optimizer(std::move(name), use_locking),
+      lr_(learning_rate),
       initial_accumulator_value_(initial_accumulator_value) {}
 
 Status AdagradOptimizer::CreateSlots(Graph* graph, const std::vector<NodeOut>& vars) {
@@ -67,8 +68,8 @@ StatusOr<Node*> AdagradOptimizer::ApplyDense(GraphBuilder* b, NodeOut grad, Node
 
 // ---- Adam ----
 
-AdamOptimizer::AdamOptimizer(HyperParam learning_rate, double beta1, double beta2, HyperParam epsilon,
-                             bool use_locking, std::string name)
+AdamOptimizer::AdamOptimizer(HyperParam learning_rate, double beta1, double beta2, HyperParam epsilon, bool use_locking,
+                             std::string name)
     : Optimizer(std::move(name), use_locking), lr_(learning_rate), beta1_(beta1), beta2_(beta2), epsilon_(epsilon) {}
 
 Status AdamOptimizer::CreateSlots(Graph* graph, const std::vector<NodeOut>& vars) {
@@ -101,8 +102,7 @@ StatusOr<Node*> AdamOptimizer::ApplyDense(GraphBuilder* b, NodeOut grad, NodeOut
   return AddApply(b, "ApplyAdam", {var, m, v, b1p, b2p, lr, beta1, beta2, epsilon, grad}, ApplyAttrs());
 }
 
-StatusOr<Node*> AdamOptimizer::Finish(GraphBuilder* scope, const std::vector<Node*>& updates,
-                                      const std::string& name) {
+StatusOr<Node*> AdamOptimizer::Finish(GraphBuilder* scope, const std::vector<Node*>& updates, const std::string& name) {
   // After every update: beta1_power *= beta1, beta2_power *= beta2, beside the variables.
   const DType t = ValueType(beta1_power_);
   GraphBuilder b = scope->WithControlInputs(updates).WithDevice(beta1_power_.node->requested_device());
@@ -121,10 +121,14 @@ StatusOr<Node*> AdamOptimizer::Finish(GraphBuilder* scope, const std::vector<Nod
 
 // ---- RMSProp ----
 
-RMSPropOptimizer::RMSPropOptimizer(HyperParam learning_rate, HyperParam decay, HyperParam momentum,
-                                   HyperParam epsilon, bool use_locking, bool centered, std::string name)
-    : Optimizer(std::move(name), use_locking), lr_(learning_rate), decay_(decay), momentum_(momentum),
-      epsilon_(epsilon), centered_(centered) {}
+RMSPropOptimizer::RMSPropOptimizer(HyperParam learning_rate, HyperParam decay, HyperParam momentum, HyperParam epsilon,
+                                   bool use_locking, bool centered, std::string name)
+    : Optimizer(std::move(name), use_locking),
+      lr_(learning_rate),
+      decay_(decay),
+      momentum_(momentum),
+      epsilon_(epsilon),
+      centered_(centered) {}
 
 Status RMSPropOptimizer::CreateSlots(Graph* graph, const std::vector<NodeOut>& vars) {
   for (const NodeOut& v : vars) {
@@ -152,11 +156,14 @@ StatusOr<Node*> RMSPropOptimizer::ApplyDense(GraphBuilder* b, NodeOut grad, Node
 
 // ---- Ftrl ----
 
-FtrlOptimizer::FtrlOptimizer(HyperParam learning_rate, HyperParam learning_rate_power,
-                             double initial_accumulator_value, HyperParam l1_regularization_strength,
-                             HyperParam l2_regularization_strength, bool use_locking, std::string name)
-    : Optimizer(std::move(name), use_locking), lr_(learning_rate), lr_power_(learning_rate_power),
-      initial_accumulator_value_(initial_accumulator_value), l1_(l1_regularization_strength),
+FtrlOptimizer::FtrlOptimizer(HyperParam learning_rate, HyperParam learning_rate_power, double initial_accumulator_value,
+                             HyperParam l1_regularization_strength, HyperParam l2_regularization_strength,
+                             bool use_locking, std::string name)
+    : Optimizer(std::move(name), use_locking),
+      lr_(learning_rate),
+      lr_power_(learning_rate_power),
+      initial_accumulator_value_(initial_accumulator_value),
+      l1_(l1_regularization_strength),
       l2_(l2_regularization_strength) {}
 
 Status FtrlOptimizer::CreateSlots(Graph* graph, const std::vector<NodeOut>& vars) {

@@ -22,8 +22,8 @@ class GradientDescentOptimizer : public Optimizer {
 // ApplyMomentum; slot "momentum" ("<var>/Momentum"), zeros.
 class MomentumOptimizer : public Optimizer {
  public:
-  MomentumOptimizer(HyperParam learning_rate, HyperParam momentum, bool use_nesterov = false,
-                    bool use_locking = false, std::string name = "Momentum");
+  MomentumOptimizer(HyperParam learning_rate, HyperParam momentum, bool use_nesterov = false, bool use_locking = false,
+                    std::string name = "Momentum");
 
  protected:
   Status CreateSlots(Graph* graph, const std::vector<NodeOut>& vars) override;
@@ -37,8 +37,8 @@ class MomentumOptimizer : public Optimizer {
 // ApplyAdagrad; slot "accumulator" ("<var>/Adagrad") starting at initial_accumulator_value (> 0).
 class AdagradOptimizer : public Optimizer {
  public:
-  explicit AdagradOptimizer(HyperParam learning_rate, double initial_accumulator_value = 0.1,
-                            bool use_locking = false, std::string name = "Adagrad");
+  explicit AdagradOptimizer(HyperParam learning_rate, double initial_accumulator_value = 0.1, bool use_locking = false,
+                            std::string name = "Adagrad");
 
  protected:
   Status CreateSlots(Graph* graph, const std::vector<NodeOut>& vars) override;

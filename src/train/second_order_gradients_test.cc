@@ -126,8 +126,9 @@ TEST(SecondOrderGradientTest, SoftmaxAndLosses) {
 TEST(SecondOrderGradientTest, ConvolutionAndPooling) {
   std::mt19937 rng(4);
   AttrMap conv = {{"strides", std::vector<int64_t>{1, 1, 1, 1}}, {"padding", "SAME"}};
-  AttrMap pool = {
-      {"ksize", std::vector<int64_t>{1, 2, 2, 1}}, {"strides", std::vector<int64_t>{1, 2, 2, 1}}, {"padding", "VALID"}};
+  AttrMap pool = {{"ksize", std::vector<int64_t>{1, 2, 2, 1}},
+                  {"strides", std::vector<int64_t>{1, 2, 2, 1}},
+                  {"padding", "VALID"}};
   EXPECT_LT(SecondOrderError({RandomTensor({1, 4, 4, 2}, &rng), RandomTensor({3, 3, 2, 2}, &rng)},
                              [&](GraphBuilder* b, const std::vector<NodeOut>& x) {
                                NodeOut y = b->Op("AvgPool", {b->Op("Conv2D", {x[0], x[1]}, conv)}, pool);

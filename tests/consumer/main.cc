@@ -55,7 +55,7 @@ int main() {
   // The generated message classes are public too.
   auto meta = train::ExportMetaGraph(root, nullptr);
   if (!meta.ok()) return Fail("exporting the meta graph", meta.status());
-  std::printf("consumer: y = [%g, %g], w = %g, meta graph of %d nodes\n", t.flat<float>()[0], t.flat<float>()[1],
-              w4, meta->graph_def().node_size());
+  std::printf("consumer: y = [%g, %g], w = %g, meta graph of %d nodes\n", t.flat<float>()[0], t.flat<float>()[1], w4,
+              meta->graph_def().node_size());
   return 0;
 }

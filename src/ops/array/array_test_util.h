@@ -18,8 +18,12 @@
 namespace dflow::testing {
 
 inline TensorShape S(std::initializer_list<int64_t> d) { return TensorShape(d); }
-inline Tensor I32(std::vector<int32_t> v) { return MakeTensor<int32_t>(v, TensorShape{static_cast<int64_t>(v.size())}); }
-inline Tensor I64(std::vector<int64_t> v) { return MakeTensor<int64_t>(v, TensorShape{static_cast<int64_t>(v.size())}); }
+inline Tensor I32(std::vector<int32_t> v) {
+  return MakeTensor<int32_t>(v, TensorShape{static_cast<int64_t>(v.size())});
+}
+inline Tensor I64(std::vector<int64_t> v) {
+  return MakeTensor<int64_t>(v, TensorShape{static_cast<int64_t>(v.size())});
+}
 
 // 0, 1, 2, ... (as T) in `shape`.
 template <typename T>
@@ -102,11 +106,11 @@ inline StatusOr<double> OpGradientError(const std::string& op, const std::vector
   });
 }
 
-#define EXPECT_GRAD_OK(expr, tol)                 \
-  do {                                            \
-    auto _err = (expr);                           \
-    ASSERT_TRUE(_err.ok()) << _err.status();      \
-    EXPECT_LT(*_err, (tol));                      \
+#define EXPECT_GRAD_OK(expr, tol)            \
+  do {                                       \
+    auto _err = (expr);                      \
+    ASSERT_TRUE(_err.ok()) << _err.status(); \
+    EXPECT_LT(*_err, (tol));                 \
   } while (0)
 
 }  // namespace dflow::testing

@@ -36,8 +36,8 @@ Status ReadIndexScalar(const Tensor& t, absl::string_view what, int64_t* out, bo
 
 Status CanonicalAxis(int64_t axis, int rank, absl::string_view what, int* out) {
   if (axis < -int64_t{rank} || axis >= rank) {
-    return errors::InvalidArgument(what, " ", axis, " is out of range for a tensor of rank ", rank,
-                                   " (it must be in [", -rank, ", ", rank, "))");
+    return errors::InvalidArgument(what, " ", axis, " is out of range for a tensor of rank ", rank, " (it must be in [",
+                                   -rank, ", ", rank, "))");
   }
   *out = static_cast<int>(axis < 0 ? axis + rank : axis);
   return absl::OkStatus();

@@ -57,20 +57,11 @@ bool VisitStorage(DType dtype, Fn&& fn) {
     return true;
   }
   switch (DTypeSize(dtype)) {
-    case 1:
-      fn.template operator()<uint8_t>();
-      return true;
-    case 2:
-      fn.template operator()<uint16_t>();
-      return true;
-    case 4:
-      fn.template operator()<uint32_t>();
-      return true;
-    case 8:
-      fn.template operator()<uint64_t>();
-      return true;
-    default:
-      return false;
+    case 1: fn.template operator()<uint8_t>(); return true;
+    case 2: fn.template operator()<uint16_t>(); return true;
+    case 4: fn.template operator()<uint32_t>(); return true;
+    case 8: fn.template operator()<uint64_t>(); return true;
+    default: return false;
   }
 }
 
@@ -122,8 +113,7 @@ inline DimVector Strides(const TensorShape& s) {
 // and may be zero (broadcasting) or negative (reversal); the caller keeps every address inside
 // `src`.
 template <typename E>
-void GatherBox(const E* src, int64_t start, absl::Span<const int64_t> dims, absl::Span<const int64_t> steps,
-               E* dst) {
+void GatherBox(const E* src, int64_t start, absl::Span<const int64_t> dims, absl::Span<const int64_t> steps, E* dst) {
   const int r = static_cast<int>(dims.size());
   int64_t total = 1;
   for (int64_t d : dims) total *= d;
@@ -153,8 +143,7 @@ void GatherBox(const E* src, int64_t start, absl::Span<const int64_t> dims, absl
 
 // The inverse of GatherBox: dst[start + sum_d i_d * steps[d]] = *src++ (no step may be zero).
 template <typename E>
-void ScatterBox(const E* src, absl::Span<const int64_t> dims, absl::Span<const int64_t> steps, int64_t start,
-                E* dst) {
+void ScatterBox(const E* src, absl::Span<const int64_t> dims, absl::Span<const int64_t> steps, int64_t start, E* dst) {
   const int r = static_cast<int>(dims.size());
   int64_t total = 1;
   for (int64_t d : dims) total *= d;

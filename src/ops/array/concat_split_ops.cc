@@ -117,8 +117,7 @@ StatusOr<std::vector<int64_t>> ResolveSplitSizes(const DimVector& sizes, int64_t
 
 enum class SplitKind { kEven, kSizes, kUnknownSizes };
 
-Status SplitShapeCommon(InferenceContext* c, int value_input, int dim_input, SplitKind kind,
-                        const DimVector& sizes) {
+Status SplitShapeCommon(InferenceContext* c, int value_input, int dim_input, SplitKind kind, const DimVector& sizes) {
   int64_t num_split = 0;
   RETURN_IF_ERROR(c->GetAttr("num_split", &num_split));
   PartialTensorShape dim_shape;
@@ -127,8 +126,8 @@ Status SplitShapeCommon(InferenceContext* c, int value_input, int dim_input, Spl
   int64_t axis = 0;
   ASSIGN_OR_RETURN(bool known_axis, ConstIndexScalar(c, dim_input, "split_dim", &axis));
   if (value.unknown_rank() || !known_axis) {
-    PartialTensorShape s =
-        value.unknown_rank() ? PartialTensorShape() : PartialTensorShape::UnknownOfRank(value.dims());
+    PartialTensorShape s = value.unknown_rank() ? PartialTensorShape()
+                                                : PartialTensorShape::UnknownOfRank(value.dims());
     if (value.dims() == 0) return errors::InvalidArgument("Can't split a scalar");
     for (int i = 0; i < c->num_outputs(); ++i) c->set_output(i, s);
     return absl::OkStatus();
@@ -142,7 +141,8 @@ Status SplitShapeCommon(InferenceContext* c, int value_input, int dim_input, Spl
     if (dim >= 0) {
       if (dim % num_split != 0) {
         return errors::InvalidArgument("Number of ways to split should evenly divide the split dimension, but got "
-                                       "split_dim ", a, " (size = ", dim, ") and num_split ", num_split);
+                                       "split_dim ",
+                                       a, " (size = ", dim, ") and num_split ", num_split);
       }
       pieces.assign(num_split, dim / num_split);
     }
@@ -190,8 +190,8 @@ class ConcatV2Op : public OpKernel {
                               " vs. shape[", i, "] = ", ShapeStr(t)));
       for (int d = 0; d < rank; ++d) {
         OP_REQUIRES(ctx, d == a || t.dim_size(d) == first.dim_size(d),
-                    KernelError(*this, "dimensions of inputs should match: shape[0] = ", ShapeStr(first),
-                                " vs. shape[", i, "] = ", ShapeStr(t)));
+                    KernelError(*this, "dimensions of inputs should match: shape[0] = ", ShapeStr(first), " vs. shape[",
+                                i, "] = ", ShapeStr(t)));
       }
       concat += t.dim_size(a);
       OP_REQUIRES(ctx, concat <= kMaxElements, KernelError(*this, "the output would have too many elements"));
@@ -316,9 +316,11 @@ class SplitOp : public OpKernel {
     const int64_t num_split = num_outputs();
     const int64_t dim = value.dim_size(a);
     OP_REQUIRES(ctx, dim % num_split == 0,
-                KernelError(*this, "Number of ways to split should evenly divide the split dimension, but got "
-                                   "split_dim ", a, " (size = ", dim, ") and num_split ", num_split,
-                            " for a value of shape ", ShapeStr(value)));
+                KernelError(*this,
+                            "Number of ways to split should evenly divide the split dimension, but got "
+                            "split_dim ",
+                            a, " (size = ", dim, ") and num_split ", num_split, " for a value of shape ",
+                            ShapeStr(value)));
     SplitInto(ctx, *this, value, a, std::vector<int64_t>(num_split, dim / num_split));
   }
 };
@@ -413,19 +415,40 @@ Status SplitVGrad(GradContext* c) {
 }  // namespace
 
 void RegisterConcatSplitOps() {
-  RegisterOp(OpDefBuilder("ConcatV2").Input("values: N * T").Input("axis: Tidx").Output("output: T")
-                 .Attr("N: int >= 2").Attr("T: type").Attr("Tidx: {int32, int64} = int32")
-                 .SetShapeFn(ConcatV2Shape).Doc("Concatenates tensors along one dimension."));
-  RegisterOp(OpDefBuilder("ConcatOffset").Input("concat_dim: int32").Input("shape: N * shape_type")
-                 .Output("offset: N * shape_type").Attr("N: int >= 2")
-                 .Attr("shape_type: {int32, int64} = int32").SetShapeFn(ConcatOffsetShape)
+  RegisterOp(OpDefBuilder("ConcatV2")
+                 .Input("values: N * T")
+                 .Input("axis: Tidx")
+                 .Output("output: T")
+                 .Attr("N: int >= 2")
+                 .Attr("T: type")
+                 .Attr("Tidx: {int32, int64} = int32")
+                 .SetShapeFn(ConcatV2Shape)
+                 .Doc("Concatenates tensors along one dimension."));
+  RegisterOp(OpDefBuilder("ConcatOffset")
+                 .Input("concat_dim: int32")
+                 .Input("shape: N * shape_type")
+                 .Output("offset: N * shape_type")
+                 .Attr("N: int >= 2")
+                 .Attr("shape_type: {int32, int64} = int32")
+                 .SetShapeFn(ConcatOffsetShape)
                  .Doc("The offset of each input of a concatenation within its output (for gradients)."));
-  RegisterOp(OpDefBuilder("Split").Input("split_dim: int32").Input("value: T").Output("output: num_split * T")
-                 .Attr("num_split: int >= 1").Attr("T: type").SetShapeFn(SplitShape)
+  RegisterOp(OpDefBuilder("Split")
+                 .Input("split_dim: int32")
+                 .Input("value: T")
+                 .Output("output: num_split * T")
+                 .Attr("num_split: int >= 1")
+                 .Attr("T: type")
+                 .SetShapeFn(SplitShape)
                  .Doc("Splits a tensor into num_split equal pieces along split_dim."));
-  RegisterOp(OpDefBuilder("SplitV").Input("value: T").Input("size_splits: Tlen").Input("split_dim: int32")
-                 .Output("output: num_split * T").Attr("num_split: int >= 1").Attr("T: type")
-                 .Attr("Tlen: {int32, int64} = int64").SetShapeFn(SplitVShape)
+  RegisterOp(OpDefBuilder("SplitV")
+                 .Input("value: T")
+                 .Input("size_splits: Tlen")
+                 .Input("split_dim: int32")
+                 .Output("output: num_split * T")
+                 .Attr("num_split: int >= 1")
+                 .Attr("T: type")
+                 .Attr("Tlen: {int32, int64} = int64")
+                 .SetShapeFn(SplitVShape)
                  .Doc("Splits a tensor into pieces of the given sizes (one may be -1) along split_dim."));
   RegisterKernel<ConcatV2Op>(KernelBuilder("ConcatV2"));
   RegisterKernel<ConcatOffsetOp>(KernelBuilder("ConcatOffset"));

@@ -49,8 +49,8 @@ TEST(ConcatV2Test, HandComputed) {
   ExpectValues<std::string>(Eval("ConcatV2", {MakeTensor<std::string>({"a"}, S({1})),
                                               MakeTensor<std::string>({"b", "c"}, S({2})), Tensor(int32_t{0})}),
                             {"a", "b", "c"}, S({3}));
-  ExpectValues<bool>(Eval("ConcatV2", {MakeTensor<bool>({true}, S({1})), MakeTensor<bool>({false}, S({1})),
-                                       Tensor(int32_t{0})}),
+  ExpectValues<bool>(Eval("ConcatV2",
+                          {MakeTensor<bool>({true}, S({1})), MakeTensor<bool>({false}, S({1})), Tensor(int32_t{0})}),
                      {true, false}, S({2}));
   ExpectValues<int32_t>(Eval("ConcatV2", {Tensor(DT_INT32, S({0, 3})), Iota<int32_t>(S({1, 3})), Tensor(int32_t{0})}),
                         {0, 1, 2}, S({1, 3}));
@@ -157,7 +157,8 @@ TEST(SplitTest, HandComputed) {
   ASSERT_EQ(out.size(), 2u);
   ExpectValues<float>(out[1], {6, 7, 8, 9, 10, 11}, S({1, 6}));
   EXPECT_TRUE(out[1].SharesBufferWith(x));
-  out = EvalAll("Split", {Tensor(int32_t{-1}), MakeTensor<std::string>({"a", "b"}, S({2}))}, {{"num_split", int64_t{2}}});
+  out = EvalAll("Split", {Tensor(int32_t{-1}), MakeTensor<std::string>({"a", "b"}, S({2}))},
+                {{"num_split", int64_t{2}}});
   ASSERT_EQ(out.size(), 2u);
   ExpectValues<std::string>(out[1], {"b"}, S({1}));
 }
@@ -222,9 +223,11 @@ TEST(ConcatSplitGradTest, ConcatV2StaticAndDynamic) {
   EXPECT_GRAD_OK(OpGradientError("ConcatV2", {Doubles(S({1, 3})), Doubles(S({2, 3})), Tensor(int64_t{-2})}, {0, 1}),
                  1e-8);
   // Inputs of unknown static shape take the ConcatOffset + Slice path.
-  auto err = MaxGradientError({Doubles(S({2, 3})), Doubles(S({4, 3}))}, [](GraphBuilder* b, const std::vector<NodeOut>& x) {
+  auto err = MaxGradientError({Doubles(S({2, 3})), Doubles(S({4, 3}))}, [](GraphBuilder* b,
+                                                                           const std::vector<NodeOut>& x) {
     std::vector<NodeOut> hidden;
-    for (const NodeOut& v : x) hidden.push_back(b->Op("PlaceholderWithDefault", {v}, {{"shape", PartialTensorShape()}}));
+    for (const NodeOut& v : x)
+      hidden.push_back(b->Op("PlaceholderWithDefault", {v}, {{"shape", PartialTensorShape()}}));
     hidden.push_back(b->Scalar(DT_INT32, 0));
     return std::vector<NodeOut>{b->Op("ConcatV2", hidden)};
   });
@@ -235,13 +238,15 @@ TEST(ConcatSplitGradTest, ConcatV2StaticAndDynamic) {
 TEST(ConcatSplitGradTest, SplitAndSplitV) {
   EXPECT_GRAD_OK(OpGradientError("Split", {Tensor(int32_t{1}), Doubles(S({2, 4}))}, {1}, {{"num_split", int64_t{2}}}),
                  1e-8);
-  EXPECT_GRAD_OK(
-      OpGradientError("SplitV", {Doubles(S({5, 2})), I64({2, -1, 1}), Tensor(int32_t{0})}, {0}, {{"num_split", int64_t{3}}}),
-      1e-8);
-  // Only one piece used: the others get zeros.
-  EXPECT_GRAD_OK(OpGradientError("Split", {Tensor(int32_t{0}), Doubles(S({3, 2}))}, {1}, {{"num_split", int64_t{3}}}, 1),
+  EXPECT_GRAD_OK(OpGradientError("SplitV", {Doubles(S({5, 2})), I64({2, -1, 1}), Tensor(int32_t{0})}, {0},
+                                 {{"num_split", int64_t{3}}}),
                  1e-8);
-  EXPECT_GRAD_OK(OpGradientError("Split", {Tensor(int32_t{0}), Floats(S({4}))}, {1}, {{"num_split", int64_t{2}}}), 1e-3);
+  // Only one piece used: the others get zeros.
+  EXPECT_GRAD_OK(OpGradientError("Split", {Tensor(int32_t{0}), Doubles(S({3, 2}))}, {1}, {{"num_split", int64_t{3}}},
+                                 1),
+                 1e-8);
+  EXPECT_GRAD_OK(OpGradientError("Split", {Tensor(int32_t{0}), Floats(S({4}))}, {1}, {{"num_split", int64_t{2}}}),
+                 1e-3);
 }
 
 }  // namespace

@@ -28,7 +28,8 @@ class PlaceholderOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     ctx->SetStatus(errors::InvalidArgument("You must feed a value for placeholder tensor '", name(), "' with dtype ",
                                            DTypeString(output_type(0)),
-                                           shape_.unknown_rank() ? std::string() : " and shape " + shape_.DebugString()));
+                                           shape_.unknown_rank() ? std::string()
+                                                                 : " and shape " + shape_.DebugString()));
   }
 
  private:
@@ -74,15 +75,31 @@ Status PlaceholderWithDefaultShape(InferenceContext* c) {
 }  // namespace
 
 void RegisterConstOps() {
-  RegisterOp(OpDefBuilder("Const").Output("output: dtype").Attr("value: tensor").Attr("dtype: type")
-                 .SetShapeFn(ConstShape).Doc("A constant tensor."));
-  RegisterOp(OpDefBuilder("Placeholder").Output("output: dtype").Attr("dtype: type").Attr("shape: shape = unknown")
-                 .SetShapeFn(PlaceholderShape).Doc("A tensor that must be fed in every run that needs it."));
-  RegisterOp(OpDefBuilder("PlaceholderWithDefault").Input("input: dtype").Output("output: dtype")
-                 .Attr("dtype: type").Attr("shape: shape").SetShapeFn(PlaceholderWithDefaultShape)
+  RegisterOp(OpDefBuilder("Const")
+                 .Output("output: dtype")
+                 .Attr("value: tensor")
+                 .Attr("dtype: type")
+                 .SetShapeFn(ConstShape)
+                 .Doc("A constant tensor."));
+  RegisterOp(OpDefBuilder("Placeholder")
+                 .Output("output: dtype")
+                 .Attr("dtype: type")
+                 .Attr("shape: shape = unknown")
+                 .SetShapeFn(PlaceholderShape)
+                 .Doc("A tensor that must be fed in every run that needs it."));
+  RegisterOp(OpDefBuilder("PlaceholderWithDefault")
+                 .Input("input: dtype")
+                 .Output("output: dtype")
+                 .Attr("dtype: type")
+                 .Attr("shape: shape")
+                 .SetShapeFn(PlaceholderWithDefaultShape)
                  .Doc("The input unless a value is fed."));
-  RegisterOp(OpDefBuilder("Identity").Input("input: T").Output("output: T").Attr("T: type")
-                 .SetShapeFn(UnchangedShape).Doc("The input, unchanged (reads a variable's value)."));
+  RegisterOp(OpDefBuilder("Identity")
+                 .Input("input: T")
+                 .Output("output: T")
+                 .Attr("T: type")
+                 .SetShapeFn(UnchangedShape)
+                 .Doc("The input, unchanged (reads a variable's value)."));
   RegisterKernel<ConstOp>(KernelBuilder("Const"));
   RegisterKernel<PlaceholderOp>(KernelBuilder("Placeholder"));
   RegisterKernel<IdentityOp>(KernelBuilder("PlaceholderWithDefault"));

@@ -95,12 +95,11 @@ class GatherV2Op : public OpKernel {
     OP_REQUIRES(ctx, bd >= 0 && bd <= indices.dims(),
                 KernelError(*this, "batch_dims ", batch_dims_, " must be in [-", indices.dims(), ", ", indices.dims(),
                             "] for indices of shape ", ShapeStr(indices)));
-    OP_REQUIRES(ctx, bd <= a,
-                KernelError(*this, "batch_dims (", bd, ") must be less than or equal to axis (", a, ")"));
+    OP_REQUIRES(ctx, bd <= a, KernelError(*this, "batch_dims (", bd, ") must be less than or equal to axis (", a, ")"));
     for (int d = 0; d < bd; ++d) {
       OP_REQUIRES(ctx, params.dim_size(d) == indices.dim_size(d),
-                  KernelError(*this, "params.shape[", d, "]: ", params.dim_size(d), " should be equal to indices.shape[",
-                              d, "]: ", indices.dim_size(d)));
+                  KernelError(*this, "params.shape[", d, "]: ", params.dim_size(d),
+                              " should be equal to indices.shape[", d, "]: ", indices.dim_size(d)));
     }
     DimVector dims(params.shape().dim_sizes().begin(), params.shape().dim_sizes().begin() + a);
     dims.insert(dims.end(), indices.shape().dim_sizes().begin() + bd, indices.shape().dim_sizes().end());
@@ -117,8 +116,8 @@ class GatherV2Op : public OpKernel {
     VisitIndices(indices, [&](const auto* idx) {
       for (int64_t i = 0; i < count; ++i) {
         if (idx[i] < 0 || idx[i] >= limit) {
-          bad = KernelError(*this, "indices[", IndexString(indices.shape(), i), "] = ", idx[i], " is not in [0, ", limit,
-                            ")");
+          bad = KernelError(*this, "indices[", IndexString(indices.shape(), i), "] = ", idx[i], " is not in [0, ",
+                            limit, ")");
           return;
         }
       }
@@ -169,8 +168,8 @@ Status UnsortedSegmentSumShape(InferenceContext* c) {
     prefix = ids.dim_size(d) < 0 || data.dim_size(d) < 0 || ids.dim_size(d) == data.dim_size(d);
   }
   if (!prefix) {
-    return errors::InvalidArgument("data.shape = ", data.DebugString(), " does not start with segment_ids.shape = ",
-                                   ids.DebugString());
+    return errors::InvalidArgument("data.shape = ", data.DebugString(),
+                                   " does not start with segment_ids.shape = ", ids.DebugString());
   }
   std::vector<int64_t> dims = {known ? num : -1};
   dims.insert(dims.end(), data.dim_sizes().begin() + ids.dims(), data.dim_sizes().end());
@@ -192,8 +191,8 @@ class UnsortedSegmentSumOp : public OpKernel {
     bool prefix = ids.dims() <= data.dims();
     for (int d = 0; prefix && d < ids.dims(); ++d) prefix = ids.dim_size(d) == data.dim_size(d);
     OP_REQUIRES(ctx, prefix,
-                KernelError(*this, "data.shape = ", ShapeStr(data), " does not start with segment_ids.shape = ",
-                            ShapeStr(ids)));
+                KernelError(*this, "data.shape = ", ShapeStr(data),
+                            " does not start with segment_ids.shape = ", ShapeStr(ids)));
     DimVector dims = {num};
     dims.insert(dims.end(), data.shape().dim_sizes().begin() + ids.dims(), data.shape().dim_sizes().end());
     OP_REQUIRES_ASSIGN(ctx, TensorShape out_shape, MakeShape(*this, dims));
@@ -203,8 +202,8 @@ class UnsortedSegmentSumOp : public OpKernel {
     VisitIndices(ids, [&](const auto* id) {
       for (int64_t i = 0; i < n; ++i) {
         if (id[i] >= num) {
-          bad = KernelError(*this, "segment_ids[", IndexString(ids.shape(), i), "] = ", id[i],
-                            " is out of range [0, ", num, ")");
+          bad = KernelError(*this, "segment_ids[", IndexString(ids.shape(), i), "] = ", id[i], " is out of range [0, ",
+                            num, ")");
           return;
         }
       }
@@ -282,8 +281,8 @@ class DynamicStitchOp : public OpKernel {
     const Tensor& idx0 = ctx->input(0);
     const Tensor& data0 = ctx->input(n);
     OP_REQUIRES(ctx, data0.dims() >= idx0.dims(),
-                KernelError(*this, "data[0].shape = ", ShapeStr(data0), " does not start with indices[0].shape = ",
-                            ShapeStr(idx0)));
+                KernelError(*this, "data[0].shape = ", ShapeStr(data0),
+                            " does not start with indices[0].shape = ", ShapeStr(idx0)));
     TensorShape inner;
     for (int d = idx0.dims(); d < data0.dims(); ++d) inner.AddDimUnchecked(data0.dim_size(d));
     int64_t max_index = -1;
@@ -294,9 +293,8 @@ class DynamicStitchOp : public OpKernel {
       for (int d = 0; ok && d < idx.dims(); ++d) ok = data.dim_size(d) == idx.dim_size(d);
       for (int d = 0; ok && d < inner.dims(); ++d) ok = data.dim_size(idx.dims() + d) == inner.dim_size(d);
       OP_REQUIRES(ctx, ok,
-                  KernelError(*this, "data[", i, "].shape = ", ShapeStr(data), " must be indices[", i,
-                              "].shape = ", ShapeStr(idx), " followed by the constant shape ", inner.DebugString(),
-                              " of data[0]"));
+                  KernelError(*this, "data[", i, "].shape = ", ShapeStr(data), " must be indices[", i, "].shape = ",
+                              ShapeStr(idx), " followed by the constant shape ", inner.DebugString(), " of data[0]"));
       const int32_t* v = idx.data<int32_t>();
       for (int64_t j = 0; j < idx.NumElements(); ++j) {
         OP_REQUIRES(ctx, v[j] >= 0,
@@ -435,8 +433,9 @@ Status GatherV2Grad(GradContext* c) {
   NodeOut values = b->Op("Reshape", {grad, values_shape});  // [outer..., N, inner...]
   NodeOut outer_axes = b->Op("Range", {b->Scalar(DT_INT32, 0), a32, one});
   NodeOut inner_start = b->Op("AddV2", {a32, one});
-  NodeOut inner_axes = b->Op(
-      "Range", {inner_start, b->Op("AddV2", {inner_start, b->Op("Size", {inner_shape}, {{"out_type", DT_INT32}})}), one});
+  NodeOut inner_axes =
+      b->Op("Range",
+            {inner_start, b->Op("AddV2", {inner_start, b->Op("Size", {inner_shape}, {{"out_type", DT_INT32}})}), one});
   NodeOut to_front = b->Op("ConcatV2", {a1, outer_axes, inner_axes, b->Scalar(DT_INT32, 0)});
   NodeOut front = b->Op("Transpose", {values, to_front});  // [N, outer..., inner...]
   NodeOut sums = b->Op("UnsortedSegmentSum", {front, flat, Element(b, params_shape, a1)});
@@ -466,10 +465,11 @@ Status UnsortedSegmentSumGrad(GradContext* c) {
     ASSIGN_OR_RETURN(pt, pt.Reshaped(TensorShape{gs.dims(), 2}));
     paddings = b->Const(pt, "paddings");
   } else {
-    NodeOut zeros = b->Op("Fill", {b->Op("Reshape", {b->Op("Mul", {b->Op("Sub", {b->Op("Rank", {grad}), b->Scalar(DT_INT32, 1)}),
-                                                                   b->Scalar(DT_INT32, 2)}),
-                                                     IndexConst(b, DT_INT32, {1})}),
-                                   b->Scalar(DT_INT32, 0)});
+    NodeOut zeros =
+        b->Op("Fill", {b->Op("Reshape", {b->Op("Mul", {b->Op("Sub", {b->Op("Rank", {grad}), b->Scalar(DT_INT32, 1)}),
+                                                       b->Scalar(DT_INT32, 2)}),
+                                         IndexConst(b, DT_INT32, {1})}),
+                       b->Scalar(DT_INT32, 0)});
     NodeOut flat = b->Op("ConcatV2", {IndexConst(b, DT_INT32, {0, 1}), zeros, b->Scalar(DT_INT32, 0)});
     paddings = b->Op("Reshape", {flat, IndexConst(b, DT_INT32, {-1, 2})});
   }
@@ -491,17 +491,34 @@ Status DynamicStitchGrad(GradContext* c) {
 }  // namespace
 
 void RegisterGatherOps() {
-  RegisterOp(OpDefBuilder("GatherV2").Input("params: Tparams").Input("indices: Tindices").Input("axis: Taxis")
-                 .Output("output: Tparams").Attr("batch_dims: int = 0").Attr("Tparams: type")
-                 .Attr("Tindices: {int32, int64}").Attr("Taxis: {int32, int64}").SetShapeFn(GatherV2Shape)
+  RegisterOp(OpDefBuilder("GatherV2")
+                 .Input("params: Tparams")
+                 .Input("indices: Tindices")
+                 .Input("axis: Taxis")
+                 .Output("output: Tparams")
+                 .Attr("batch_dims: int = 0")
+                 .Attr("Tparams: type")
+                 .Attr("Tindices: {int32, int64}")
+                 .Attr("Taxis: {int32, int64}")
+                 .SetShapeFn(GatherV2Shape)
                  .Doc("Slices of params along `axis` at the given indices."));
-  RegisterOp(OpDefBuilder("UnsortedSegmentSum").Input("data: T").Input("segment_ids: Tindices")
-                 .Input("num_segments: Tnumsegments").Output("output: T").Attr("T: {float, double, int32, int64}")
-                 .Attr("Tindices: {int32, int64}").Attr("Tnumsegments: {int32, int64} = int32")
+  RegisterOp(OpDefBuilder("UnsortedSegmentSum")
+                 .Input("data: T")
+                 .Input("segment_ids: Tindices")
+                 .Input("num_segments: Tnumsegments")
+                 .Output("output: T")
+                 .Attr("T: {float, double, int32, int64}")
+                 .Attr("Tindices: {int32, int64}")
+                 .Attr("Tnumsegments: {int32, int64} = int32")
                  .SetShapeFn(UnsortedSegmentSumShape)
                  .Doc("output[k] = sum of the data rows whose segment id is k; negative ids are dropped."));
-  RegisterOp(OpDefBuilder("DynamicStitch").Input("indices: N * int32").Input("data: N * T").Output("merged: T")
-                 .Attr("N: int >= 1").Attr("T: type").SetShapeFn(DynamicStitchShape)
+  RegisterOp(OpDefBuilder("DynamicStitch")
+                 .Input("indices: N * int32")
+                 .Input("data: N * T")
+                 .Output("merged: T")
+                 .Attr("N: int >= 1")
+                 .Attr("T: type")
+                 .SetShapeFn(DynamicStitchShape)
                  .Doc("merged[indices[i][j]] = data[i][j]; later entries win."));
   RegisterKernel<GatherV2Op>(KernelBuilder("GatherV2"));
   RegisterKernel<UnsortedSegmentSumOp<float>>(KernelBuilder("UnsortedSegmentSum").TypeConstraint<float>("T"));

@@ -44,9 +44,9 @@ TEST(GatherV2Test, HandComputed) {
   ExpectValues<float>(Eval("GatherV2", {p, I64({1}), Tensor(int64_t{1})}), {1, 3, 5}, S({3, 1}));
   ExpectValues<float>(Eval("GatherV2", {p, Tensor(int32_t{1}), Tensor(int32_t{-1})}), {1, 3, 5}, S({3}));
   ExpectValues<float>(Eval("GatherV2", {p, I32({}), Tensor(int32_t{0})}), {}, S({0, 2}));
-  ExpectValues<std::string>(
-      Eval("GatherV2", {MakeTensor<std::string>({"a", "b", "c"}, S({3})), I32({2, 2, 0}), Tensor(int32_t{0})}),
-      {"c", "c", "a"}, S({3}));
+  ExpectValues<std::string>(Eval("GatherV2", {MakeTensor<std::string>({"a", "b", "c"}, S({3})), I32({2, 2, 0}),
+                                              Tensor(int32_t{0})}),
+                            {"c", "c", "a"}, S({3}));
 }
 
 TEST(GatherV2Test, AgainstNaiveLoop) {
@@ -85,7 +85,8 @@ TEST(GatherV2Test, OutOfRangeIndicesAreErrors) {
                     "indices[1,0] = -1 is not in [0, 3)");
   ExpectKernelError("GatherV2", {p, I32({2}), Tensor(int32_t{1})}, {}, "indices[0] = 2 is not in [0, 2)");
   ExpectKernelError("GatherV2", {p, I32({0}), Tensor(int32_t{2})}, {}, "axis 2 is out of range");
-  ExpectKernelError("GatherV2", {Tensor(1.0f), I32({0}), Tensor(int32_t{0})}, {}, "params must be at least 1 dimensional");
+  ExpectKernelError("GatherV2", {Tensor(1.0f), I32({0}), Tensor(int32_t{0})}, {},
+                    "params must be at least 1 dimensional");
   // Empty params with an index is out of range too.
   ExpectKernelError("GatherV2", {Tensor(DT_FLOAT, S({0, 2})), I32({0}), Tensor(int32_t{0})}, {}, "is not in [0, 0)");
   auto s = InferShapes("GatherV2", {Tensor(DT_FLOAT, S({3, 4, 5})), Tensor(DT_INT32, S({2, 7})), Tensor(int32_t{1})});
@@ -95,8 +96,8 @@ TEST(GatherV2Test, OutOfRangeIndicesAreErrors) {
 
 TEST(UnsortedSegmentSumTest, ValuesAndNegativeIds) {
   Tensor data = MakeTensor<float>({1, 2, 3, 4, 5, 6, 7, 8}, S({4, 2}));
-  ExpectValues<float>(Eval("UnsortedSegmentSum", {data, I32({0, 2, 0, -1}), Tensor(int32_t{3})}),
-                      {6, 8, 0, 0, 3, 4}, S({3, 2}));
+  ExpectValues<float>(Eval("UnsortedSegmentSum", {data, I32({0, 2, 0, -1}), Tensor(int32_t{3})}), {6, 8, 0, 0, 3, 4},
+                      S({3, 2}));
   ExpectValues<int64_t>(Eval("UnsortedSegmentSum", {MakeTensor<int64_t>({1, 2, 3, 4}, S({2, 2})),
                                                     MakeTensor<int64_t>({1, 1, 0, 1}, S({2, 2})), Tensor(int64_t{2})}),
                         {3, 7}, S({2}));
@@ -124,13 +125,15 @@ TEST(UnsortedSegmentSumTest, BadInputs) {
 
 TEST(DynamicStitchTest, ValuesAndOverrides) {
   // TensorFlow's documented example.
-  auto out = Eval("DynamicStitch", {Tensor(int32_t{6}), I32({4, 1}), MakeTensor<int32_t>({5, 2, 0, 3}, S({2, 2})),
-                                    MakeTensor<float>({61, 62}, S({2})), MakeTensor<float>({41, 42, 11, 12}, S({2, 2})),
-                                    MakeTensor<float>({51, 52, 21, 22, 1, 2, 31, 32}, S({2, 2, 2}))},
-                    {{"N", int64_t{3}}});
+  auto out = Eval("DynamicStitch",
+                  {Tensor(int32_t{6}), I32({4, 1}), MakeTensor<int32_t>({5, 2, 0, 3}, S({2, 2})),
+                   MakeTensor<float>({61, 62}, S({2})), MakeTensor<float>({41, 42, 11, 12}, S({2, 2})),
+                   MakeTensor<float>({51, 52, 21, 22, 1, 2, 31, 32}, S({2, 2, 2}))},
+                  {{"N", int64_t{3}}});
   ExpectValues<float>(out, {1, 2, 11, 12, 21, 22, 31, 32, 41, 42, 51, 52, 61, 62}, S({7, 2}));
   // Later entries win; unnamed rows are zero.
-  out = Eval("DynamicStitch", {I32({0, 2}), I32({2}), MakeTensor<int64_t>({1, 2}, S({2})), MakeTensor<int64_t>({9}, S({1}))},
+  out = Eval("DynamicStitch",
+             {I32({0, 2}), I32({2}), MakeTensor<int64_t>({1, 2}, S({2})), MakeTensor<int64_t>({9}, S({1}))},
              {{"N", int64_t{2}}});
   ExpectValues<int64_t>(out, {1, 0, 9}, S({3}));
 }
@@ -148,10 +151,10 @@ TEST(DynamicStitchTest, BadInputs) {
 TEST(GatherGradTest, GatherV2EveryAxis) {
   // Repeated indices: their gradients add up.
   EXPECT_GRAD_OK(OpGradientError("GatherV2", {Doubles(S({4, 3})), I32({3, 1, 3}), Tensor(int32_t{0})}, {0}), 1e-8);
-  EXPECT_GRAD_OK(OpGradientError("GatherV2", {Doubles(S({2, 4, 3})), MakeTensor<int64_t>({0, 3, 3, 2}, S({2, 2})),
-                                              Tensor(int64_t{1})},
-                                 {0}),
-                 1e-8);
+  EXPECT_GRAD_OK(
+      OpGradientError("GatherV2",
+                      {Doubles(S({2, 4, 3})), MakeTensor<int64_t>({0, 3, 3, 2}, S({2, 2})), Tensor(int64_t{1})}, {0}),
+      1e-8);
   EXPECT_GRAD_OK(OpGradientError("GatherV2", {Doubles(S({2, 3})), Tensor(int32_t{2}), Tensor(int32_t{-1})}, {0}), 1e-8);
   EXPECT_GRAD_OK(OpGradientError("GatherV2", {Floats(S({5})), I32({4, 0}), Tensor(int32_t{0})}, {0}), 1e-3);
   // An axis computed in the graph.
@@ -170,10 +173,10 @@ TEST(GatherGradTest, GatherV2BatchDims) {
                                  {0}, bd(1)),
                  1e-8);
   // Dimensions between the batch and the axis and after it; int64 indices.
-  EXPECT_GRAD_OK(OpGradientError(
-                     "GatherV2",
-                     {Doubles(S({2, 3, 4, 2})), MakeTensor<int64_t>({3, 0, 3, 1, 1, 2}, S({2, 3})), Tensor(int64_t{2})},
-                     {0}, bd(1)),
+  EXPECT_GRAD_OK(OpGradientError("GatherV2",
+                                 {Doubles(S({2, 3, 4, 2})), MakeTensor<int64_t>({3, 0, 3, 1, 1, 2}, S({2, 3})),
+                                  Tensor(int64_t{2})},
+                                 {0}, bd(1)),
                  1e-8);
   // Two batch dimensions, indices with a dimension of their own after them.
   EXPECT_GRAD_OK(OpGradientError("GatherV2",
@@ -183,11 +186,11 @@ TEST(GatherGradTest, GatherV2BatchDims) {
                                  {0}, bd(2)),
                  1e-8);
   // A negative batch_dims counts from the end of the indices' dimensions; a negative axis too.
-  EXPECT_GRAD_OK(
-      OpGradientError("GatherV2",
-                      {Doubles(S({2, 4})), MakeTensor<int32_t>({3, 3, 1, 0, 2, 2}, S({2, 3})), Tensor(int32_t{-1})},
-                      {0}, bd(-1)),
-      1e-8);
+  EXPECT_GRAD_OK(OpGradientError("GatherV2",
+                                 {Doubles(S({2, 4})), MakeTensor<int32_t>({3, 3, 1, 0, 2, 2}, S({2, 3})),
+                                  Tensor(int32_t{-1})},
+                                 {0}, bd(-1)),
+                 1e-8);
   // An axis computed in the graph.
   auto err = MaxGradientError({Doubles(S({3, 2, 4}))}, [](GraphBuilder* b, const std::vector<NodeOut>& x) {
     NodeOut axis = b->Op("Identity", {b->Scalar(DT_INT32, 2)});
@@ -197,24 +200,26 @@ TEST(GatherGradTest, GatherV2BatchDims) {
   });
   EXPECT_GRAD_OK(err, 1e-8);
   // Float.
-  EXPECT_GRAD_OK(
-      OpGradientError("GatherV2", {Floats(S({2, 3})), MakeTensor<int32_t>({1, 1, 2, 0}, S({2, 2})), Tensor(int32_t{1})},
-                      {0}, bd(1)),
-      1e-3);
+  EXPECT_GRAD_OK(OpGradientError("GatherV2",
+                                 {Floats(S({2, 3})), MakeTensor<int32_t>({1, 1, 2, 0}, S({2, 2})), Tensor(int32_t{1})},
+                                 {0}, bd(1)),
+                 1e-3);
 }
 
 TEST(GatherGradTest, UnsortedSegmentSumAndDynamicStitch) {
-  EXPECT_GRAD_OK(OpGradientError("UnsortedSegmentSum", {Doubles(S({4, 2})), I32({2, 0, -1, 2}), Tensor(int32_t{3})}, {0}),
-                 1e-8);
-  EXPECT_GRAD_OK(OpGradientError("UnsortedSegmentSum",
-                                 {Doubles(S({2, 2, 3})), MakeTensor<int64_t>({1, 0, 1, 1}, S({2, 2})), Tensor(int64_t{2})},
+  EXPECT_GRAD_OK(OpGradientError("UnsortedSegmentSum", {Doubles(S({4, 2})), I32({2, 0, -1, 2}), Tensor(int32_t{3})},
                                  {0}),
                  1e-8);
+  EXPECT_GRAD_OK(
+      OpGradientError("UnsortedSegmentSum",
+                      {Doubles(S({2, 2, 3})), MakeTensor<int64_t>({1, 0, 1, 1}, S({2, 2})), Tensor(int64_t{2})}, {0}),
+      1e-8);
   EXPECT_GRAD_OK(OpGradientError("DynamicStitch",
                                  {I32({0, 3}), I32({1, 2}), Doubles(S({2, 2})), Doubles(S({2, 2}), 0.4)}, {2, 3},
                                  {{"N", int64_t{2}}}),
                  1e-8);
-  EXPECT_GRAD_OK(OpGradientError("UnsortedSegmentSum", {Floats(S({3})), I32({1, 1, 0}), Tensor(int32_t{2})}, {0}), 1e-3);
+  EXPECT_GRAD_OK(OpGradientError("UnsortedSegmentSum", {Floats(S({3})), I32({1, 1, 0}), Tensor(int32_t{2})}, {0}),
+                 1e-3);
 }
 
 }  // namespace

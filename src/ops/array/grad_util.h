@@ -13,8 +13,7 @@ namespace dflow::array {
 bool OpRegistered(absl::string_view op);
 
 // A 1-D int32 or int64 constant.
-NodeOut IndexConst(GraphBuilder* b, DType dtype, const std::vector<int64_t>& values,
-                   const std::string& name = "Const");
+NodeOut IndexConst(GraphBuilder* b, DType dtype, const std::vector<int64_t>& values, const std::string& name = "Const");
 
 // The shape of `x` as a 1-D tensor of `dtype`: a Const when its static shape is fully known,
 // else a Shape node.

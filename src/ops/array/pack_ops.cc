@@ -21,8 +21,9 @@ Status PackShape(InferenceContext* c) {
   for (int i = 0; i < c->num_inputs(); ++i) {
     auto m = merged.MergeWith(c->input(i));
     if (!m.ok()) {
-      return errors::InvalidArgument("Shapes of all inputs must match: values[", i, "].shape = ",
-                                     c->input(i).DebugString(), " is incompatible with ", merged.DebugString());
+      return errors::InvalidArgument("Shapes of all inputs must match: values[", i,
+                                     "].shape = ", c->input(i).DebugString(), " is incompatible with ",
+                                     merged.DebugString());
     }
     merged = *m;
   }
@@ -168,11 +169,21 @@ Status UnpackGrad(GradContext* c) {
 }  // namespace
 
 void RegisterPackOps() {
-  RegisterOp(OpDefBuilder("Pack").Input("values: N * T").Output("output: T").Attr("N: int >= 1").Attr("T: type")
-                 .Attr("axis: int = 0").SetShapeFn(PackShape)
+  RegisterOp(OpDefBuilder("Pack")
+                 .Input("values: N * T")
+                 .Output("output: T")
+                 .Attr("N: int >= 1")
+                 .Attr("T: type")
+                 .Attr("axis: int = 0")
+                 .SetShapeFn(PackShape)
                  .Doc("Stacks N tensors of one shape into one of rank + 1, along a new dimension `axis`."));
-  RegisterOp(OpDefBuilder("Unpack").Input("value: T").Output("output: num * T").Attr("num: int >= 0")
-                 .Attr("T: type").Attr("axis: int = 0").SetShapeFn(UnpackShape)
+  RegisterOp(OpDefBuilder("Unpack")
+                 .Input("value: T")
+                 .Output("output: num * T")
+                 .Attr("num: int >= 0")
+                 .Attr("T: type")
+                 .Attr("axis: int = 0")
+                 .SetShapeFn(UnpackShape)
                  .Doc("Unstacks a tensor into `num` tensors along dimension `axis`, which it removes."));
   RegisterKernel<PackOp>(KernelBuilder("Pack"));
   RegisterKernel<UnpackOp>(KernelBuilder("Unpack"));

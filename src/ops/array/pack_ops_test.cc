@@ -17,7 +17,8 @@ TEST(PackTest, HandComputed) {
   ExpectValues<float>(Eval("Pack", {a, b}, {{"axis", int64_t{-1}}}), {1, 3, 2, 4}, S({2, 2}));
   ExpectValues<int32_t>(Eval("Pack", {Tensor(int32_t{7}), Tensor(int32_t{8}), Tensor(int32_t{9})}), {7, 8, 9}, S({3}));
   ExpectValues<std::string>(Eval("Pack", {Tensor("x")}), {"x"}, S({1}));
-  ExpectValues<double>(Eval("Pack", {Tensor(DT_DOUBLE, S({0, 2})), Tensor(DT_DOUBLE, S({0, 2}))}, {{"axis", int64_t{1}}}),
+  ExpectValues<double>(Eval("Pack", {Tensor(DT_DOUBLE, S({0, 2})), Tensor(DT_DOUBLE, S({0, 2}))},
+                            {{"axis", int64_t{1}}}),
                        {}, S({0, 2, 2}));
 }
 
@@ -52,7 +53,8 @@ TEST(PackTest, BadInputs) {
                     "Shapes of all inputs must match: values[0].shape = [2] != values[1].shape = [3]");
   ExpectKernelError("Pack", {Tensor(DT_FLOAT, S({2}))}, {{"axis", int64_t{2}}}, "out of range");
   ExpectKernelError("Pack", {Tensor(DT_FLOAT, S({2}))}, {{"axis", int64_t{-3}}}, "out of range");
-  ExpectInvalid(InferShapes("Pack", {Tensor(DT_FLOAT, S({2})), Tensor(DT_FLOAT, S({3}))}), "Shapes of all inputs must match");
+  ExpectInvalid(InferShapes("Pack", {Tensor(DT_FLOAT, S({2})), Tensor(DT_FLOAT, S({3}))}),
+                "Shapes of all inputs must match");
   auto s = InferShapes("Pack", {Tensor(DT_FLOAT, S({2, 5})), Tensor(DT_FLOAT, S({2, 5}))}, {{"axis", int64_t{1}}});
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ((*s)[0], PartialTensorShape({2, 2, 5}));
@@ -81,7 +83,8 @@ TEST(UnpackTest, BadInputs) {
 TEST(PackGradTest, PackAndUnpack) {
   EXPECT_GRAD_OK(OpGradientError("Pack", {Doubles(S({2, 3})), Doubles(S({2, 3}), 0.2)}, {0, 1}, {{"axis", int64_t{1}}}),
                  1e-8);
-  EXPECT_GRAD_OK(OpGradientError("Unpack", {Doubles(S({2, 3}))}, {0}, {{"num", int64_t{3}}, {"axis", int64_t{1}}}), 1e-8);
+  EXPECT_GRAD_OK(OpGradientError("Unpack", {Doubles(S({2, 3}))}, {0}, {{"num", int64_t{3}}, {"axis", int64_t{1}}}),
+                 1e-8);
   // Only one output of Unpack used: zeros flow to the others.
   EXPECT_GRAD_OK(OpGradientError("Unpack", {Doubles(S({3, 2}))}, {0}, {{"num", int64_t{3}}}, 2), 1e-8);
   EXPECT_GRAD_OK(OpGradientError("Pack", {Floats(S({2})), Floats(S({2}))}, {0, 1}), 1e-3);

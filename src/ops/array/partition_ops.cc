@@ -48,8 +48,8 @@ class DynamicPartitionOp : public OpKernel {
     bool prefix = partitions.dims() <= data.dims();
     for (int d = 0; prefix && d < partitions.dims(); ++d) prefix = partitions.dim_size(d) == data.dim_size(d);
     OP_REQUIRES(ctx, prefix,
-                KernelError(*this, "data.shape = ", ShapeStr(data), " does not start with partitions.shape = ",
-                            ShapeStr(partitions)));
+                KernelError(*this, "data.shape = ", ShapeStr(data),
+                            " does not start with partitions.shape = ", ShapeStr(partitions)));
     const int64_t n = partitions.NumElements();
     const int32_t* p = partitions.data<int32_t>();
     std::vector<int64_t> counts(num, 0);
@@ -89,8 +89,8 @@ Status DynamicPartitionGrad(GradContext* c) {
   const int num = static_cast<int>(c->outputs.size());
   NodeOut prefix_shape = b->Op("Shape", {partitions}, {{"out_type", DT_INT32}});
   NodeOut count = b->Op("Size", {partitions}, {{"out_type", DT_INT32}});
-  NodeOut rows = b->Op("Reshape", {b->Op("Range", {b->Scalar(DT_INT32, 0), count, b->Scalar(DT_INT32, 1)}),
-                                   prefix_shape});
+  NodeOut rows = b->Op("Reshape",
+                       {b->Op("Range", {b->Scalar(DT_INT32, 0), count, b->Scalar(DT_INT32, 1)}), prefix_shape});
   Node* split = b->AddNode("DynamicPartition", {rows, partitions}, {{"num_partitions", int64_t{num}}});
   if (split == nullptr) return b->status();
   std::vector<NodeOut> inputs;
@@ -104,8 +104,12 @@ Status DynamicPartitionGrad(GradContext* c) {
 }  // namespace
 
 void RegisterPartitionOps() {
-  RegisterOp(OpDefBuilder("DynamicPartition").Input("data: T").Input("partitions: int32")
-                 .Output("outputs: num_partitions * T").Attr("num_partitions: int >= 1").Attr("T: type")
+  RegisterOp(OpDefBuilder("DynamicPartition")
+                 .Input("data: T")
+                 .Input("partitions: int32")
+                 .Output("outputs: num_partitions * T")
+                 .Attr("num_partitions: int >= 1")
+                 .Attr("T: type")
                  .SetShapeFn(DynamicPartitionShape)
                  .Doc("outputs[k]: the rows data[i] (in order) whose partitions[i] is k; partitions' shape "
                       "starts data's."));

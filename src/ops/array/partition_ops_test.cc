@@ -61,9 +61,8 @@ TEST(DynamicPartitionTest, BadInputs) {
   ExpectKernelError("DynamicPartition", {Iota<float>(S({3, 2})), I32({0, 1})}, two, "does not start with");
   auto shapes = InferShapes("DynamicPartition", {Iota<float>(S({3, 2})), I32({0, 1})}, two);
   ExpectInvalid(shapes, "does not start with partitions.shape");
-  EXPECT_FALSE(RunOpKernel("DynamicPartition", {Iota<float>(S({3})), I32({0, 1, 1})},
-                           {{"num_partitions", int64_t{0}}})
-                   .ok());
+  EXPECT_FALSE(
+      RunOpKernel("DynamicPartition", {Iota<float>(S({3})), I32({0, 1, 1})}, {{"num_partitions", int64_t{0}}}).ok());
 }
 
 TEST(DynamicPartitionTest, Gradient) {
@@ -72,8 +71,9 @@ TEST(DynamicPartitionTest, Gradient) {
                                  {{"num_partitions", int64_t{3}}}),
                  1e-8);
   // One output only: the rows of the other partition get zeros.
-  EXPECT_GRAD_OK(OpGradientError("DynamicPartition", {Doubles(S({2, 3})), MakeTensor<int32_t>({0, 1, 1, 0, 1, 0}, S({2, 3}))},
-                                 {0}, {{"num_partitions", int64_t{2}}}, /*output=*/1),
+  EXPECT_GRAD_OK(OpGradientError("DynamicPartition",
+                                 {Doubles(S({2, 3})), MakeTensor<int32_t>({0, 1, 1, 0, 1, 0}, S({2, 3}))}, {0},
+                                 {{"num_partitions", int64_t{2}}}, /*output=*/1),
                  1e-8);
   EXPECT_GRAD_OK(OpGradientError("DynamicPartition", {Floats(S({4})), I32({1, 1, 0, 1})}, {0},
                                  {{"num_partitions", int64_t{2}}}),

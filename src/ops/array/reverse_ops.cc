@@ -69,19 +69,17 @@ class ReverseSequenceOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     const Tensor& in = ctx->input(0);
     const Tensor& lens_t = ctx->input(1);
-    OP_REQUIRES(ctx, batch_dim_ != seq_dim_,
-                errors::InvalidArgument("batch_dim == seq_dim == ", seq_dim_));
+    OP_REQUIRES(ctx, batch_dim_ != seq_dim_, errors::InvalidArgument("batch_dim == seq_dim == ", seq_dim_));
     OP_REQUIRES(ctx, seq_dim_ >= 0 && seq_dim_ < in.dims(),
                 errors::InvalidArgument("seq_dim must be < input rank ( ", seq_dim_, " vs. ", in.dims(), ")"));
     OP_REQUIRES(ctx, batch_dim_ >= 0 && batch_dim_ < in.dims(),
                 errors::InvalidArgument("batch_dim must be < input rank ( ", batch_dim_, " vs. ", in.dims(), ")"));
-    OP_REQUIRES(ctx, lens_t.dims() == 1,
-                errors::InvalidArgument("seq_lengths must be 1-dim, not ", lens_t.dims()));
+    OP_REQUIRES(ctx, lens_t.dims() == 1, errors::InvalidArgument("seq_lengths must be 1-dim, not ", lens_t.dims()));
     DimVector lens;
     OP_REQUIRES_OK(ctx, ReadIndexVector(lens_t, "seq_lengths", &lens));
     OP_REQUIRES(ctx, static_cast<int64_t>(lens.size()) == in.dim_size(batch_dim_),
-                errors::InvalidArgument("Length of seq_lengths != input.dims(", batch_dim_, "), (",
-                                        lens.size(), " vs. ", in.dim_size(batch_dim_), ")"));
+                errors::InvalidArgument("Length of seq_lengths != input.dims(", batch_dim_, "), (", lens.size(),
+                                        " vs. ", in.dim_size(batch_dim_), ")"));
     for (size_t i = 0; i < lens.size(); ++i) {
       OP_REQUIRES(ctx, lens[i] >= 0, errors::InvalidArgument("seq_lengths(", i, ") < 0"));
       OP_REQUIRES(ctx, lens[i] <= in.dim_size(seq_dim_),
@@ -157,12 +155,23 @@ Status ReverseSequenceShape(InferenceContext* c) {
 }  // namespace
 
 void RegisterReverseOps() {
-  RegisterOp(OpDefBuilder("ReverseV2").Input("tensor: T").Input("axis: Tidx").Output("output: T")
-                 .Attr("Tidx: {int32, int64} = DT_INT32").Attr("T: type").SetShapeFn(ReverseV2Shape)
+  RegisterOp(OpDefBuilder("ReverseV2")
+                 .Input("tensor: T")
+                 .Input("axis: Tidx")
+                 .Output("output: T")
+                 .Attr("Tidx: {int32, int64} = DT_INT32")
+                 .Attr("T: type")
+                 .SetShapeFn(ReverseV2Shape)
                  .Doc("The tensor with the given axes reversed."));
-  RegisterOp(OpDefBuilder("ReverseSequence").Input("input: T").Input("seq_lengths: Tlen").Output("output: T")
-                 .Attr("seq_dim: int").Attr("batch_dim: int = 0").Attr("T: type")
-                 .Attr("Tlen: {int32, int64} = DT_INT64").SetShapeFn(ReverseSequenceShape)
+  RegisterOp(OpDefBuilder("ReverseSequence")
+                 .Input("input: T")
+                 .Input("seq_lengths: Tlen")
+                 .Output("output: T")
+                 .Attr("seq_dim: int")
+                 .Attr("batch_dim: int = 0")
+                 .Attr("T: type")
+                 .Attr("Tlen: {int32, int64} = DT_INT64")
+                 .SetShapeFn(ReverseSequenceShape)
                  .Doc("Reverses the first seq_lengths[b] slices along seq_dim of each batch row b."));
   RegisterKernel<ReverseV2Op>(KernelBuilder("ReverseV2"));
   RegisterKernel<ReverseSequenceOp>(KernelBuilder("ReverseSequence"));

@@ -34,18 +34,15 @@ TEST(ReverseOpsTest, ReverseSequence) {
                        {{"seq_dim", int64_t{1}}, {"batch_dim", int64_t{0}}});
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_THAT((*r)[0].flat<float>(), ElementsAre(3, 2, 1, 4, 5, 6, 7, 8));
-  EXPECT_EQ(RunOpKernel("ReverseSequence", {x, MakeTensor<int64_t>({5, 0}, {2})}, {{"seq_dim", int64_t{1}}})
-                .status()
-                .code(),
-            absl::StatusCode::kInvalidArgument);  // longer than the sequence
-  EXPECT_EQ(RunOpKernel("ReverseSequence", {x, MakeTensor<int64_t>({1}, {1})}, {{"seq_dim", int64_t{1}}})
-                .status()
-                .code(),
-            absl::StatusCode::kInvalidArgument);  // one length per batch row
-  EXPECT_EQ(RunOpKernel("ReverseSequence", {x, MakeTensor<int64_t>({1, 1}, {2})}, {{"seq_dim", int64_t{0}}})
-                .status()
-                .code(),
-            absl::StatusCode::kInvalidArgument);  // seq_dim == batch_dim
+  EXPECT_EQ(
+      RunOpKernel("ReverseSequence", {x, MakeTensor<int64_t>({5, 0}, {2})}, {{"seq_dim", int64_t{1}}}).status().code(),
+      absl::StatusCode::kInvalidArgument);  // longer than the sequence
+  EXPECT_EQ(
+      RunOpKernel("ReverseSequence", {x, MakeTensor<int64_t>({1}, {1})}, {{"seq_dim", int64_t{1}}}).status().code(),
+      absl::StatusCode::kInvalidArgument);  // one length per batch row
+  EXPECT_EQ(
+      RunOpKernel("ReverseSequence", {x, MakeTensor<int64_t>({1, 1}, {2})}, {{"seq_dim", int64_t{0}}}).status().code(),
+      absl::StatusCode::kInvalidArgument);  // seq_dim == batch_dim
 }
 
 TEST(ReverseOpsTest, ShapeFunctionsCheckWhatTensorFlowsDo) {

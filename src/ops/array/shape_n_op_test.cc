@@ -11,8 +11,9 @@ using testing::RunOpKernel;
 
 TEST(ShapeNTest, ShapesOfEachInput) {
   for (DType out_type : {DT_INT32, DT_INT64}) {
-    auto out = RunOpKernel("ShapeN", {Tensor(DT_FLOAT, TensorShape({2, 3})), Tensor(DT_FLOAT, TensorShape({})),
-                                      Tensor(DT_FLOAT, TensorShape({0, 4, 1}))},
+    auto out = RunOpKernel("ShapeN",
+                           {Tensor(DT_FLOAT, TensorShape({2, 3})), Tensor(DT_FLOAT, TensorShape({})),
+                            Tensor(DT_FLOAT, TensorShape({0, 4, 1}))},
                            {{"out_type", out_type}});
     ASSERT_TRUE(out.ok()) << out.status();
     ASSERT_EQ(out->size(), 3u);
@@ -30,8 +31,8 @@ TEST(ShapeNTest, ShapesOfEachInput) {
 }
 
 TEST(ShapeNTest, StaticShapes) {
-  auto shapes =
-      testing::InferShapes("ShapeN", {Tensor(DT_INT32, TensorShape({2, 3})), Tensor(DT_INT32, TensorShape({5}))});
+  auto shapes = testing::InferShapes("ShapeN",
+                                     {Tensor(DT_INT32, TensorShape({2, 3})), Tensor(DT_INT32, TensorShape({5}))});
   ASSERT_TRUE(shapes.ok()) << shapes.status();
   ASSERT_EQ(shapes->size(), 2u);
   EXPECT_EQ((*shapes)[0].DebugString(), PartialTensorShape({2}).DebugString());

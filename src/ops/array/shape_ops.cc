@@ -79,8 +79,8 @@ class SizeOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     Tensor* out = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape(), &out));
-    OP_REQUIRES_OK(ctx, StoreIndex(out->data<OutT>(), 0, ctx->input(0).NumElements(),
-                                   absl::StrCat("Size '", name(), "'")));
+    OP_REQUIRES_OK(ctx,
+                   StoreIndex(out->data<OutT>(), 0, ctx->input(0).NumElements(), absl::StrCat("Size '", name(), "'")));
   }
 };
 
@@ -195,8 +195,7 @@ Status ReshapeShape(InferenceContext* c) {
   int unknowns = 0;
   for (size_t i = 0; i < requested.size(); ++i) {
     if (requested[i] == -1 && ++unknowns > 1) {
-      return errors::InvalidArgument("Only one input size may be -1, not more, in shape ",
-                                     shape_t->DebugString());
+      return errors::InvalidArgument("Only one input size may be -1, not more, in shape ", shape_t->DebugString());
     }
     if (requested[i] < -1) return errors::InvalidArgument("Size ", i, " must be non-negative, not ", requested[i]);
   }
@@ -273,19 +272,41 @@ Status FillGrad(GradContext* c) {
 }  // namespace
 
 void RegisterShapeOps() {
-  RegisterOp(OpDefBuilder("Shape").Input("input: T").Output("output: out_type").Attr("T: type")
-                 .Attr("out_type: {int32, int64} = int32").SetShapeFn(ShapeShape)
+  RegisterOp(OpDefBuilder("Shape")
+                 .Input("input: T")
+                 .Output("output: out_type")
+                 .Attr("T: type")
+                 .Attr("out_type: {int32, int64} = int32")
+                 .SetShapeFn(ShapeShape)
                  .Doc("The shape of a tensor, as a 1-D vector."));
-  RegisterOp(OpDefBuilder("Rank").Input("input: T").Output("output: int32").Attr("T: type")
-                 .SetShapeFn(ScalarShape).Doc("The number of dimensions of a tensor."));
-  RegisterOp(OpDefBuilder("Size").Input("input: T").Output("output: out_type").Attr("T: type")
-                 .Attr("out_type: {int32, int64} = int32").SetShapeFn(ScalarShape)
+  RegisterOp(OpDefBuilder("Rank")
+                 .Input("input: T")
+                 .Output("output: int32")
+                 .Attr("T: type")
+                 .SetShapeFn(ScalarShape)
+                 .Doc("The number of dimensions of a tensor."));
+  RegisterOp(OpDefBuilder("Size")
+                 .Input("input: T")
+                 .Output("output: out_type")
+                 .Attr("T: type")
+                 .Attr("out_type: {int32, int64} = int32")
+                 .SetShapeFn(ScalarShape)
                  .Doc("The number of elements of a tensor."));
-  RegisterOp(OpDefBuilder("Reshape").Input("tensor: T").Input("shape: Tshape").Output("output: T")
-                 .Attr("T: type").Attr("Tshape: {int32, int64} = int32").SetShapeFn(ReshapeShape)
+  RegisterOp(OpDefBuilder("Reshape")
+                 .Input("tensor: T")
+                 .Input("shape: Tshape")
+                 .Output("output: T")
+                 .Attr("T: type")
+                 .Attr("Tshape: {int32, int64} = int32")
+                 .SetShapeFn(ReshapeShape)
                  .Doc("The tensor's values under a new shape; one size may be -1 (inferred)."));
-  RegisterOp(OpDefBuilder("Fill").Input("dims: index_type").Input("value: T").Output("output: T")
-                 .Attr("T: type").Attr("index_type: {int32, int64} = int32").SetShapeFn(FillShape)
+  RegisterOp(OpDefBuilder("Fill")
+                 .Input("dims: index_type")
+                 .Input("value: T")
+                 .Output("output: T")
+                 .Attr("T: type")
+                 .Attr("index_type: {int32, int64} = int32")
+                 .SetShapeFn(FillShape)
                  .Doc("A tensor of shape dims with every element equal to value."));
 
   RegisterKernel<ShapeOp<int32_t>>(KernelBuilder("Shape").TypeConstraint<int32_t>("out_type"));

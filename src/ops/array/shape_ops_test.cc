@@ -133,14 +133,18 @@ TEST(ReshapeOpTest, KernelErrors) {
   ExpectError((*r)->Run1({x, MakeTensor<int32_t>({2, 3}, S({1, 2}))}), "shape must be a 1-D vector");
   // Empty tensors, TensorFlow's rule: with a 0 among the sizes, zero dims are left out of the
   // products that give -1.
-  for (auto [in, req, want] : std::vector<std::tuple<TensorShape, std::vector<int32_t>, TensorShape>>{
-           {S({0, 2}), {-1, 0}, S({2, 0})}, {S({0, 4}), {0, -1}, S({0, 4})}, {S({0, 4}), {-1, 2}, S({0, 2})},
-           {S({0, 4}), {3, -1, 0}, S({3, 1, 0})}, {S({0, 4, 0}), {-1, 0}, S({4, 0})}}) {
+  for (auto [in, req, want] :
+       std::vector<std::tuple<TensorShape, std::vector<int32_t>, TensorShape>>{{S({0, 2}), {-1, 0}, S({2, 0})},
+                                                                               {S({0, 4}), {0, -1}, S({0, 4})},
+                                                                               {S({0, 4}), {-1, 2}, S({0, 2})},
+                                                                               {S({0, 4}), {3, -1, 0}, S({3, 1, 0})},
+                                                                               {S({0, 4, 0}), {-1, 0}, S({4, 0})}}) {
     auto out = (*r)->Run1({Tensor(DT_FLOAT, in), I32(req)});
     ASSERT_TRUE(out.ok()) << in.DebugString() << ": " << out.status();
     EXPECT_EQ(out->shape(), want) << in.DebugString();
   }
-  ExpectError((*r)->Run1({x, I32({0, -1})}), "Input to reshape is a tensor with 6 values, but the requested shape has 0");
+  ExpectError((*r)->Run1({x, I32({0, -1})}),
+              "Input to reshape is a tensor with 6 values, but the requested shape has 0");
   // Sizes whose product overflows are rejected before any arithmetic goes wrong.
   auto r64 = KernelRunner::Create("Reshape", {DT_FLOAT, DT_INT64});
   ASSERT_TRUE(r64.ok());

@@ -249,14 +249,31 @@ Status PadGrad(GradContext* c) {
 }  // namespace
 
 void RegisterSlicePadOps() {
-  RegisterOp(OpDefBuilder("Slice").Input("input: T").Input("begin: Index").Input("size: Index").Output("output: T")
-                 .Attr("T: type").Attr("Index: {int32, int64}").SetShapeFn(SliceShape)
+  RegisterOp(OpDefBuilder("Slice")
+                 .Input("input: T")
+                 .Input("begin: Index")
+                 .Input("size: Index")
+                 .Output("output: T")
+                 .Attr("T: type")
+                 .Attr("Index: {int32, int64}")
+                 .SetShapeFn(SliceShape)
                  .Doc("The box of `size` starting at `begin` (size -1: to the end of that dimension)."));
-  RegisterOp(OpDefBuilder("Pad").Input("input: T").Input("paddings: Tpaddings").Output("output: T")
-                 .Attr("T: type").Attr("Tpaddings: {int32, int64} = int32").SetShapeFn(PadShape)
+  RegisterOp(OpDefBuilder("Pad")
+                 .Input("input: T")
+                 .Input("paddings: Tpaddings")
+                 .Output("output: T")
+                 .Attr("T: type")
+                 .Attr("Tpaddings: {int32, int64} = int32")
+                 .SetShapeFn(PadShape)
                  .Doc("Pads with zeros: paddings[d] = [before, after] elements for dimension d."));
-  RegisterOp(OpDefBuilder("PadV2").Input("input: T").Input("paddings: Tpaddings").Input("constant_values: T")
-                 .Output("output: T").Attr("T: type").Attr("Tpaddings: {int32, int64} = int32").SetShapeFn(PadShape)
+  RegisterOp(OpDefBuilder("PadV2")
+                 .Input("input: T")
+                 .Input("paddings: Tpaddings")
+                 .Input("constant_values: T")
+                 .Output("output: T")
+                 .Attr("T: type")
+                 .Attr("Tpaddings: {int32, int64} = int32")
+                 .SetShapeFn(PadShape)
                  .Doc("Pads with constant_values: paddings[d] = [before, after] elements for dimension d."));
   RegisterKernel<SliceOp>(KernelBuilder("Slice"));
   RegisterKernel<PadOp>(KernelBuilder("Pad"));

@@ -41,11 +41,14 @@ TEST(SliceTest, HandComputed) {
 
 TEST(SliceTest, AgainstNaiveLoop) {
   Tensor x = Iota<double>(S({3, 4, 5}));
-  const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cases = {
-      {{0, 0, 0}, {3, 4, 5}}, {{1, 2, 3}, {2, 2, 2}}, {{2, 0, 4}, {1, 4, 1}}, {{0, 3, 1}, {-1, -1, 3}}};
+  const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cases = {{{0, 0, 0}, {3, 4, 5}},
+                                                                                    {{1, 2, 3}, {2, 2, 2}},
+                                                                                    {{2, 0, 4}, {1, 4, 1}},
+                                                                                    {{0, 3, 1}, {-1, -1, 3}}};
   for (const auto& [begin, size] : cases) {
     std::vector<int64_t> sz = size;
-    for (int d = 0; d < 3; ++d) if (sz[d] == -1) sz[d] = x.dim_size(d) - begin[d];
+    for (int d = 0; d < 3; ++d)
+      if (sz[d] == -1) sz[d] = x.dim_size(d) - begin[d];
     TensorShape out = *TensorShape::FromDims(sz);
     std::vector<double> want;
     for (int64_t f = 0; f < out.num_elements(); ++f) {
@@ -59,13 +62,15 @@ TEST(SliceTest, AgainstNaiveLoop) {
 
 TEST(SliceTest, BadInputs) {
   Tensor x(DT_FLOAT, S({3, 4}));
-  ExpectKernelError("Slice", {x, I32({0}), I32({1, 1})}, {}, "Expected begin and size arguments to be 1-D tensors of size 2");
+  ExpectKernelError("Slice", {x, I32({0}), I32({1, 1})}, {},
+                    "Expected begin and size arguments to be 1-D tensors of size 2");
   ExpectKernelError("Slice", {x, I32({-1, 0}), I32({1, 1})}, {}, "Expected begin[0] in [0, 3], but got -1");
   ExpectKernelError("Slice", {x, I32({4, 0}), I32({0, 1})}, {}, "Expected begin[0] in [0, 3], but got 4");
   ExpectKernelError("Slice", {x, I32({1, 0}), I32({3, 1})}, {}, "Expected size[0] in [0, 2], but got 3");
   ExpectKernelError("Slice", {x, I32({1, 0}), I32({-2, 1})}, {}, "Expected size[0] in [0, 2], but got -2");
   ExpectKernelError("Slice", {x, I64({0, 0}), I64({1, int64_t{1} << 62})}, {}, "Expected size[1]");
-  ExpectKernelError("Slice", {x, MakeTensor<int32_t>({0, 0}, S({1, 2})), I32({1, 1})}, {}, "begin must be a 1-D vector");
+  ExpectKernelError("Slice", {x, MakeTensor<int32_t>({0, 0}, S({1, 2})), I32({1, 1})}, {},
+                    "begin must be a 1-D vector");
   // As TensorFlow's: the shape function leaves out-of-range begins and sizes to the kernel, except
   // a size of -1 from beyond the dimension.
   auto big = InferShapes("Slice", {x, I32({1, 0}), I32({3, 1})});
@@ -84,7 +89,8 @@ TEST(PadTest, HandComputed) {
                       {0, 0, 0, 0, 1, 2, 0, 0, 3, 4, 0, 0}, S({3, 4}));
   ExpectValues<float>(Eval("PadV2", {x, MakeTensor<int64_t>({0, 1, 1, 0}, S({2, 2})), Tensor(9.0f)}),
                       {9, 1, 2, 9, 3, 4, 9, 9, 9}, S({3, 3}));
-  ExpectValues<std::string>(Eval("Pad", {MakeTensor<std::string>({"a"}, S({1})), MakeTensor<int32_t>({1, 1}, S({1, 2}))}),
+  ExpectValues<std::string>(Eval("Pad",
+                                 {MakeTensor<std::string>({"a"}, S({1})), MakeTensor<int32_t>({1, 1}, S({1, 2}))}),
                             {"", "a", ""}, S({3}));
   ExpectValues<int32_t>(Eval("Pad", {Tensor(int32_t{5}), Tensor(DT_INT32, S({0, 2}))}), {5}, S({}));
   ExpectValues<int64_t>(Eval("Pad", {Tensor(DT_INT64, S({0})), MakeTensor<int32_t>({1, 2}, S({1, 2}))}), {0, 0, 0},
@@ -110,7 +116,8 @@ TEST(PadTest, AgainstNaiveLoop) {
 
 TEST(PadTest, BadInputs) {
   Tensor x(DT_FLOAT, S({2, 2}));
-  ExpectKernelError("Pad", {x, MakeTensor<int32_t>({1, 1}, S({1, 2}))}, {}, "first dimension of paddings must be the rank");
+  ExpectKernelError("Pad", {x, MakeTensor<int32_t>({1, 1}, S({1, 2}))}, {},
+                    "first dimension of paddings must be the rank");
   ExpectKernelError("Pad", {x, MakeTensor<int32_t>({1, 1, 1, 1}, S({4}))}, {}, "matrix with 2 columns");
   ExpectKernelError("Pad", {x, MakeTensor<int32_t>({1, -1, 0, 0}, S({2, 2}))}, {}, "Paddings must be non-negative");
   ExpectKernelError("Pad", {x, MakeTensor<int64_t>({0, 0, int64_t{1} << 60, int64_t{1} << 60}, S({2, 2}))}, {},
@@ -134,14 +141,15 @@ TEST(SlicePadGradTest, Slice) {
 TEST(SlicePadGradTest, Pad) {
   EXPECT_GRAD_OK(OpGradientError("Pad", {Doubles(S({2, 3})), MakeTensor<int32_t>({1, 0, 2, 1}, S({2, 2}))}, {0}), 1e-8);
   EXPECT_GRAD_OK(OpGradientError("Pad", {Doubles(S({2})), MakeTensor<int64_t>({0, 3}, S({1, 2}))}, {0}), 1e-8);
-  EXPECT_GRAD_OK(OpGradientError("PadV2", {Doubles(S({2, 2})), MakeTensor<int32_t>({1, 1, 0, 1}, S({2, 2})), Tensor(0.5)},
-                                 {0}),
+  EXPECT_GRAD_OK(OpGradientError("PadV2",
+                                 {Doubles(S({2, 2})), MakeTensor<int32_t>({1, 1, 0, 1}, S({2, 2})), Tensor(0.5)}, {0}),
                  1e-8);
   EXPECT_GRAD_OK(OpGradientError("Pad", {Floats(S({3})), MakeTensor<int32_t>({1, 1}, S({1, 2}))}, {0}), 1e-3);
 }
 
 TEST(SlicePadGradTest, PadV2ConstantValues) {
-  EXPECT_GRAD_OK(OpGradientError("PadV2", {Doubles(S({2, 2})), MakeTensor<int32_t>({1, 1, 0, 1}, S({2, 2})), Tensor(0.5)},
+  EXPECT_GRAD_OK(OpGradientError("PadV2",
+                                 {Doubles(S({2, 2})), MakeTensor<int32_t>({1, 1, 0, 1}, S({2, 2})), Tensor(0.5)},
                                  {0, 2}),
                  1e-8);
 }

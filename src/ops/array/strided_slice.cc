@@ -21,7 +21,8 @@ Status CheckSparseSpec(const PartialTensorShape& input_shape, int64_t sparse_dim
     return errors::InvalidArgument("StridedSlice supports at most ", kMaxSparseDims, " slice entries, got ",
                                    sparse_dims);
   }
-  if (static_cast<int64_t>(strides.size()) != sparse_dims || (begin && static_cast<int64_t>(begin->size()) != sparse_dims) ||
+  if (static_cast<int64_t>(strides.size()) != sparse_dims ||
+      (begin && static_cast<int64_t>(begin->size()) != sparse_dims) ||
       (end && static_cast<int64_t>(end->size()) != sparse_dims)) {
     return errors::InvalidArgument("Expected begin, end, and strides to be 1D equal size tensors, but got sizes ",
                                    begin ? static_cast<int64_t>(begin->size()) : -1, ", ",
@@ -80,8 +81,7 @@ Status ExpandSparseSpec(int rank, int64_t sparse_dims, const DimVector* begin, c
       dense->gather.push_back(kNewAxis);
     } else {
       if (full == rank) {
-        return errors::InvalidArgument("Index out of range using input dim ", full, "; input has only ", rank,
-                                       " dims");
+        return errors::InvalidArgument("Index out of range using input dim ", full, "; input has only ", rank, " dims");
       }
       if (begin) plan->begin[full] = (*begin)[i];
       if (end) plan->end[full] = (*end)[i];

@@ -37,8 +37,9 @@ Status InferSliceShape(InferenceContext* c, const PartialTensorShape& input, int
     if (s.dim_size(0) >= 0) {
       if (sparse_dims >= 0 && sparse_dims != s.dim_size(0)) {
         return errors::InvalidArgument("Expected begin, end, and strides to be 1D equal size tensors, but got "
-                                       "shapes ", c->input(first).DebugString(), ", ",
-                                       c->input(first + 1).DebugString(), ", and ", c->input(first + 2).DebugString());
+                                       "shapes ",
+                                       c->input(first).DebugString(), ", ", c->input(first + 1).DebugString(), ", and ",
+                                       c->input(first + 2).DebugString());
       }
       sparse_dims = s.dim_size(0);
     }
@@ -190,22 +191,33 @@ Status StridedSliceGrad(GradContext* c) {
 
 Status StridedSliceGradGrad(GradContext* c) {
   GraphBuilder* b = c->b;
-  c->grad_inputs[4] =
-      b->Op("StridedSlice", {c->grad_outputs[0], c->inputs[1], c->inputs[2], c->inputs[3]}, MaskAttrs(c->node));
+  c->grad_inputs[4] = b->Op("StridedSlice", {c->grad_outputs[0], c->inputs[1], c->inputs[2], c->inputs[3]},
+                            MaskAttrs(c->node));
   return b->status();
 }
 
 }  // namespace
 
 void RegisterStridedSliceOps() {
-  const char* masks[] = {"begin_mask: int = 0", "end_mask: int = 0", "ellipsis_mask: int = 0",
-                         "new_axis_mask: int = 0", "shrink_axis_mask: int = 0"};
+  const char* masks[] = {"begin_mask: int = 0", "end_mask: int = 0", "ellipsis_mask: int = 0", "new_axis_mask: int = 0",
+                         "shrink_axis_mask: int = 0"};
   OpDefBuilder slice("StridedSlice");
-  slice.Input("input: T").Input("begin: Index").Input("end: Index").Input("strides: Index").Output("output: T")
-      .Attr("T: type").Attr("Index: {int32, int64}");
+  slice.Input("input: T")
+      .Input("begin: Index")
+      .Input("end: Index")
+      .Input("strides: Index")
+      .Output("output: T")
+      .Attr("T: type")
+      .Attr("Index: {int32, int64}");
   OpDefBuilder grad("StridedSliceGrad");
-  grad.Input("shape: Index").Input("begin: Index").Input("end: Index").Input("strides: Index").Input("dy: T")
-      .Output("output: T").Attr("T: type").Attr("Index: {int32, int64}");
+  grad.Input("shape: Index")
+      .Input("begin: Index")
+      .Input("end: Index")
+      .Input("strides: Index")
+      .Input("dy: T")
+      .Output("output: T")
+      .Attr("T: type")
+      .Attr("Index: {int32, int64}");
   for (const char* m : masks) {
     slice.Attr(m);
     grad.Attr(m);
@@ -213,8 +225,8 @@ void RegisterStridedSliceOps() {
   RegisterOp(slice.SetShapeFn(StridedSliceShape)
                  .Doc("NumPy-style slicing: strides (negative ones walk backwards), open ends, an ellipsis, new "
                       "axes and single indices that remove their dimension."));
-  RegisterOp(grad.SetShapeFn(StridedSliceGradShape)
-                 .Doc("The gradient of StridedSlice: dy scattered into zeros of `shape`."));
+  RegisterOp(
+      grad.SetShapeFn(StridedSliceGradShape).Doc("The gradient of StridedSlice: dy scattered into zeros of `shape`."));
   RegisterKernel<StridedSliceOp>(KernelBuilder("StridedSlice"));
   RegisterKernel<StridedSliceGradOp>(KernelBuilder("StridedSliceGrad"));
   RegisterGradient("StridedSlice", StridedSliceGrad);

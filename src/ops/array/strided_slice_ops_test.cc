@@ -54,8 +54,8 @@ DimPick PythonSlice(const Entry& e, int64_t n) {
 // rejects the spec: an index out of range, a stride of 0, an index with a stride other than
 // positive, more indices than dimensions.
 std::optional<std::pair<TensorShape, std::vector<int64_t>>> NaiveStridedSlice(const TensorShape& shape,
-                                                                                const std::vector<int64_t>& values,
-                                                                                const std::vector<Entry>& entries) {
+                                                                              const std::vector<int64_t>& values,
+                                                                              const std::vector<Entry>& entries) {
   int real = 0;
   bool has_ellipsis = false;
   for (const Entry& e : entries) {
@@ -66,8 +66,8 @@ std::optional<std::pair<TensorShape, std::vector<int64_t>>> NaiveStridedSlice(co
   if (real > shape.dims()) return std::nullopt;
   std::vector<Entry> full = entries;
   if (!has_ellipsis) full.push_back(Entry{Kind::kEllipsis});
-  std::vector<DimPick> picks;        // one per input dimension
-  std::vector<int> out_dims;         // per output dim: the input dim it walks, or -1 for a new axis
+  std::vector<DimPick> picks;  // one per input dimension
+  std::vector<int> out_dims;   // per output dim: the input dim it walks, or -1 for a new axis
   int dim = 0;
   for (const Entry& e : full) {
     if (e.kind == Kind::kEllipsis) {
@@ -133,11 +133,15 @@ Spec ToSpec(const std::vector<Entry>& entries, DType index_type = DT_INT32) {
     if (index_type == DT_INT64) return I64(v);
     return I32(std::vector<int32_t>(v.begin(), v.end()));
   };
-  return {vec(b), vec(e), vec(s),
-          {{"begin_mask", bm}, {"end_mask", em}, {"ellipsis_mask", el}, {"new_axis_mask", na}, {"shrink_axis_mask", sh}}};
+  return {
+      vec(b),
+      vec(e),
+      vec(s),
+      {{"begin_mask", bm}, {"end_mask", em}, {"ellipsis_mask", el}, {"new_axis_mask", na}, {"shrink_axis_mask", sh}}};
 }
 
-StatusOr<std::vector<Tensor>> RunSlice(const Tensor& x, const std::vector<Entry>& entries, DType index_type = DT_INT32) {
+StatusOr<std::vector<Tensor>> RunSlice(const Tensor& x, const std::vector<Entry>& entries,
+                                       DType index_type = DT_INT32) {
   Spec s = ToSpec(entries, index_type);
   return RunOpKernel("StridedSlice", {x, s.begin, s.end, s.strides}, s.masks);
 }
@@ -158,18 +162,18 @@ void ExpectSlice(const Tensor& x, const std::vector<Entry>& entries, const std::
 
 TEST(StridedSliceTest, HandComputed) {
   Tensor v = Iota<int64_t>(S({6}));
-  ExpectSlice(v, {Sl(1, 5, 2)}, {1, 3}, S({2}));                        // v[1:5:2]
+  ExpectSlice(v, {Sl(1, 5, 2)}, {1, 3}, S({2}));                           // v[1:5:2]
   ExpectSlice(v, {Sl(0, 0, -1, true, true)}, {5, 4, 3, 2, 1, 0}, S({6}));  // v[::-1]
-  ExpectSlice(v, {Sl(-2, 0, -2, false, true)}, {4, 2, 0}, S({3}));      // v[-2::-2]
-  ExpectSlice(v, {Sl(4, 1, -1)}, {4, 3, 2}, S({3}));                    // v[4:1:-1]
-  ExpectSlice(v, {Sl(-100, 100)}, {0, 1, 2, 3, 4, 5}, S({6}));          // clamped
-  ExpectSlice(v, {Sl(3, 1)}, {}, S({0}));                               // empty
-  ExpectSlice(v, {Idx(-1)}, {5}, S({}));                                // v[-1]
+  ExpectSlice(v, {Sl(-2, 0, -2, false, true)}, {4, 2, 0}, S({3}));         // v[-2::-2]
+  ExpectSlice(v, {Sl(4, 1, -1)}, {4, 3, 2}, S({3}));                       // v[4:1:-1]
+  ExpectSlice(v, {Sl(-100, 100)}, {0, 1, 2, 3, 4, 5}, S({6}));             // clamped
+  ExpectSlice(v, {Sl(3, 1)}, {}, S({0}));                                  // empty
+  ExpectSlice(v, {Idx(-1)}, {5}, S({}));                                   // v[-1]
   Tensor m = Iota<int64_t>(S({3, 4}));
-  ExpectSlice(m, {Ellipsis(), Idx(0)}, {0, 4, 8}, S({3}));              // m[..., 0]
+  ExpectSlice(m, {Ellipsis(), Idx(0)}, {0, 4, 8}, S({3}));                              // m[..., 0]
   ExpectSlice(m, {Sl(0, 0, 1, true, true), NewAxis(), Idx(2)}, {2, 6, 10}, S({3, 1}));  // m[:, newaxis, 2]
   ExpectSlice(m, {NewAxis(), Ellipsis(), NewAxis()}, Values<int64_t>(m), S({1, 3, 4, 1}));
-  ExpectSlice(m, {Idx(1), Sl(3, 0, -2)}, {7, 5}, S({2}));              // m[1, 3:0:-2]
+  ExpectSlice(m, {Idx(1), Sl(3, 0, -2)}, {7, 5}, S({2}));  // m[1, 3:0:-2]
   ExpectSlice(m, {Sl(0, 0, -1, true, true), Sl(0, 0, -1, true, true)}, {11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0},
               S({3, 4}));
 }
@@ -314,13 +318,15 @@ TEST(StridedSliceGradTest, NumericalGradients) {
   };
   for (const auto& spec : specs) {
     Spec s = ToSpec(spec);
-    EXPECT_GRAD_OK(OpGradientError("StridedSlice", {Doubles(S({4, 5})), s.begin, s.end, s.strides}, {0}, s.masks), 1e-8);
+    EXPECT_GRAD_OK(OpGradientError("StridedSlice", {Doubles(S({4, 5})), s.begin, s.end, s.strides}, {0}, s.masks),
+                   1e-8);
   }
   Spec s = ToSpec({Sl(0, 0, -1, true, true)});
   EXPECT_GRAD_OK(OpGradientError("StridedSlice", {Floats(S({5})), s.begin, s.end, s.strides}, {0}, s.masks), 1e-3);
   // StridedSliceGrad is linear in dy; its gradient is StridedSlice.
   s = ToSpec({Sl(4, 0, -2)});
-  EXPECT_GRAD_OK(OpGradientError("StridedSliceGrad", {I32({6}), s.begin, s.end, s.strides, Doubles(S({2}))}, {4}, s.masks),
+  EXPECT_GRAD_OK(OpGradientError("StridedSliceGrad", {I32({6}), s.begin, s.end, s.strides, Doubles(S({2}))}, {4},
+                                 s.masks),
                  1e-8);
 }
 

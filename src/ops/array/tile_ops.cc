@@ -22,8 +22,8 @@ using namespace ::dflow::array;  // NOLINT: the family's own helpers
 
 StatusOr<std::vector<int64_t>> TiledDims(absl::Span<const int64_t> in, const DimVector& multiples) {
   if (multiples.size() != in.size()) {
-    return errors::InvalidArgument("Expected multiples argument to be a vector of length ", in.size(), " but got length ",
-                                   multiples.size());
+    return errors::InvalidArgument("Expected multiples argument to be a vector of length ", in.size(),
+                                   " but got length ", multiples.size());
   }
   std::vector<int64_t> out(in.size());
   for (size_t d = 0; d < in.size(); ++d) {
@@ -47,8 +47,8 @@ Status TileShape(InferenceContext* c) {
   const PartialTensorShape& in = c->input(0);
   int rank = in.dims();
   if (rank >= 0 && ms.dim_size(0) >= 0 && ms.dim_size(0) != rank) {
-    return errors::InvalidArgument("Expected multiples argument to be a vector of length ", rank,
-                                   " but got length ", ms.dim_size(0));
+    return errors::InvalidArgument("Expected multiples argument to be a vector of length ", rank, " but got length ",
+                                   ms.dim_size(0));
   }
   if (rank < 0 && ms.dim_size(0) >= 0) rank = static_cast<int>(ms.dim_size(0));
   DimVector multiples;
@@ -86,7 +86,8 @@ class TileOp : public OpKernel {
     OP_REQUIRES_OK(ctx, KernelAnnotate(*this, ReadIndexVector(ctx->input(1), "multiples", &multiples)));
     auto dims = TiledDims(input.shape().dim_sizes(), multiples);
     OP_REQUIRES(ctx, dims.ok(),
-                KernelAnnotate(*this, errors::Annotate(dims.status(), absl::StrCat("input shape ", ShapeStr(input), ": "))));
+                KernelAnnotate(*this,
+                               errors::Annotate(dims.status(), absl::StrCat("input shape ", ShapeStr(input), ": "))));
     OP_REQUIRES_ASSIGN(ctx, TensorShape out_shape, MakeShape(*this, *dims));
     if (out_shape == input.shape()) {
       ctx->set_output(0, input);
@@ -113,9 +114,7 @@ class TileOp : public OpKernel {
 
 // Checks that `in` broadcasts to `out` (NumPy rules, in one direction).
 Status CheckBroadcastTo(absl::Span<const int64_t> in, absl::Span<const int64_t> out) {
-  auto str = [](absl::Span<const int64_t> s) {
-    return absl::StrCat("[", absl::StrJoin(s, ","), "]");
-  };
+  auto str = [](absl::Span<const int64_t> s) { return absl::StrCat("[", absl::StrJoin(s, ","), "]"); };
   if (in.size() > out.size()) {
     return errors::InvalidArgument("Rank of input (", in.size(), ") must be no greater than rank of output shape (",
                                    out.size(), ")");
@@ -242,11 +241,21 @@ Status BroadcastToGrad(GradContext* c) {
 }  // namespace
 
 void RegisterTileOps() {
-  RegisterOp(OpDefBuilder("Tile").Input("input: T").Input("multiples: Tmultiples").Output("output: T")
-                 .Attr("T: type").Attr("Tmultiples: {int32, int64} = int32").SetShapeFn(TileShape)
+  RegisterOp(OpDefBuilder("Tile")
+                 .Input("input: T")
+                 .Input("multiples: Tmultiples")
+                 .Output("output: T")
+                 .Attr("T: type")
+                 .Attr("Tmultiples: {int32, int64} = int32")
+                 .SetShapeFn(TileShape)
                  .Doc("Repeats the input multiples[d] times along each dimension d."));
-  RegisterOp(OpDefBuilder("BroadcastTo").Input("input: T").Input("shape: Tidx").Output("output: T")
-                 .Attr("T: type").Attr("Tidx: {int32, int64} = int32").SetShapeFn(BroadcastToShape)
+  RegisterOp(OpDefBuilder("BroadcastTo")
+                 .Input("input: T")
+                 .Input("shape: Tidx")
+                 .Output("output: T")
+                 .Attr("T: type")
+                 .Attr("Tidx: {int32, int64} = int32")
+                 .SetShapeFn(BroadcastToShape)
                  .Doc("Broadcasts the input to `shape` by NumPy's rules."));
   RegisterKernel<TileOp>(KernelBuilder("Tile"));
   RegisterKernel<BroadcastToOp>(KernelBuilder("BroadcastTo"));

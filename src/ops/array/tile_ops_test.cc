@@ -49,7 +49,8 @@ TEST(TileTest, AgainstNaiveLoop) {
 
 TEST(TileTest, BadInputs) {
   Tensor x(DT_FLOAT, S({2, 2}));
-  ExpectKernelError("Tile", {x, I32({2})}, {}, "Expected multiples argument to be a vector of length 2 but got length 1");
+  ExpectKernelError("Tile", {x, I32({2})}, {},
+                    "Expected multiples argument to be a vector of length 2 but got length 1");
   ExpectKernelError("Tile", {x, I32({2, -1})}, {}, "Expected multiples[1] >= 0, but got -1");
   ExpectKernelError("Tile", {x, I64({int64_t{1} << 40, int64_t{1} << 40})}, {}, "too many elements");
   ExpectKernelError("Tile", {x, I64({2, int64_t{1} << 62})}, {}, "too large");
@@ -79,7 +80,8 @@ TEST(BroadcastToTest, HandComputedAndNaive) {
 TEST(BroadcastToTest, BadInputs) {
   Tensor x(DT_FLOAT, S({2, 3}));
   ExpectKernelError("BroadcastTo", {x, I32({3, 3})}, {}, "Incompatible shapes: [2,3] vs. [3,3]");
-  ExpectKernelError("BroadcastTo", {x, I32({3})}, {}, "Rank of input (2) must be no greater than rank of output shape (1)");
+  ExpectKernelError("BroadcastTo", {x, I32({3})}, {},
+                    "Rank of input (2) must be no greater than rank of output shape (1)");
   ExpectKernelError("BroadcastTo", {x, I32({-1, 3})}, {}, "must be non-negative");
   ExpectInvalid(InferShapes("BroadcastTo", {x, I32({3, 3})}), "Incompatible shapes");
 }

@@ -108,7 +108,8 @@ class InvertPermutationOp : public OpKernel {
   using OpKernel::OpKernel;
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
-    OP_REQUIRES(ctx, x.dims() == 1, KernelError(*this, "invert_permutation expects a 1D vector, got shape ", ShapeStr(x)));
+    OP_REQUIRES(ctx, x.dims() == 1,
+                KernelError(*this, "invert_permutation expects a 1D vector, got shape ", ShapeStr(x)));
     const int64_t n = x.NumElements();
     Tensor* out = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, x.shape(), &out));
@@ -255,10 +256,9 @@ Status TransposeGrad(GradContext* c) {
   DimVector p;
   // A constant permutation of non-negative entries is inverted here; anything else by
   // InvertPermutation, which rejects negative entries when it runs (as TensorFlow's gradient does).
-  if (const Tensor* t = ConstValue(perm);
-      t != nullptr && ReadIndexVector(*t, "perm", &p).ok() && std::all_of(p.begin(), p.end(), [](int64_t d) {
-        return d >= 0;
-      }) && CheckPermutation(p, static_cast<int64_t>(p.size())).ok()) {
+  if (const Tensor* t = ConstValue(perm); t != nullptr && ReadIndexVector(*t, "perm", &p).ok() &&
+                                          std::all_of(p.begin(), p.end(), [](int64_t d) { return d >= 0; }) &&
+                                          CheckPermutation(p, static_cast<int64_t>(p.size())).ok()) {
     std::vector<int64_t> inv(p.size());
     for (size_t i = 0; i < p.size(); ++i) inv[p[i]] = static_cast<int64_t>(i);
     inverse = IndexConst(b, ValueType(perm), inv, "inverse_perm");
@@ -278,16 +278,34 @@ Status ReshapeToInputGrad(GradContext* c) {
 }  // namespace
 
 void RegisterTransposeOps() {
-  RegisterOp(OpDefBuilder("Transpose").Input("x: T").Input("perm: Tperm").Output("y: T").Attr("T: type")
-                 .Attr("Tperm: {int32, int64} = int32").SetShapeFn(TransposeShape)
+  RegisterOp(OpDefBuilder("Transpose")
+                 .Input("x: T")
+                 .Input("perm: Tperm")
+                 .Output("y: T")
+                 .Attr("T: type")
+                 .Attr("Tperm: {int32, int64} = int32")
+                 .SetShapeFn(TransposeShape)
                  .Doc("Permutes the dimensions: output dimension i is input dimension perm[i]."));
-  RegisterOp(OpDefBuilder("InvertPermutation").Input("x: T").Output("y: T").Attr("T: {int32, int64} = int32")
-                 .SetShapeFn(InvertPermutationShape).Doc("The inverse permutation: y[x[i]] = i."));
-  RegisterOp(OpDefBuilder("ExpandDims").Input("input: T").Input("dim: Tdim").Output("output: T").Attr("T: type")
-                 .Attr("Tdim: {int32, int64} = int32").SetShapeFn(ExpandDimsShape)
+  RegisterOp(OpDefBuilder("InvertPermutation")
+                 .Input("x: T")
+                 .Output("y: T")
+                 .Attr("T: {int32, int64} = int32")
+                 .SetShapeFn(InvertPermutationShape)
+                 .Doc("The inverse permutation: y[x[i]] = i."));
+  RegisterOp(OpDefBuilder("ExpandDims")
+                 .Input("input: T")
+                 .Input("dim: Tdim")
+                 .Output("output: T")
+                 .Attr("T: type")
+                 .Attr("Tdim: {int32, int64} = int32")
+                 .SetShapeFn(ExpandDimsShape)
                  .Doc("Inserts a dimension of size 1 at index `dim` (negative: from the end)."));
-  RegisterOp(OpDefBuilder("Squeeze").Input("input: T").Output("output: T").Attr("T: type")
-                 .Attr("squeeze_dims: list(int) >= 0 = []").SetShapeFn(SqueezeShape)
+  RegisterOp(OpDefBuilder("Squeeze")
+                 .Input("input: T")
+                 .Output("output: T")
+                 .Attr("T: type")
+                 .Attr("squeeze_dims: list(int) >= 0 = []")
+                 .SetShapeFn(SqueezeShape)
                  .Doc("Removes dimensions of size 1: those listed in squeeze_dims, or all of them."));
   RegisterKernel<TransposeOp>(KernelBuilder("Transpose"));
   RegisterKernel<InvertPermutationOp<int32_t>>(KernelBuilder("InvertPermutation").TypeConstraint<int32_t>("T"));

@@ -85,7 +85,8 @@ TEST(ExpandDimsTest, ValuesShapesAndErrors) {
   }
   ExpectValues<float>(Eval("ExpandDims", {m, I64({1})}), Values<float>(m), S({2, 1, 3}));
   ExpectValues<int32_t>(Eval("ExpandDims", {Tensor(int32_t{5}), Tensor(int32_t{0})}), {5}, S({1}));
-  ExpectKernelError("ExpandDims", {m, Tensor(int32_t{3})}, {}, "Tried to expand dim index 3 for tensor with 2 dimensions");
+  ExpectKernelError("ExpandDims", {m, Tensor(int32_t{3})}, {},
+                    "Tried to expand dim index 3 for tensor with 2 dimensions");
   ExpectKernelError("ExpandDims", {m, Tensor(int32_t{-4})}, {}, "Tried to expand dim index -4");
   ExpectKernelError("ExpandDims", {m, I32({0, 1})}, {}, "must be a scalar");
   ExpectInvalid(InferShapes("ExpandDims", {m, Tensor(int32_t{4})}), "out of range");
@@ -130,9 +131,7 @@ TEST(TransposeGradTest, ReshapingOps) {
   EXPECT_GRAD_OK(err, 1e-8);
 }
 
-TEST(TransposeGradTest, Fill) {
-  EXPECT_GRAD_OK(OpGradientError("Fill", {I32({2, 3}), Tensor(0.7)}, {1}), 1e-8);
-}
+TEST(TransposeGradTest, Fill) { EXPECT_GRAD_OK(OpGradientError("Fill", {I32({2, 3}), Tensor(0.7)}, {1}), 1e-8); }
 
 }  // namespace
 }  // namespace dflow

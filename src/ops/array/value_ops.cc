@@ -88,8 +88,11 @@ class RangeOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     for (int i = 0; i < 3; ++i) {
       OP_REQUIRES(ctx, ctx->input(i).dims() == 0,
-                  KernelError(*this, i == 0 ? "start" : i == 1 ? "limit" : "delta", " must be a scalar, not shape ",
-                              ShapeStr(ctx->input(i))));
+                  KernelError(*this,
+                              i == 0   ? "start"
+                              : i == 1 ? "limit"
+                                       : "delta",
+                              " must be a scalar, not shape ", ShapeStr(ctx->input(i))));
     }
     const T start = ctx->input(0).scalar<T>(), limit = ctx->input(1).scalar<T>(), delta = ctx->input(2).scalar<T>();
     StatusOr<int64_t> n = RangeSize(start, limit, delta);
@@ -214,19 +217,42 @@ class OneHotOp : public OpKernel {
 }  // namespace
 
 void RegisterValueOps() {
-  RegisterOp(OpDefBuilder("ZerosLike").Input("x: T").Output("y: T").Attr("T: type").SetShapeFn(UnchangedShape)
+  RegisterOp(OpDefBuilder("ZerosLike")
+                 .Input("x: T")
+                 .Output("y: T")
+                 .Attr("T: type")
+                 .SetShapeFn(UnchangedShape)
                  .Doc("Zeros (empty strings, false) of x's shape and type."));
-  RegisterOp(OpDefBuilder("OnesLike").Input("x: T").Output("y: T")
-                 .Attr("T: {float, double, int32, int64, uint8, bool}").SetShapeFn(UnchangedShape)
+  RegisterOp(OpDefBuilder("OnesLike")
+                 .Input("x: T")
+                 .Output("y: T")
+                 .Attr("T: {float, double, int32, int64, uint8, bool}")
+                 .SetShapeFn(UnchangedShape)
                  .Doc("Ones of x's shape and type."));
-  RegisterOp(OpDefBuilder("StopGradient").Input("input: T").Output("output: T").Attr("T: type")
-                 .SetShapeFn(UnchangedShape).Doc("The input; gradients do not flow through it."));
-  RegisterOp(OpDefBuilder("Range").Input("start: Tidx").Input("limit: Tidx").Input("delta: Tidx").Output("output: Tidx")
-                 .Attr("Tidx: {float, double, int32, int64} = int32").SetShapeFn(RangeShape)
+  RegisterOp(OpDefBuilder("StopGradient")
+                 .Input("input: T")
+                 .Output("output: T")
+                 .Attr("T: type")
+                 .SetShapeFn(UnchangedShape)
+                 .Doc("The input; gradients do not flow through it."));
+  RegisterOp(OpDefBuilder("Range")
+                 .Input("start: Tidx")
+                 .Input("limit: Tidx")
+                 .Input("delta: Tidx")
+                 .Output("output: Tidx")
+                 .Attr("Tidx: {float, double, int32, int64} = int32")
+                 .SetShapeFn(RangeShape)
                  .Doc("start, start + delta, ... up to but excluding limit."));
-  RegisterOp(OpDefBuilder("OneHot").Input("indices: TI").Input("depth: int32").Input("on_value: T")
-                 .Input("off_value: T").Output("output: T").Attr("axis: int = -1").Attr("T: type")
-                 .Attr("TI: {uint8, int32, int64} = int64").SetShapeFn(OneHotShape)
+  RegisterOp(OpDefBuilder("OneHot")
+                 .Input("indices: TI")
+                 .Input("depth: int32")
+                 .Input("on_value: T")
+                 .Input("off_value: T")
+                 .Output("output: T")
+                 .Attr("axis: int = -1")
+                 .Attr("T: type")
+                 .Attr("TI: {uint8, int32, int64} = int64")
+                 .SetShapeFn(OneHotShape)
                  .Doc("on_value where the new axis equals the index, off_value elsewhere (and for indices outside "
                       "[0, depth))."));
   RegisterKernel<ZerosLikeOp>(KernelBuilder("ZerosLike"));

@@ -58,29 +58,33 @@ TEST(OneHotTest, ValuesEveryAxis) {
   // indices [2] = {0, 2}, depth 3.
   ExpectValues<float>(Eval("OneHot", {I64({0, 2}), Tensor(int32_t{3}), Tensor(1.0f), Tensor(0.0f)}), {1, 0, 0, 0, 0, 1},
                       S({2, 3}));
-  ExpectValues<float>(Eval("OneHot", {I32({0, 2}), Tensor(int32_t{3}), Tensor(5.0f), Tensor(-1.0f)}, {{"axis", int64_t{0}}}),
+  ExpectValues<float>(Eval("OneHot", {I32({0, 2}), Tensor(int32_t{3}), Tensor(5.0f), Tensor(-1.0f)},
+                           {{"axis", int64_t{0}}}),
                       {5, -1, -1, -1, -1, 5}, S({3, 2}));
   // Out-of-range and negative indices give a row of off_value.
   ExpectValues<int32_t>(Eval("OneHot", {I64({-1, 3, 1}), Tensor(int32_t{3}), Tensor(int32_t{1}), Tensor(int32_t{0})}),
                         {0, 0, 0, 0, 0, 0, 0, 1, 0}, S({3, 3}));
-  ExpectValues<std::string>(Eval("OneHot", {MakeTensor<uint8_t>({1}, S({1})), Tensor(int32_t{2}), Tensor("y"), Tensor("n")}),
+  ExpectValues<std::string>(Eval("OneHot",
+                                 {MakeTensor<uint8_t>({1}, S({1})), Tensor(int32_t{2}), Tensor("y"), Tensor("n")}),
                             {"n", "y"}, S({1, 2}));
   // Rank 2 indices against a naive loop, axis 1.
   Tensor idx = MakeTensor<int64_t>({0, 1, 2, 1, 1, 0}, S({2, 3}));
   std::vector<double> want(2 * 4 * 3, 0.0);
   for (int p = 0; p < 2; ++p)
     for (int s = 0; s < 3; ++s) want[(p * 4 + idx.flat<int64_t>()[p * 3 + s]) * 3 + s] = 1.0;
-  ExpectValues<double>(Eval("OneHot", {idx, Tensor(int32_t{4}), Tensor(1.0), Tensor(0.0)}, {{"axis", int64_t{1}}}), want,
-                       S({2, 4, 3}));
+  ExpectValues<double>(Eval("OneHot", {idx, Tensor(int32_t{4}), Tensor(1.0), Tensor(0.0)}, {{"axis", int64_t{1}}}),
+                       want, S({2, 4, 3}));
 }
 
 TEST(OneHotTest, BadInputs) {
-  ExpectKernelError("OneHot", {I64({0}), Tensor(int32_t{-1}), Tensor(1.0f), Tensor(0.0f)}, {}, "depth must be non-negative");
+  ExpectKernelError("OneHot", {I64({0}), Tensor(int32_t{-1}), Tensor(1.0f), Tensor(0.0f)}, {},
+                    "depth must be non-negative");
   ExpectKernelError("OneHot", {I64({0}), Tensor(int32_t{2}), Tensor(1.0f), Tensor(0.0f)}, {{"axis", int64_t{2}}},
                     "Expected axis to be -1 or between [0, 1]");
   ExpectKernelError("OneHot", {I64({0}), Tensor(int32_t{2}), MakeTensor<float>({1, 1}, S({2})), Tensor(0.0f)}, {},
                     "on_value must be a scalar");
-  ExpectInvalid(InferShapes("OneHot", {I64({0}), Tensor(int32_t{2}), Tensor(1.0f), Tensor(0.0f)}, {{"axis", int64_t{-2}}}),
+  ExpectInvalid(InferShapes("OneHot", {I64({0}), Tensor(int32_t{2}), Tensor(1.0f), Tensor(0.0f)},
+                            {{"axis", int64_t{-2}}}),
                 "Expected axis");
   // An axis beyond the output's rank fails the kernel only (TensorFlow's shape function lets it by).
   EXPECT_TRUE(

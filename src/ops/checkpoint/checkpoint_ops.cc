@@ -119,8 +119,8 @@ class RestoreV2Op : public OpKernel {
         OP_REQUIRES_OK(ctx, ParseShapeAndSlice(specs[i], &full, &slice, &has_slice));
         OP_REQUIRES(ctx, full == stored,
                     errors::InvalidArgument("tensor_name = ", tname, "; shape in shape_and_slice spec ",
-                                            full.DebugString(), " does not match the shape stored in checkpoint: ",
-                                            stored.DebugString()));
+                                            full.DebugString(),
+                                            " does not match the shape stored in checkpoint: ", stored.DebugString()));
         value = reader->LookupSlice(tname, slice);
       }
       OP_REQUIRES_OK(ctx, value.status());
@@ -142,8 +142,10 @@ class MergeV2CheckpointsOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     const Tensor& prefixes = ctx->input(0);
     OP_REQUIRES(ctx, prefixes.dims() <= 1,
-                errors::InvalidArgument("MergeV2Checkpoints ", name(), ": checkpoint_prefixes must be a scalar or a "
-                                        "vector, got shape ", prefixes.shape().DebugString()));
+                errors::InvalidArgument("MergeV2Checkpoints ", name(),
+                                        ": checkpoint_prefixes must be a scalar or a "
+                                        "vector, got shape ",
+                                        prefixes.shape().DebugString()));
     OP_REQUIRES_OK(ctx, CheckScalarString(*this, ctx->input(1), "destination_prefix"));
     auto p = prefixes.flat<std::string>();
     std::vector<std::string> sources(p.begin(), p.end());
@@ -249,23 +251,45 @@ void RegisterRegexOps();  // regex_ops.cc
 
 void RegisterCheckpointOps() {
   RegisterRegexOps();
-  RegisterOp(OpDefBuilder("SaveV2").Input("prefix: string").Input("tensor_names: string")
-                 .Input("shape_and_slices: string").Input("tensors: dtypes").Attr("dtypes: list(type) >= 1")
-                 .SetIsStateful().SetShapeFn(NoOutputs)
+  RegisterOp(OpDefBuilder("SaveV2")
+                 .Input("prefix: string")
+                 .Input("tensor_names: string")
+                 .Input("shape_and_slices: string")
+                 .Input("tensors: dtypes")
+                 .Attr("dtypes: list(type) >= 1")
+                 .SetIsStateful()
+                 .SetShapeFn(NoOutputs)
                  .Doc("Saves tensors in the V2 checkpoint format: PREFIX.index and PREFIX.data-00000-of-00001."));
-  RegisterOp(OpDefBuilder("RestoreV2").Input("prefix: string").Input("tensor_names: string")
-                 .Input("shape_and_slices: string").Output("tensors: dtypes").Attr("dtypes: list(type) >= 1")
-                 .SetIsStateful().SetShapeFn(RestoreV2Shape)
+  RegisterOp(OpDefBuilder("RestoreV2")
+                 .Input("prefix: string")
+                 .Input("tensor_names: string")
+                 .Input("shape_and_slices: string")
+                 .Output("tensors: dtypes")
+                 .Attr("dtypes: list(type) >= 1")
+                 .SetIsStateful()
+                 .SetShapeFn(RestoreV2Shape)
                  .Doc("Restores tensors (or slices of them) from a V2 checkpoint."));
-  RegisterOp(OpDefBuilder("MergeV2Checkpoints").Input("checkpoint_prefixes: string")
-                 .Input("destination_prefix: string").Attr("delete_old_dirs: bool = true")
-                 .Attr("allow_missing_files: bool = false").SetIsStateful().SetShapeFn(NoOutputs)
+  RegisterOp(OpDefBuilder("MergeV2Checkpoints")
+                 .Input("checkpoint_prefixes: string")
+                 .Input("destination_prefix: string")
+                 .Attr("delete_old_dirs: bool = true")
+                 .Attr("allow_missing_files: bool = false")
+                 .SetIsStateful()
+                 .SetShapeFn(NoOutputs)
                  .Doc("Merges V2 checkpoints written by several SaveV2 ops into one."));
-  RegisterOp(OpDefBuilder("ShardedFilename").Input("basename: string").Input("shard: int32")
-                 .Input("num_shards: int32").Output("filename: string").SetShapeFn(ScalarShape)
+  RegisterOp(OpDefBuilder("ShardedFilename")
+                 .Input("basename: string")
+                 .Input("shard: int32")
+                 .Input("num_shards: int32")
+                 .Output("filename: string")
+                 .SetShapeFn(ScalarShape)
                  .Doc("BASENAME-SHARD-of-NUM_SHARDS, each number as printf's %05d."));
-  RegisterOp(OpDefBuilder("StringJoin").Input("inputs: N * string").Output("output: string")
-                 .Attr("N: int >= 1").Attr("separator: string = ''").SetShapeFn(StringJoinShape)
+  RegisterOp(OpDefBuilder("StringJoin")
+                 .Input("inputs: N * string")
+                 .Output("output: string")
+                 .Attr("N: int >= 1")
+                 .Attr("separator: string = ''")
+                 .SetShapeFn(StringJoinShape)
                  .Doc("Joins strings element-wise (scalars broadcast)."));
   RegisterKernel<SaveV2Op>(KernelBuilder("SaveV2"));
   RegisterKernel<RestoreV2Op>(KernelBuilder("RestoreV2"));

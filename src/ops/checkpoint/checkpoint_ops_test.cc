@@ -21,12 +21,14 @@ TEST(CheckpointOpsTest, SaveThenRestoreValuesAndSlices) {
   Tensor w = MakeTensor<float>({1, 2, 3, 4, 5, 6}, {3, 2});
   Tensor step(int64_t{42});
   Tensor s = MakeTensor<std::string>({"a", "bc"}, {2});
-  auto saved = RunOpKernel("SaveV2", {Tensor(prefix), Strings({"w", "global_step", "s"}), Strings({"", "", ""}), w, step, s},
+  auto saved = RunOpKernel("SaveV2",
+                           {Tensor(prefix), Strings({"w", "global_step", "s"}), Strings({"", "", ""}), w, step, s},
                            {{"dtypes", std::vector<DType>{DT_FLOAT, DT_INT64, DT_STRING}}});
   ASSERT_TRUE(saved.ok()) << saved.status();
   ASSERT_TRUE(saved->empty());
-  auto restored = RunOpKernel("RestoreV2", {Tensor(prefix), Strings({"global_step", "w", "w", "s"}),
-                                            Strings({"", "", "3 2 1,2:1,1", ""})},
+  auto restored = RunOpKernel("RestoreV2",
+                              {Tensor(prefix), Strings({"global_step", "w", "w", "s"}),
+                               Strings({"", "", "3 2 1,2:1,1", ""})},
                               {{"dtypes", std::vector<DType>{DT_INT64, DT_FLOAT, DT_FLOAT, DT_STRING}}});
   ASSERT_TRUE(restored.ok()) << restored.status();
   EXPECT_EQ((*restored)[0].scalar<int64_t>(), 42);
@@ -43,8 +45,9 @@ TEST(CheckpointOpsTest, SaveThenRestoreValuesAndSlices) {
 TEST(CheckpointOpsTest, SavesSlicesUnderTheFullName) {
   TempDir dir;
   const std::string prefix = dir.File("ckpt");
-  auto saved = RunOpKernel("SaveV2", {Tensor(prefix), Strings({"emb", "emb"}), Strings({"4 1 0,1:-", "4 1 1,3:-"}),
-                                      MakeTensor<float>({7}, {1, 1}), MakeTensor<float>({8, 9, 10}, {3, 1})},
+  auto saved = RunOpKernel("SaveV2",
+                           {Tensor(prefix), Strings({"emb", "emb"}), Strings({"4 1 0,1:-", "4 1 1,3:-"}),
+                            MakeTensor<float>({7}, {1, 1}), MakeTensor<float>({8, 9, 10}, {3, 1})},
                            {{"dtypes", std::vector<DType>{DT_FLOAT, DT_FLOAT}}});
   ASSERT_TRUE(saved.ok()) << saved.status();
   auto r = BundleReader::Open(Env::Default(), prefix);
@@ -62,22 +65,25 @@ TEST(CheckpointOpsTest, RejectsBadInputs) {
   const AttrMap one_float = {{"dtypes", std::vector<DType>{DT_FLOAT}}};
   // Names and tensors disagree in number.
   EXPECT_EQ(RunOpKernel("SaveV2", {Tensor(prefix), Strings({"a", "b"}), Strings({"", ""}), Tensor(1.0f)}, one_float)
-                .status().code(),
+                .status()
+                .code(),
             absl::StatusCode::kInvalidArgument);
   // The prefix is not a scalar.
   EXPECT_EQ(RunOpKernel("SaveV2", {Strings({prefix}), Strings({"a"}), Strings({""}), Tensor(1.0f)}, one_float)
-                .status().code(),
+                .status()
+                .code(),
             absl::StatusCode::kInvalidArgument);
   // A slice spec that does not match the tensor.
   EXPECT_EQ(RunOpKernel("SaveV2", {Tensor(prefix), Strings({"a"}), Strings({"4 0,2"}), Tensor(1.0f)}, one_float)
-                .status().code(),
+                .status()
+                .code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_FALSE(Env::Default()->FileExists(prefix + ".index"));
   ASSERT_TRUE(RunOpKernel("SaveV2", {Tensor(prefix), Strings({"a"}), Strings({""}), Tensor(1.0f)}, one_float).ok());
   // Missing checkpoint, missing tensor, wrong dtype, wrong shape in the spec.
-  EXPECT_EQ(RunOpKernel("RestoreV2", {Tensor(dir.File("none")), Strings({"a"}), Strings({""})}, one_float)
-                .status().code(),
-            absl::StatusCode::kNotFound);
+  EXPECT_EQ(
+      RunOpKernel("RestoreV2", {Tensor(dir.File("none")), Strings({"a"}), Strings({""})}, one_float).status().code(),
+      absl::StatusCode::kNotFound);
   EXPECT_EQ(RunOpKernel("RestoreV2", {Tensor(prefix), Strings({"b"}), Strings({""})}, one_float).status().code(),
             absl::StatusCode::kNotFound);
   auto wrong_type = RunOpKernel("RestoreV2", {Tensor(prefix), Strings({"a"}), Strings({""})},

@@ -69,10 +69,16 @@ class RegexFullMatchOp : public OpKernel {
 }  // namespace
 
 void RegisterRegexOps() {
-  RegisterOp(OpDefBuilder("StaticRegexFullMatch").Input("input: string").Output("output: bool")
-                 .Attr("pattern: string").SetShapeFn(UnchangedShape)
+  RegisterOp(OpDefBuilder("StaticRegexFullMatch")
+                 .Input("input: string")
+                 .Output("output: bool")
+                 .Attr("pattern: string")
+                 .SetShapeFn(UnchangedShape)
                  .Doc("Whether each string matches the regular expression `pattern` in full."));
-  RegisterOp(OpDefBuilder("RegexFullMatch").Input("input: string").Input("pattern: string").Output("output: bool")
+  RegisterOp(OpDefBuilder("RegexFullMatch")
+                 .Input("input: string")
+                 .Input("pattern: string")
+                 .Output("output: bool")
                  .SetShapeFn(UnchangedShape)
                  .Doc("Whether each string matches the scalar regular expression `pattern` in full."));
   RegisterKernel<StaticRegexFullMatchOp>(KernelBuilder("StaticRegexFullMatch"));

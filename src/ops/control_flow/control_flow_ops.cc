@@ -101,20 +101,47 @@ Status MergeGrad(GradContext* c) {
 void RegisterControlFlowOps() {
   RegisterOp(OpDefBuilder("NoOp").SetShapeFn(NoOutputs).Doc("Does nothing; groups control dependencies."));
   RegisterOp(OpDefBuilder("ControlTrigger").SetShapeFn(NoOutputs).Doc("Does nothing; a control-flow join point."));
-  RegisterOp(OpDefBuilder("Switch").Input("data: T").Input("pred: bool").Output("output_false: T")
-                 .Output("output_true: T").Attr("T: type").SetShapeFn(SwitchShape)
+  RegisterOp(OpDefBuilder("Switch")
+                 .Input("data: T")
+                 .Input("pred: bool")
+                 .Output("output_false: T")
+                 .Output("output_true: T")
+                 .Attr("T: type")
+                 .SetShapeFn(SwitchShape)
                  .Doc("Forwards data to output_true if pred, else to output_false; the other output is dead."));
-  RegisterOp(OpDefBuilder("Merge").Input("inputs: N * T").Output("output: T").Output("value_index: int32")
-                 .Attr("T: type").Attr("N: int >= 1").SetShapeFn(MergeShape)
+  RegisterOp(OpDefBuilder("Merge")
+                 .Input("inputs: N * T")
+                 .Output("output: T")
+                 .Output("value_index: int32")
+                 .Attr("T: type")
+                 .Attr("N: int >= 1")
+                 .SetShapeFn(MergeShape)
                  .Doc("Forwards the first input that is not dead, and its index."));
-  RegisterOp(OpDefBuilder("Enter").Input("data: T").Output("output: T").Attr("T: type").Attr("frame_name: string")
-                 .Attr("is_constant: bool = false").Attr("parallel_iterations: int = 10").SetShapeFn(UnchangedShape)
+  RegisterOp(OpDefBuilder("Enter")
+                 .Input("data: T")
+                 .Output("output: T")
+                 .Attr("T: type")
+                 .Attr("frame_name: string")
+                 .Attr("is_constant: bool = false")
+                 .Attr("parallel_iterations: int = 10")
+                 .SetShapeFn(UnchangedShape)
                  .Doc("Makes data available in the loop frame frame_name (every iteration if is_constant)."));
-  RegisterOp(OpDefBuilder("Exit").Input("data: T").Output("output: T").Attr("T: type").SetShapeFn(UnchangedShape)
+  RegisterOp(OpDefBuilder("Exit")
+                 .Input("data: T")
+                 .Output("output: T")
+                 .Attr("T: type")
+                 .SetShapeFn(UnchangedShape)
                  .Doc("Leaves the current loop frame."));
-  RegisterOp(OpDefBuilder("NextIteration").Input("data: T").Output("output: T").Attr("T: type")
-                 .SetShapeFn(UnchangedShape).Doc("Makes data available in the next iteration."));
-  RegisterOp(OpDefBuilder("LoopCond").Input("input: bool").Output("output: bool").SetShapeFn(UnchangedShape)
+  RegisterOp(OpDefBuilder("NextIteration")
+                 .Input("data: T")
+                 .Output("output: T")
+                 .Attr("T: type")
+                 .SetShapeFn(UnchangedShape)
+                 .Doc("Makes data available in the next iteration."));
+  RegisterOp(OpDefBuilder("LoopCond")
+                 .Input("input: bool")
+                 .Output("output: bool")
+                 .SetShapeFn(UnchangedShape)
                  .Doc("The loop predicate."));
   RegisterKernel<NoOp>(KernelBuilder("NoOp"));
   RegisterKernel<NoOp>(KernelBuilder("ControlTrigger"));

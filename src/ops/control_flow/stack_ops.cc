@@ -80,7 +80,8 @@ class StackPushOp : public OpKernel {
     const Tensor& elem = ctx->input(1);
     {
       std::lock_guard<std::mutex> l(s->mu);
-      OP_REQUIRES(ctx, !s->closed, errors::InvalidArgument("StackPushV2 ", name(), ": stack '", s->name, "' is closed"));
+      OP_REQUIRES(ctx, !s->closed,
+                  errors::InvalidArgument("StackPushV2 ", name(), ": stack '", s->name, "' is closed"));
       OP_REQUIRES(ctx, elem.dtype() == s->elem_type,
                   errors::InvalidArgument("StackPushV2 ", name(), ": stack '", s->name, "' holds ",
                                           DTypeString(s->elem_type), " but the element is ",
@@ -109,9 +110,8 @@ class StackPopOp : public OpKernel {
       s->elems.pop_back();
     }
     OP_REQUIRES(ctx, t.dtype() == output_type(0),
-                errors::InvalidArgument("StackPopV2 ", name(), ": elem_type is ",
-                                        DTypeString(output_type(0)), " but stack '", s->name,
-                                        "' holds ", DTypeString(t.dtype())));
+                errors::InvalidArgument("StackPopV2 ", name(), ": elem_type is ", DTypeString(output_type(0)),
+                                        " but stack '", s->name, "' holds ", DTypeString(t.dtype())));
     ctx->set_output(0, std::move(t));
   }
 };
@@ -140,15 +140,34 @@ Status PopShape(InferenceContext* c) {
 }  // namespace
 
 void RegisterStackOps() {
-  RegisterOp(OpDefBuilder("StackV2").Input("max_size: int32").Output("handle: resource").Attr("elem_type: type")
-                 .Attr("stack_name: string = ''").SetIsStateful().SetShapeFn(ScalarShape)
+  RegisterOp(OpDefBuilder("StackV2")
+                 .Input("max_size: int32")
+                 .Output("handle: resource")
+                 .Attr("elem_type: type")
+                 .Attr("stack_name: string = ''")
+                 .SetIsStateful()
+                 .SetShapeFn(ScalarShape)
                  .Doc("A new stack for this step (max_size < 0: unbounded)."));
-  RegisterOp(OpDefBuilder("StackPushV2").Input("handle: resource").Input("elem: T").Output("output: T")
-                 .Attr("T: type").Attr("swap_memory: bool = false").SetIsStateful().SetShapeFn(PushShape)
+  RegisterOp(OpDefBuilder("StackPushV2")
+                 .Input("handle: resource")
+                 .Input("elem: T")
+                 .Output("output: T")
+                 .Attr("T: type")
+                 .Attr("swap_memory: bool = false")
+                 .SetIsStateful()
+                 .SetShapeFn(PushShape)
                  .Doc("Pushes elem onto the stack and outputs it."));
-  RegisterOp(OpDefBuilder("StackPopV2").Input("handle: resource").Output("elem: elem_type").Attr("elem_type: type")
-                 .SetIsStateful().SetShapeFn(PopShape).Doc("Pops the element on top of the stack."));
-  RegisterOp(OpDefBuilder("StackCloseV2").Input("handle: resource").SetIsStateful().SetShapeFn(NoOutputs)
+  RegisterOp(OpDefBuilder("StackPopV2")
+                 .Input("handle: resource")
+                 .Output("elem: elem_type")
+                 .Attr("elem_type: type")
+                 .SetIsStateful()
+                 .SetShapeFn(PopShape)
+                 .Doc("Pops the element on top of the stack."));
+  RegisterOp(OpDefBuilder("StackCloseV2")
+                 .Input("handle: resource")
+                 .SetIsStateful()
+                 .SetShapeFn(NoOutputs)
                  .Doc("Closes the stack and frees its elements."));
   RegisterKernel<StackOp>(KernelBuilder("StackV2"));
   RegisterKernel<StackPushOp>(KernelBuilder("StackPushV2"));

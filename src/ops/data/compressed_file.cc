@@ -25,7 +25,8 @@ class InflatingFile : public RandomAccessFile {
     if (offset < start_) RETURN_IF_ERROR(Restart());
     while (!done_ && offset + n > start_ + buf_.size()) RETURN_IF_ERROR(InflateMore(offset));
     const uint64_t end = start_ + buf_.size();
-    if (offset > end || (offset == end && n > 0)) return errors::OutOfRange("Read at ", offset, " past the end of ", path(), " (", end, " bytes)");
+    if (offset > end || (offset == end && n > 0))
+      return errors::OutOfRange("Read at ", offset, " past the end of ", path(), " (", end, " bytes)");
     const size_t got = static_cast<size_t>(std::min<uint64_t>(n, end - offset));
     std::memcpy(scratch, buf_.data() + (offset - start_), got);
     return absl::string_view(scratch, got);

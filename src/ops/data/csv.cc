@@ -22,7 +22,8 @@ Status SplitFields(absl::string_view record, const CsvSpec& spec, absl::string_v
       size_t j = i + 1;
       bool escaped = false;
       while (true) {
-        if (j >= n) return errors::InvalidArgument("Quoted field has to end with quote followed by delim or end", where);
+        if (j >= n)
+          return errors::InvalidArgument("Quoted field has to end with quote followed by delim or end", where);
         if (record[j] == '"') {
           if (j + 1 < n && record[j + 1] == '"') {
             escaped = true;
@@ -107,9 +108,7 @@ Status StoreNumber(absl::string_view field, const Tensor& def, bool use_default,
 
 }  // namespace
 
-bool IsCsvType(DType t) {
-  return t == DT_FLOAT || t == DT_DOUBLE || t == DT_INT32 || t == DT_INT64 || t == DT_STRING;
-}
+bool IsCsvType(DType t) { return t == DT_FLOAT || t == DT_DOUBLE || t == DT_INT32 || t == DT_INT64 || t == DT_STRING; }
 
 Status CsvSpec::Validate(absl::string_view op) const {
   if (defaults.empty()) return errors::InvalidArgument(op, ": record_defaults is empty");
@@ -162,11 +161,8 @@ Status ParseCsvRecord(absl::string_view record, const CsvSpec& spec, absl::strin
       case DT_DOUBLE: RETURN_IF_ERROR(StoreNumber<double>(field, def, missing, col_id, where, out, row)); break;
       case DT_INT32: RETURN_IF_ERROR(StoreNumber<int32_t>(field, def, missing, col_id, where, out, row)); break;
       case DT_INT64: RETURN_IF_ERROR(StoreNumber<int64_t>(field, def, missing, col_id, where, out, row)); break;
-      case DT_STRING:
-        out->data<std::string>()[row] = missing ? def.data<std::string>()[0] : std::string(field);
-        break;
-      default:
-        return errors::Internal("unsupported CSV type ", DTypeString(def.dtype()));
+      case DT_STRING: out->data<std::string>()[row] = missing ? def.data<std::string>()[0] : std::string(field); break;
+      default: return errors::Internal("unsupported CSV type ", DTypeString(def.dtype()));
     }
   }
   return absl::OkStatus();

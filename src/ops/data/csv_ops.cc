@@ -189,17 +189,32 @@ Status DecodeCSVShape(InferenceContext* c) {
 }  // namespace
 
 void RegisterCsvOps() {
-  RegisterOp(OpDefBuilder("DecodeCSV").Input("records: string").Input("record_defaults: OUT_TYPE")
-                 .Output("output: OUT_TYPE").Attr("OUT_TYPE: list({float, double, int32, int64, string})")
-                 .Attr("field_delim: string = ','").Attr("use_quote_delim: bool = true")
-                 .Attr("na_value: string = ''").Attr("select_cols: list(int) = []").SetShapeFn(DecodeCSVShape)
+  RegisterOp(OpDefBuilder("DecodeCSV")
+                 .Input("records: string")
+                 .Input("record_defaults: OUT_TYPE")
+                 .Output("output: OUT_TYPE")
+                 .Attr("OUT_TYPE: list({float, double, int32, int64, string})")
+                 .Attr("field_delim: string = ','")
+                 .Attr("use_quote_delim: bool = true")
+                 .Attr("na_value: string = ''")
+                 .Attr("select_cols: list(int) = []")
+                 .SetShapeFn(DecodeCSVShape)
                  .Doc("Parses CSV records: one output per column, shaped like records."));
-  RegisterOp(OpDefBuilder("CSVDataset").Input("filenames: string").Input("compression_type: string")
-                 .Input("buffer_size: int64").Input("header: bool").Input("field_delim: string")
-                 .Input("use_quote_delim: bool").Input("na_value: string").Input("select_cols: int64")
-                 .Input("record_defaults: output_types").Output("handle: variant")
+  RegisterOp(OpDefBuilder("CSVDataset")
+                 .Input("filenames: string")
+                 .Input("compression_type: string")
+                 .Input("buffer_size: int64")
+                 .Input("header: bool")
+                 .Input("field_delim: string")
+                 .Input("use_quote_delim: bool")
+                 .Input("na_value: string")
+                 .Input("select_cols: int64")
+                 .Input("record_defaults: output_types")
+                 .Output("handle: variant")
                  .Attr("output_types: list({float, double, int32, int64, string}) >= 1")
-                 .Attr("output_shapes: list(shape) >= 1").SetIsStateful().SetShapeFn(ScalarShape)
+                 .Attr("output_shapes: list(shape) >= 1")
+                 .SetIsStateful()
+                 .SetShapeFn(ScalarShape)
                  .Doc("The parsed lines of CSV files."));
   RegisterKernel<DecodeCSVOp>(KernelBuilder("DecodeCSV"));
   RegisterKernel<CSVDatasetOp>(KernelBuilder("CSVDataset"));

@@ -12,8 +12,8 @@ DatasetOpKernel::DatasetOpKernel(OpKernelConstruction* c) : OpKernel(c) {
   if (c->node().attrs.count("output_types")) c->SetStatus(c->GetAttr("output_types", &types_));
   if (c->node().attrs.count("output_shapes")) c->SetStatus(c->GetAttr("output_shapes", &shapes_));
   if (!types_.empty() && !shapes_.empty() && types_.size() != shapes_.size()) {
-    c->SetStatus(errors::InvalidArgument(c->node().op, " ", c->node().name, ": ", types_.size(),
-                                         " output_types but ", shapes_.size(), " output_shapes"));
+    c->SetStatus(errors::InvalidArgument(c->node().op, " ", c->node().name, ": ", types_.size(), " output_types but ",
+                                         shapes_.size(), " output_shapes"));
   }
 }
 
@@ -36,7 +36,7 @@ StatusOr<std::shared_ptr<const DatasetBase>> DatasetOpKernel::InputDataset(OpKer
 }
 
 StatusOr<std::shared_ptr<Env>> DatasetOpKernel::FileEnv(OpKernelContext* ctx,
-                                                       const std::vector<std::string>& files) const {
+                                                        const std::vector<std::string>& files) const {
   const Device* d = ctx->step().device;
   if (d == nullptr) return MakeFileEnv(nullptr);  // never in a session: unrestricted
   if (const FilePolicy* policy = d->file_policy(); policy != nullptr) {
@@ -94,12 +94,12 @@ Status CheckElement(const std::vector<Tensor>& element, const std::vector<DType>
   }
   for (size_t i = 0; i < element.size(); ++i) {
     if (element[i].dtype() != types[i]) {
-      return errors::InvalidArgument(what, ": component ", i, " has type ", DTypeString(element[i].dtype()),
-                                     " but ", DTypeString(types[i]), " is declared");
+      return errors::InvalidArgument(what, ": component ", i, " has type ", DTypeString(element[i].dtype()), " but ",
+                                     DTypeString(types[i]), " is declared");
     }
     if (i < shapes.size() && !shapes[i].IsCompatibleWith(element[i].shape())) {
-      return errors::InvalidArgument(what, ": component ", i, " has shape ", element[i].shape().DebugString(),
-                                     " but ", shapes[i].DebugString(), " is declared");
+      return errors::InvalidArgument(what, ": component ", i, " has shape ", element[i].shape().DebugString(), " but ",
+                                     shapes[i].DebugString(), " is declared");
     }
   }
   return absl::OkStatus();

@@ -36,8 +36,8 @@ class IteratorResource : public ResourceBase {
 
   Status CheckStructure(const std::vector<DType>& types, absl::string_view what) const {
     if (types != types_) {
-      return errors::InvalidArgument(what, ": the dataset's element types do not match the iterator's (",
-                                     types.size(), " vs ", types_.size(), " components or different dtypes)");
+      return errors::InvalidArgument(what, ": the dataset's element types do not match the iterator's (", types.size(),
+                                     " vs ", types_.size(), " components or different dtypes)");
     }
     return absl::OkStatus();
   }
@@ -209,10 +209,11 @@ class OneShotIteratorOp : public OpKernel {
       OP_REQUIRES_ASSIGN(ctx, std::shared_ptr<const DatasetBase> ds, DatasetFromTensor(rets[0], "dataset_factory"));
       auto fresh = std::make_shared<IteratorResource>(attrs_.types, attrs_.shapes);
       OP_REQUIRES_OK(ctx, fresh->Reset(*ds, ctx->step().session_cancellation));
-      OP_REQUIRES_OK(ctx, rm->LookupOrCreate<IteratorResource>(
-                              h.container, h.name, [&]() -> StatusOr<std::shared_ptr<IteratorResource>> {
-                                return fresh;
-                              }).status());
+      OP_REQUIRES_OK(ctx, rm->LookupOrCreate<IteratorResource>(h.container, h.name,
+                                                               [&]() -> StatusOr<std::shared_ptr<IteratorResource>> {
+                                                                 return fresh;
+                                                               })
+                              .status());
     }
     SetHandleOutput(ctx, 0, std::move(h));
   }
@@ -290,19 +291,39 @@ Status GetNextShape(InferenceContext* c) {
 }  // namespace
 
 void RegisterIteratorOps() {
-  RegisterOp(OpDefBuilder("IteratorV2").Output("handle: resource").Attr("shared_name: string")
-                 .Attr("container: string").Attr("output_types: list(type) >= 1")
-                 .Attr("output_shapes: list(shape) >= 1").SetIsStateful().SetShapeFn(ScalarShape)
+  RegisterOp(OpDefBuilder("IteratorV2")
+                 .Output("handle: resource")
+                 .Attr("shared_name: string")
+                 .Attr("container: string")
+                 .Attr("output_types: list(type) >= 1")
+                 .Attr("output_shapes: list(shape) >= 1")
+                 .SetIsStateful()
+                 .SetShapeFn(ScalarShape)
                  .Doc("An iterator resource; MakeIterator initializes it."));
-  RegisterOp(OpDefBuilder("OneShotIterator").Output("handle: resource").Attr("dataset_factory: func")
-                 .Attr("output_types: list(type) >= 1").Attr("output_shapes: list(shape) >= 1")
-                 .Attr("container: string = ''").Attr("shared_name: string = ''").SetIsStateful()
-                 .SetShapeFn(ScalarShape).Doc("An iterator initialized on first use from dataset_factory's dataset."));
-  RegisterOp(OpDefBuilder("MakeIterator").Input("dataset: variant").Input("iterator: resource").SetIsStateful()
-                 .SetShapeFn(NoOutputs).Doc("(Re)starts the iterator at the dataset's first element."));
-  RegisterOp(OpDefBuilder("IteratorGetNext").Input("iterator: resource").Output("components: output_types")
-                 .Attr("output_types: list(type) >= 1").Attr("output_shapes: list(shape) >= 1").SetIsStateful()
-                 .SetShapeFn(GetNextShape).Doc("The iterator's next element; OutOfRange at the end."));
+  RegisterOp(OpDefBuilder("OneShotIterator")
+                 .Output("handle: resource")
+                 .Attr("dataset_factory: func")
+                 .Attr("output_types: list(type) >= 1")
+                 .Attr("output_shapes: list(shape) >= 1")
+                 .Attr("container: string = ''")
+                 .Attr("shared_name: string = ''")
+                 .SetIsStateful()
+                 .SetShapeFn(ScalarShape)
+                 .Doc("An iterator initialized on first use from dataset_factory's dataset."));
+  RegisterOp(OpDefBuilder("MakeIterator")
+                 .Input("dataset: variant")
+                 .Input("iterator: resource")
+                 .SetIsStateful()
+                 .SetShapeFn(NoOutputs)
+                 .Doc("(Re)starts the iterator at the dataset's first element."));
+  RegisterOp(OpDefBuilder("IteratorGetNext")
+                 .Input("iterator: resource")
+                 .Output("components: output_types")
+                 .Attr("output_types: list(type) >= 1")
+                 .Attr("output_shapes: list(shape) >= 1")
+                 .SetIsStateful()
+                 .SetShapeFn(GetNextShape)
+                 .Doc("The iterator's next element; OutOfRange at the end."));
   RegisterKernel<IteratorHandleOp>(KernelBuilder("IteratorV2"));
   RegisterKernel<OneShotIteratorOp>(KernelBuilder("OneShotIterator"));
   RegisterKernel<MakeIteratorOp>(KernelBuilder("MakeIterator"));

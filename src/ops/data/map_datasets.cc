@@ -41,8 +41,8 @@ std::shared_ptr<const InstantiatedFunction> InstantiateAttr(OpKernelConstruction
     return nullptr;
   }
   if (c->function_library() == nullptr) {
-    c->SetStatus(errors::Unimplemented(c->node().op, " ", c->node().name,
-                                       ": no function library to run function '", f.name, "' here"));
+    c->SetStatus(errors::Unimplemented(c->node().op, " ", c->node().name, ": no function library to run function '",
+                                       f.name, "' here"));
     return nullptr;
   }
   StatusOr<std::shared_ptr<const InstantiatedFunction>> fn = c->function_library()->Instantiate(f.name);
@@ -55,16 +55,16 @@ std::shared_ptr<const InstantiatedFunction> InstantiateAttr(OpKernelConstruction
 
 class FunctionDatasetOp : public DatasetOpKernel {
  public:
-  FunctionDatasetOp(OpKernelConstruction* c, const char* attr) : DatasetOpKernel(c) {
-    fn_ = InstantiateAttr(c, attr);
-  }
+  FunctionDatasetOp(OpKernelConstruction* c, const char* attr) : DatasetOpKernel(c) { fn_ = InstantiateAttr(c, attr); }
 
  protected:
   // The captured inputs: inputs [first, first + count of Targuments).
   StatusOr<CapturedFunction> Capture(OpKernelContext* ctx, int first) const {
     CapturedFunction cf;
     cf.fn = fn_;
-    const size_t n = node().attrs.count("Targuments") ? node().attrs.at("Targuments").get_if<std::vector<DType>>()->size() : 0;
+    const size_t n = node().attrs.count("Targuments")
+                         ? node().attrs.at("Targuments").get_if<std::vector<DType>>()->size()
+                         : 0;
     for (size_t i = 0; i < n; ++i) cf.captured.push_back(ctx->input(first + static_cast<int>(i)));
     return cf;
   }
@@ -82,7 +82,9 @@ class MapDataset : public DatasetBase {
  public:
   MapDataset(std::shared_ptr<const DatasetBase> input, CapturedFunction fn, int parallel, std::vector<DType> types,
              std::vector<PartialTensorShape> shapes)
-      : DatasetBase(std::move(types), std::move(shapes)), input_(std::move(input)), fn_(std::move(fn)),
+      : DatasetBase(std::move(types), std::move(shapes)),
+        input_(std::move(input)),
+        fn_(std::move(fn)),
         parallel_(parallel) {}
   std::string Name() const override { return parallel_ > 1 ? "ParallelMapDataset" : "MapDataset"; }
   StatusOr<std::unique_ptr<IteratorBase>> MakeIterator() const override;
@@ -152,8 +154,8 @@ class ParallelMapIterator : public IteratorBase {
     Run(shared_, front, ds_->fn_.fn);  // a no-op when a pool thread took it
     {
       std::unique_lock<std::mutex> l(shared_->mu);
-      RETURN_IF_ERROR(WaitWithCancellation(ctx, &shared_->cv, &l, [&] { return front->done; },
-                                           "ParallelMapDataset GetNext"));
+      RETURN_IF_ERROR(WaitWithCancellation(
+          ctx, &shared_->cv, &l, [&] { return front->done; }, "ParallelMapDataset GetNext"));
     }
     slots_.pop_front();
     *end = false;
@@ -222,9 +224,10 @@ class MapDatasetOp : public FunctionDatasetOp {
       if (n <= 0 || n > 1024) return Error("num_parallel_calls must be in [1, 1024] or -1, not ", n);
       parallel = static_cast<int>(n);
     }
-    if (cf.fn->ret_types() != types_) return Error("function '", cf.fn->name(), "' returns other types than output_types");
-    return std::shared_ptr<const DatasetBase>(
-        std::make_shared<MapDataset>(std::move(input), std::move(cf), parallel, types_, shapes_));
+    if (cf.fn->ret_types() != types_)
+      return Error("function '", cf.fn->name(), "' returns other types than output_types");
+    return std::shared_ptr<const DatasetBase>(std::make_shared<MapDataset>(std::move(input), std::move(cf), parallel,
+                                                                           types_, shapes_));
   }
 
  private:
@@ -324,8 +327,8 @@ class PrefetchIterator : public IteratorBase {
       budget_ = ctx->memory_budget;
       thread_ = std::thread([this] { Produce(); });
     }
-    RETURN_IF_ERROR(WaitWithCancellation(ctx, &cv_, &l, [&] { return !buffer_.empty() || producer_done_; },
-                                         "PrefetchDataset GetNext"));
+    RETURN_IF_ERROR(WaitWithCancellation(
+        ctx, &cv_, &l, [&] { return !buffer_.empty() || producer_done_; }, "PrefetchDataset GetNext"));
     if (buffer_.empty()) {  // after the end or an error
       *end = true;
       return absl::OkStatus();
@@ -405,24 +408,50 @@ class PrefetchDatasetOp : public DatasetOpKernel {
 }  // namespace
 
 void RegisterMapDatasetOps() {
-  RegisterOp(OpDefBuilder("MapDataset").Input("input_dataset: variant").Input("other_arguments: Targuments")
-                 .Output("handle: variant").Attr("f: func").Attr("Targuments: list(type) >= 0")
-                 .Attr("output_types: list(type) >= 1").Attr("output_shapes: list(shape) >= 1")
-                 .Attr("use_inter_op_parallelism: bool = true").Attr("preserve_cardinality: bool = false")
-                 .SetShapeFn(ScalarShape).Doc("f applied to every element."));
-  RegisterOp(OpDefBuilder("ParallelMapDataset").Input("input_dataset: variant").Input("other_arguments: Targuments")
-                 .Input("num_parallel_calls: int32").Output("handle: variant").Attr("f: func")
-                 .Attr("Targuments: list(type) >= 0").Attr("output_types: list(type) >= 1")
-                 .Attr("output_shapes: list(shape) >= 1").Attr("use_inter_op_parallelism: bool = true")
-                 .Attr("sloppy: bool = false").Attr("preserve_cardinality: bool = false").SetShapeFn(ScalarShape)
+  RegisterOp(OpDefBuilder("MapDataset")
+                 .Input("input_dataset: variant")
+                 .Input("other_arguments: Targuments")
+                 .Output("handle: variant")
+                 .Attr("f: func")
+                 .Attr("Targuments: list(type) >= 0")
+                 .Attr("output_types: list(type) >= 1")
+                 .Attr("output_shapes: list(shape) >= 1")
+                 .Attr("use_inter_op_parallelism: bool = true")
+                 .Attr("preserve_cardinality: bool = false")
+                 .SetShapeFn(ScalarShape)
+                 .Doc("f applied to every element."));
+  RegisterOp(OpDefBuilder("ParallelMapDataset")
+                 .Input("input_dataset: variant")
+                 .Input("other_arguments: Targuments")
+                 .Input("num_parallel_calls: int32")
+                 .Output("handle: variant")
+                 .Attr("f: func")
+                 .Attr("Targuments: list(type) >= 0")
+                 .Attr("output_types: list(type) >= 1")
+                 .Attr("output_shapes: list(shape) >= 1")
+                 .Attr("use_inter_op_parallelism: bool = true")
+                 .Attr("sloppy: bool = false")
+                 .Attr("preserve_cardinality: bool = false")
+                 .SetShapeFn(ScalarShape)
                  .Doc("f applied to every element, num_parallel_calls at a time, in order."));
-  RegisterOp(OpDefBuilder("FilterDataset").Input("input_dataset: variant").Input("other_arguments: Targuments")
-                 .Output("handle: variant").Attr("predicate: func").Attr("Targuments: list(type) >= 0")
-                 .Attr("output_types: list(type) >= 1").Attr("output_shapes: list(shape) >= 1")
-                 .SetShapeFn(ScalarShape).Doc("The elements for which predicate returns true."));
-  RegisterOp(OpDefBuilder("PrefetchDataset").Input("input_dataset: variant").Input("buffer_size: int64")
-                 .Output("handle: variant").Attr("output_types: list(type) >= 1")
-                 .Attr("output_shapes: list(shape) >= 1").Attr("slack_period: int = 0").SetShapeFn(ScalarShape)
+  RegisterOp(OpDefBuilder("FilterDataset")
+                 .Input("input_dataset: variant")
+                 .Input("other_arguments: Targuments")
+                 .Output("handle: variant")
+                 .Attr("predicate: func")
+                 .Attr("Targuments: list(type) >= 0")
+                 .Attr("output_types: list(type) >= 1")
+                 .Attr("output_shapes: list(shape) >= 1")
+                 .SetShapeFn(ScalarShape)
+                 .Doc("The elements for which predicate returns true."));
+  RegisterOp(OpDefBuilder("PrefetchDataset")
+                 .Input("input_dataset: variant")
+                 .Input("buffer_size: int64")
+                 .Output("handle: variant")
+                 .Attr("output_types: list(type) >= 1")
+                 .Attr("output_shapes: list(shape) >= 1")
+                 .Attr("slack_period: int = 0")
+                 .SetShapeFn(ScalarShape)
                  .Doc("Produces up to buffer_size elements ahead on a background thread."));
   RegisterKernel<MapDatasetOp>(KernelBuilder("MapDataset"));
   RegisterKernel<MapDatasetOp>(KernelBuilder("ParallelMapDataset"));

@@ -128,8 +128,8 @@ class TensorSliceDatasetOp : public DatasetOpKernel {
       comps.push_back(t);
     }
     std::vector<DType> types = types_;
-    return std::shared_ptr<const DatasetBase>(
-        std::make_shared<TensorSliceDataset>(std::move(comps), std::move(types), std::move(shapes)));
+    return std::shared_ptr<const DatasetBase>(std::make_shared<TensorSliceDataset>(std::move(comps), std::move(types),
+                                                                                   std::move(shapes)));
   }
 };
 
@@ -146,8 +146,8 @@ class TensorDatasetOp : public DatasetOpKernel {
       shapes.emplace_back(ctx->input(i).shape());
     }
     std::vector<DType> types = types_;
-    return std::shared_ptr<const DatasetBase>(
-        std::make_shared<TensorDataset>(std::move(comps), std::move(types), std::move(shapes)));
+    return std::shared_ptr<const DatasetBase>(std::make_shared<TensorDataset>(std::move(comps), std::move(types),
+                                                                              std::move(shapes)));
   }
 };
 
@@ -207,7 +207,8 @@ StatusOr<std::vector<std::string>> Filenames(const Tensor& t, absl::string_view 
 
 Status CheckCompression(OpKernelContext* ctx, int index, absl::string_view op) {
   const Tensor& t = ctx->input(index);
-  if (t.dtype() != DT_STRING || t.dims() != 0) return errors::InvalidArgument(op, ": compression_type must be a string scalar");
+  if (t.dtype() != DT_STRING || t.dims() != 0)
+    return errors::InvalidArgument(op, ": compression_type must be a string scalar");
   if (!t.scalar<std::string>().empty()) {
     return errors::Unimplemented(op, ": compression_type '", t.scalar<std::string>(),
                                  "' is not supported (only uncompressed files)");
@@ -256,7 +257,8 @@ class TextLineDataset : public DatasetBase {
       size_t file_ = 0;
       std::unique_ptr<LineReader> reader_;
     };
-    return std::unique_ptr<IteratorBase>(std::make_unique<Iter>(std::static_pointer_cast<const TextLineDataset>(self())));
+    return std::unique_ptr<IteratorBase>(
+        std::make_unique<Iter>(std::static_pointer_cast<const TextLineDataset>(self())));
   }
 
  private:
@@ -307,7 +309,8 @@ class TFRecordDataset : public DatasetBase {
       std::unique_ptr<RandomAccessFile> file_;
       uint64_t offset_ = 0;
     };
-    return std::unique_ptr<IteratorBase>(std::make_unique<Iter>(std::static_pointer_cast<const TFRecordDataset>(self())));
+    return std::unique_ptr<IteratorBase>(
+        std::make_unique<Iter>(std::static_pointer_cast<const TFRecordDataset>(self())));
   }
 
  private:
@@ -317,7 +320,8 @@ class TFRecordDataset : public DatasetBase {
 };
 
 StatusOr<int64_t> BufferSize(const Tensor& t, absl::string_view op) {
-  if (t.dtype() != DT_INT64 || t.dims() != 0) return errors::InvalidArgument(op, ": buffer_size must be an int64 scalar");
+  if (t.dtype() != DT_INT64 || t.dims() != 0)
+    return errors::InvalidArgument(op, ": buffer_size must be an int64 scalar");
   int64_t n = t.scalar<int64_t>();
   if (n == 0) return kDefaultBufferSize;
   if (n < 0 || n > kMaxBufferSize) {
@@ -334,7 +338,8 @@ class TextLineDatasetOp : public DatasetOpKernel {
     RETURN_IF_ERROR(CheckCompression(ctx, 1, "TextLineDataset"));
     ASSIGN_OR_RETURN(int64_t buffer, BufferSize(ctx->input(2), "TextLineDataset"));
     ASSIGN_OR_RETURN(std::shared_ptr<Env> env, FileEnv(ctx, files));
-    return std::shared_ptr<const DatasetBase>(std::make_shared<TextLineDataset>(std::move(env), std::move(files), buffer));
+    return std::shared_ptr<const DatasetBase>(std::make_shared<TextLineDataset>(std::move(env), std::move(files),
+                                                                                buffer));
   }
 };
 
@@ -350,29 +355,52 @@ class TFRecordDatasetOp : public DatasetOpKernel {
     RETURN_IF_ERROR(data::CheckCompressionType(compression.scalar<std::string>()));
     RETURN_IF_ERROR(BufferSize(ctx->input(2), "TFRecordDataset").status());
     ASSIGN_OR_RETURN(std::shared_ptr<Env> env, FileEnv(ctx, files));
-    return std::shared_ptr<const DatasetBase>(
-        std::make_shared<TFRecordDataset>(std::move(env), std::move(files), compression.scalar<std::string>()));
+    return std::shared_ptr<const DatasetBase>(std::make_shared<TFRecordDataset>(std::move(env), std::move(files),
+                                                                                compression.scalar<std::string>()));
   }
 };
 
 }  // namespace
 
 void RegisterSourceDatasetOps() {
-  RegisterOp(OpDefBuilder("TensorSliceDataset").Input("components: Toutput_types").Output("handle: variant")
-                 .Attr("Toutput_types: list(type) >= 1").Attr("output_shapes: list(shape) >= 1")
-                 .SetShapeFn(ScalarShape).Doc("The rows (slices along dimension 0) of the components."));
-  RegisterOp(OpDefBuilder("TensorDataset").Input("components: Toutput_types").Output("handle: variant")
-                 .Attr("Toutput_types: list(type) >= 1").Attr("output_shapes: list(shape) >= 1")
-                 .SetShapeFn(ScalarShape).Doc("One element: the components."));
-  RegisterOp(OpDefBuilder("RangeDataset").Input("start: int64").Input("stop: int64").Input("step: int64")
-                 .Output("handle: variant").Attr("output_types: list(type) >= 1")
-                 .Attr("output_shapes: list(shape) >= 1").SetShapeFn(ScalarShape)
+  RegisterOp(OpDefBuilder("TensorSliceDataset")
+                 .Input("components: Toutput_types")
+                 .Output("handle: variant")
+                 .Attr("Toutput_types: list(type) >= 1")
+                 .Attr("output_shapes: list(shape) >= 1")
+                 .SetShapeFn(ScalarShape)
+                 .Doc("The rows (slices along dimension 0) of the components."));
+  RegisterOp(OpDefBuilder("TensorDataset")
+                 .Input("components: Toutput_types")
+                 .Output("handle: variant")
+                 .Attr("Toutput_types: list(type) >= 1")
+                 .Attr("output_shapes: list(shape) >= 1")
+                 .SetShapeFn(ScalarShape)
+                 .Doc("One element: the components."));
+  RegisterOp(OpDefBuilder("RangeDataset")
+                 .Input("start: int64")
+                 .Input("stop: int64")
+                 .Input("step: int64")
+                 .Output("handle: variant")
+                 .Attr("output_types: list(type) >= 1")
+                 .Attr("output_shapes: list(shape) >= 1")
+                 .SetShapeFn(ScalarShape)
                  .Doc("start, start + step, ... up to (not including) stop."));
-  RegisterOp(OpDefBuilder("TextLineDataset").Input("filenames: string").Input("compression_type: string")
-                 .Input("buffer_size: int64").Output("handle: variant").SetIsStateful().SetShapeFn(ScalarShape)
+  RegisterOp(OpDefBuilder("TextLineDataset")
+                 .Input("filenames: string")
+                 .Input("compression_type: string")
+                 .Input("buffer_size: int64")
+                 .Output("handle: variant")
+                 .SetIsStateful()
+                 .SetShapeFn(ScalarShape)
                  .Doc("The lines of text files."));
-  RegisterOp(OpDefBuilder("TFRecordDataset").Input("filenames: string").Input("compression_type: string")
-                 .Input("buffer_size: int64").Output("handle: variant").SetIsStateful().SetShapeFn(ScalarShape)
+  RegisterOp(OpDefBuilder("TFRecordDataset")
+                 .Input("filenames: string")
+                 .Input("compression_type: string")
+                 .Input("buffer_size: int64")
+                 .Output("handle: variant")
+                 .SetIsStateful()
+                 .SetShapeFn(ScalarShape)
                  .Doc("The records of TFRecord files."));
   RegisterKernel<TensorSliceDatasetOp>(KernelBuilder("TensorSliceDataset"));
   RegisterKernel<TensorDatasetOp>(KernelBuilder("TensorDataset"));

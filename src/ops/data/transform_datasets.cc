@@ -39,8 +39,12 @@ class ShuffleDataset : public UnaryDataset {
  public:
   ShuffleDataset(std::shared_ptr<const DatasetBase> input, int64_t buffer_size, uint64_t seed, uint64_t seed2,
                  bool reshuffle)
-      : UnaryDataset(std::move(input)), buffer_size_(buffer_size), seeds_(seed, seed2), reshuffle_(reshuffle),
-        seed_(seed), seed2_(seed2) {}
+      : UnaryDataset(std::move(input)),
+        buffer_size_(buffer_size),
+        seeds_(seed, seed2),
+        reshuffle_(reshuffle),
+        seed_(seed),
+        seed2_(seed2) {}
   std::string Name() const override { return "ShuffleDataset"; }
 
   StatusOr<std::unique_ptr<IteratorBase>> MakeIterator() const override {
@@ -206,8 +210,8 @@ StatusOr<Tensor> Stack(const std::vector<std::vector<Tensor>>& elems, size_t com
       if (bytes > 0) std::memcpy(dst + i * bytes, elems[i][comp].raw_data(), bytes);
     }
   } else {
-    return errors::InvalidArgument("Cannot batch tensors of type ", DTypeString(first.dtype()), " (component ",
-                                   comp, ")");
+    return errors::InvalidArgument("Cannot batch tensors of type ", DTypeString(first.dtype()), " (component ", comp,
+                                   ")");
   }
   return out;
 }
@@ -300,7 +304,8 @@ class BatchDatasetOp : public DatasetOpKernel {
 
 class RepeatDataset : public UnaryDataset {
  public:
-  RepeatDataset(std::shared_ptr<const DatasetBase> input, int64_t count) : UnaryDataset(std::move(input)), count_(count) {}
+  RepeatDataset(std::shared_ptr<const DatasetBase> input, int64_t count)
+      : UnaryDataset(std::move(input)), count_(count) {}
   std::string Name() const override { return "RepeatDataset"; }
   StatusOr<std::unique_ptr<IteratorBase>> MakeIterator() const override {
     class Iter : public IteratorBase {
@@ -562,17 +567,17 @@ class ZipDatasetOp : public DatasetOpKernel {
       shapes.insert(shapes.end(), in->output_shapes().begin(), in->output_shapes().end());
       inputs.push_back(std::move(in));
     }
-    return std::shared_ptr<const DatasetBase>(
-        std::make_shared<ZipDataset>(std::move(inputs), std::move(types), std::move(shapes)));
+    return std::shared_ptr<const DatasetBase>(std::make_shared<ZipDataset>(std::move(inputs), std::move(types),
+                                                                           std::move(shapes)));
   }
 };
 
-OpDefBuilder Unary(const char* name) {
-  return std::move(OpDefBuilder(name).Input("input_dataset: variant"));
-}
+OpDefBuilder Unary(const char* name) { return std::move(OpDefBuilder(name).Input("input_dataset: variant")); }
 
 OpDefBuilder& WithStructure(OpDefBuilder& b) {
-  return b.Output("handle: variant").Attr("output_types: list(type) >= 1").Attr("output_shapes: list(shape) >= 1")
+  return b.Output("handle: variant")
+      .Attr("output_types: list(type) >= 1")
+      .Attr("output_shapes: list(shape) >= 1")
       .SetShapeFn(ScalarShape);
 }
 
@@ -581,13 +586,18 @@ OpDefBuilder& WithStructure(OpDefBuilder& b) {
 void RegisterTransformDatasetOps() {
   {
     OpDefBuilder b = Unary("ShuffleDataset");
-    b.Input("buffer_size: int64").Input("seed: int64").Input("seed2: int64")
-        .Attr("reshuffle_each_iteration: bool = true").Doc("A random permutation within a sliding window.");
+    b.Input("buffer_size: int64")
+        .Input("seed: int64")
+        .Input("seed2: int64")
+        .Attr("reshuffle_each_iteration: bool = true")
+        .Doc("A random permutation within a sliding window.");
     RegisterOp(WithStructure(b));
   }
   {
     OpDefBuilder b = Unary("BatchDatasetV2");
-    b.Input("batch_size: int64").Input("drop_remainder: bool").Attr("parallel_copy: bool = false")
+    b.Input("batch_size: int64")
+        .Input("drop_remainder: bool")
+        .Attr("parallel_copy: bool = false")
         .Doc("Consecutive elements stacked along a new first dimension.");
     RegisterOp(WithStructure(b));
   }
@@ -598,7 +608,9 @@ void RegisterTransformDatasetOps() {
   }
   {
     OpDefBuilder b = Unary("ShardDataset");
-    b.Input("num_shards: int64").Input("index: int64").Attr("require_non_empty: bool = false")
+    b.Input("num_shards: int64")
+        .Input("index: int64")
+        .Attr("require_non_empty: bool = false")
         .Doc("Every num_shards-th element, starting at index.");
     RegisterOp(WithStructure(b));
   }

@@ -161,8 +161,8 @@ Status FindDuplicate(const Tensor& vocab) {
   for (int64_t i = 0; i < vocab.NumElements(); ++i) {
     auto [it, fresh] = seen.emplace(v[i], i);
     if (!fresh) {
-      return errors::InvalidArgument("Duplicate keys in the vocabulary: entries ", it->second, " and ", i,
-                                     " are both ", absl::StrCat(v[i]));
+      return errors::InvalidArgument("Duplicate keys in the vocabulary: entries ", it->second, " and ", i, " are both ",
+                                     absl::StrCat(v[i]));
     }
   }
   return absl::OkStatus();

@@ -20,7 +20,9 @@ std::vector<T> Values(const Tensor& t) {
   return std::vector<T>(t.data<T>(), t.data<T>() + t.NumElements());
 }
 
-Tensor Strings(const std::vector<std::string>& v) { return MakeTensor<std::string>(v, TensorShape({(int64_t)v.size()})); }
+Tensor Strings(const std::vector<std::string>& v) {
+  return MakeTensor<std::string>(v, TensorShape({(int64_t)v.size()}));
+}
 
 // ---- Bucketize ----
 
@@ -132,7 +134,8 @@ TEST(VocabularyLookupTest, IntegerKeysHashTheirDecimalText) {
 TEST(VocabularyLookupTest, RejectsBadVocabularies) {
   auto run = [](const Tensor& vocab, AttrMap more = {}, Tensor keys = Tensor()) {
     more["vocabulary"] = vocab;
-    if (!keys.IsInitialized()) keys = vocab.dtype() == DT_STRING ? Strings({"x"}) : MakeTensor<int64_t>({1}, TensorShape({1}));
+    if (!keys.IsInitialized())
+      keys = vocab.dtype() == DT_STRING ? Strings({"x"}) : MakeTensor<int64_t>({1}, TensorShape({1}));
     return RunOpKernel("VocabularyLookup", {keys}, more).status();
   };
   Status dup = run(MakeTensor<int64_t>({12, 24, 12}, TensorShape({3})));

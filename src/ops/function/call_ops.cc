@@ -23,8 +23,8 @@ class PartitionedCallOp : public AsyncOpKernel {
       return;
     }
     if (c->function_library() == nullptr) {
-      c->SetStatus(errors::Unimplemented(c->node().op, " '", c->node().name,
-                                         "': no function library to run function '", f.name, "' here"));
+      c->SetStatus(errors::Unimplemented(c->node().op, " '", c->node().name, "': no function library to run function '",
+                                         f.name, "' here"));
       return;
     }
     StatusOr<std::shared_ptr<const InstantiatedFunction>> fn = c->function_library()->Instantiate(f.name);
@@ -36,16 +36,16 @@ class PartitionedCallOp : public AsyncOpKernel {
     if (fn_->arg_types().size() != static_cast<size_t>(num_inputs()) ||
         fn_->ret_types().size() != static_cast<size_t>(num_outputs())) {
       c->SetStatus(errors::InvalidArgument(c->node().op, " '", c->node().name, "': function '", f.name, "' takes ",
-                                           fn_->arg_types().size(), " arguments and returns ",
-                                           fn_->ret_types().size(), " results, but the call has ", num_inputs(),
-                                           " inputs (Tin) and ", num_outputs(), " outputs (Tout)"));
+                                           fn_->arg_types().size(), " arguments and returns ", fn_->ret_types().size(),
+                                           " results, but the call has ", num_inputs(), " inputs (Tin) and ",
+                                           num_outputs(), " outputs (Tout)"));
       return;
     }
     for (int i = 0; i < num_outputs(); ++i) {
       if (fn_->ret_types()[i] != output_type(i)) {
-        c->SetStatus(errors::InvalidArgument(c->node().op, " '", c->node().name, "': function '", f.name,
-                                             "' returns ", DTypeString(fn_->ret_types()[i]), " as result ", i,
-                                             " but Tout[", i, "] is ", DTypeString(output_type(i))));
+        c->SetStatus(errors::InvalidArgument(c->node().op, " '", c->node().name, "': function '", f.name, "' returns ",
+                                             DTypeString(fn_->ret_types()[i]), " as result ", i, " but Tout[", i,
+                                             "] is ", DTypeString(output_type(i))));
         return;
       }
     }

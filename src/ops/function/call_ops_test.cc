@@ -32,9 +32,7 @@ proto::NodeDef* AddNode(google::protobuf::RepeatedPtrField<proto::NodeDef>* node
   return n;
 }
 
-void SetType(proto::NodeDef* n, const std::string& attr, proto::DataType t) {
-  (*n->mutable_attr())[attr].set_type(t);
-}
+void SetType(proto::NodeDef* n, const std::string& attr, proto::DataType t) { (*n->mutable_attr())[attr].set_type(t); }
 
 void AddArg(proto::OpDef* sig, const std::string& name, proto::DataType t, bool out) {
   proto::OpDef::ArgDef* a = out ? sig->add_output_arg() : sig->add_input_arg();
@@ -92,8 +90,7 @@ TEST(CallOpsTest, CallsTheFunction) {
     *g.mutable_library()->add_function() = MulAdd();
     AddPlaceholder(&g, "x", proto::DT_FLOAT);
     AddPlaceholder(&g, "y", proto::DT_FLOAT);
-    AddCall(g.mutable_node(), "call", op, "mul_add", {"x", "y"}, {proto::DT_FLOAT, proto::DT_FLOAT},
-            {proto::DT_FLOAT});
+    AddCall(g.mutable_node(), "call", op, "mul_add", {"x", "y"}, {proto::DT_FLOAT, proto::DT_FLOAT}, {proto::DT_FLOAT});
     auto out = RunGraph(g, {{"x", Floats({1, 2})}, {"y", Floats({3, 4})}}, {"call:0"});
     ASSERT_TRUE(out.ok()) << out.status();
     EXPECT_EQ((*out)[0].data<float>()[0], 4.0f);
@@ -135,8 +132,8 @@ TEST(CallOpsTest, ErrorInsideKeepsItsClassAndNamesFunctionAndNode) {
   *g.mutable_library()->add_function() = f;
   AddPlaceholder(&g, "x", proto::DT_FLOAT);
   AddPlaceholder(&g, "s", proto::DT_INT32);
-  AddCall(g.mutable_node(), "call", "PartitionedCall", "bad_reshape", {"x", "s"},
-          {proto::DT_FLOAT, proto::DT_INT32}, {proto::DT_FLOAT});
+  AddCall(g.mutable_node(), "call", "PartitionedCall", "bad_reshape", {"x", "s"}, {proto::DT_FLOAT, proto::DT_INT32},
+          {proto::DT_FLOAT});
   Tensor shape = Tensor::FromValues<int32_t>({5}, TensorShape{1}).value();
   auto out = RunGraph(g, {{"x", Floats({1, 2, 3})}, {"s", shape}}, {"call:0"});
   ASSERT_FALSE(out.ok());
@@ -183,8 +180,7 @@ TEST(CallOpsTest, CallerCancellationReachesTheFunction) {
   AddPlaceholder(&g, "v", proto::DT_FLOAT);
   proto::NodeDef* enq = AddNode(g.mutable_node(), "enq", "QueueEnqueueV2", {"q", "v"});
   (*enq->mutable_attr())["Tcomponents"].mutable_list()->add_type(proto::DT_FLOAT);
-  AddCall(g.mutable_node(), "call", "StatefulPartitionedCall", "take", {"q"}, {proto::DT_RESOURCE},
-          {proto::DT_FLOAT});
+  AddCall(g.mutable_node(), "call", "StatefulPartitionedCall", "take", {"q"}, {proto::DT_RESOURCE}, {proto::DT_FLOAT});
   auto session = NewDirectSession(SessionOptions(), {LocalCpuDevice()});
   ASSERT_TRUE(session->Create(g).ok());
   RunOptions opts;

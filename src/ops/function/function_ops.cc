@@ -42,10 +42,19 @@ class RetvalOp : public OpKernel {
 void RegisterCallOps();  // call_ops.cc: PartitionedCall, StatefulPartitionedCall
 
 void RegisterFunctionOps() {
-  RegisterOp(OpDefBuilder("_Arg").Output("output: T").Attr("T: type").Attr("index: int >= 0").SetIsStateful()
+  RegisterOp(OpDefBuilder("_Arg")
+                 .Output("output: T")
+                 .Attr("T: type")
+                 .Attr("index: int >= 0")
+                 .SetIsStateful()
                  .Doc("A value fed into the step."));
-  RegisterOp(OpDefBuilder("_Retval").Input("input: T").Attr("T: type").Attr("index: int >= 0").SetIsStateful()
-                 .SetShapeFn(NoOutputs).Doc("A value fetched from the step."));
+  RegisterOp(OpDefBuilder("_Retval")
+                 .Input("input: T")
+                 .Attr("T: type")
+                 .Attr("index: int >= 0")
+                 .SetIsStateful()
+                 .SetShapeFn(NoOutputs)
+                 .Doc("A value fetched from the step."));
   RegisterKernel<ArgOp>(KernelBuilder("_Arg"));
   RegisterKernel<RetvalOp>(KernelBuilder("_Retval"));
   RegisterCallOps();

@@ -30,8 +30,7 @@ class SendOp : public OpKernel {
   // Runs even when its input is dead (the executor lets it): the deadness travels to the _Recv.
   void Compute(OpKernelContext* ctx) override {
     Rendezvous* r = ctx->step().rendezvous;
-    OP_REQUIRES(ctx, r != nullptr,
-                errors::Internal("_Send node '", name(), "' ran in a step without a rendezvous"));
+    OP_REQUIRES(ctx, r != nullptr, errors::Internal("_Send node '", name(), "' ran in a step without a rendezvous"));
     bool is_dead = ctx->input_is_dead(0);
     OP_REQUIRES_OK(ctx, r->Send(key_, is_dead ? Tensor() : ctx->input(0), is_dead));
   }

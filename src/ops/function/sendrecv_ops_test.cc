@@ -113,10 +113,11 @@ TEST_F(SendRecvTest, OpDefsHaveTensorFlowsAttrs) {
   const OpDef* recv = OpRegistry::Global()->LookUp("_Recv");
   ASSERT_NE(send, nullptr);
   ASSERT_NE(recv, nullptr);
-  for (const char* a : {"T", "tensor_name", "send_device", "send_device_incarnation", "recv_device", "client_terminated"})
+  for (const char* a :
+       {"T", "tensor_name", "send_device", "send_device_incarnation", "recv_device", "client_terminated"})
     EXPECT_NE(send->FindAttr(a), nullptr) << a;
-  for (const char* a : {"tensor_type", "tensor_name", "send_device", "send_device_incarnation", "recv_device",
-                        "client_terminated"})
+  for (const char* a :
+       {"tensor_type", "tensor_name", "send_device", "send_device_incarnation", "recv_device", "client_terminated"})
     EXPECT_NE(recv->FindAttr(a), nullptr) << a;
   EXPECT_TRUE(send->is_stateful);
   EXPECT_TRUE(recv->is_stateful);

@@ -89,8 +89,12 @@ StatusOr<ResizeDims> ValidateResize(const Tensor& images, const Tensor& size, ab
   if (images.shape().dims() != 4) {
     return errors::InvalidArgument(prefix, "input must be 4-dimensional", images.shape().DebugString());
   }
-  ResizeDims d{images.shape().dim_size(0), images.shape().dim_size(1), images.shape().dim_size(2),
-               images.shape().dim_size(3), 0, 0};
+  ResizeDims d{images.shape().dim_size(0),
+               images.shape().dim_size(1),
+               images.shape().dim_size(2),
+               images.shape().dim_size(3),
+               0,
+               0};
   Status s = ReadSize(size, "shape_t", &d.out_h, &d.out_w);
   if (!s.ok()) return errors::InvalidArgument(prefix, s.message());
   if (d.out_h <= 0 || d.out_w <= 0) return errors::InvalidArgument(prefix, "output dimensions must be positive");
@@ -378,8 +382,7 @@ void RegisterResizeOps() {
     return b->status();
   });
   RegisterGradient("ResizeBilinear", [](GradContext* c) {
-    c->grad_inputs[0] =
-        c->b->Op("ResizeBilinearGrad", {c->GradOrZeros(0), c->inputs[0]}, ResizeAttrMap(c->node));
+    c->grad_inputs[0] = c->b->Op("ResizeBilinearGrad", {c->GradOrZeros(0), c->inputs[0]}, ResizeAttrMap(c->node));
     return c->b->status();
   });
   RegisterNoGradient("ResizeBilinearGrad");

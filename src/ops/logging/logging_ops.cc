@@ -39,8 +39,8 @@ class AssertOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     const Tensor& cond = ctx->input(0);
     OP_REQUIRES(ctx, cond.dims() == 0,
-                errors::InvalidArgument("Assert '", name(), "': In[0] should be a scalar: ",
-                                        cond.shape().DebugString()));
+                errors::InvalidArgument("Assert '", name(),
+                                        "': In[0] should be a scalar: ", cond.shape().DebugString()));
     if (cond.data<bool>()[0]) return;
     std::string msg = "assertion failed: ";
     for (int i = 1; i < ctx->num_inputs(); ++i) {

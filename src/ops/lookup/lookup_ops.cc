@@ -108,8 +108,8 @@ class TableWriteOp : public OpKernel {
     OP_REQUIRES_ASSIGN(ctx, std::shared_ptr<LookupTable> t, TableFromInput(ctx));
     const Tensor& keys = ctx->input(1);
     const Tensor& values = ctx->input(2);
-    OP_REQUIRES_OK(ctx, CheckSignature(ctx, *t, {keys.dtype(), values.dtype()}, {},
-                                       {t->key_dtype(), t->value_dtype()}, {}));
+    OP_REQUIRES_OK(ctx,
+                   CheckSignature(ctx, *t, {keys.dtype(), values.dtype()}, {}, {t->key_dtype(), t->value_dtype()}, {}));
     if constexpr (kMode == kInit) {
       OP_REQUIRES(ctx, keys.dims() == 1,
                   errors::InvalidArgument(type_string(), " ", name(), ": Keys must be a vector, but received shape",
@@ -183,7 +183,8 @@ class InitializeTableFromTextFileOp : public OpKernel {
     const Device* d = ctx->step().device;
     const FilePolicy* policy = d != nullptr ? d->file_policy() : nullptr;
     if (policy != nullptr) {
-      OP_REQUIRES_OK(ctx, errors::Annotate(policy->CheckRead(filename), absl::StrCat(type_string(), " ", name(), ": ")));
+      OP_REQUIRES_OK(ctx,
+                     errors::Annotate(policy->CheckRead(filename), absl::StrCat(type_string(), " ", name(), ": ")));
     }
     Env* env = d != nullptr ? d->file_env().get() : Env::Default();
     Tensor keys, values;
@@ -243,39 +244,89 @@ Status TextFileInitShape(InferenceContext* c) {
 
 void RegisterLookupOps() {
   for (const char* op : {"HashTableV2", "MutableHashTableV2"}) {
-    RegisterOp(OpDefBuilder(op).Output("table_handle: resource").Attr("container: string = ''")
-                   .Attr("shared_name: string = ''").Attr("use_node_name_sharing: bool = false")
-                   .Attr("key_dtype: type").Attr("value_dtype: type").SetIsStateful().SetShapeFn(ScalarShape)
+    RegisterOp(OpDefBuilder(op)
+                   .Output("table_handle: resource")
+                   .Attr("container: string = ''")
+                   .Attr("shared_name: string = ''")
+                   .Attr("use_node_name_sharing: bool = false")
+                   .Attr("key_dtype: type")
+                   .Attr("value_dtype: type")
+                   .SetIsStateful()
+                   .SetShapeFn(ScalarShape)
                    .Doc("A handle to a lookup table (container, shared_name, or the node name when "
                         "use_node_name_sharing, else a name private to the kernel)."));
     RegisterKernel<TableHandleOp>(KernelBuilder(op));
     RegisterNoGradient(op);
   }
-  RegisterOp(OpDefBuilder("LookupTableFindV2").Input("table_handle: resource").Input("keys: Tin")
-                 .Input("default_value: Tout").Output("values: Tout").Attr("Tin: type").Attr("Tout: type")
-                 .SetIsStateful().SetShapeFn(FindShape)
+  RegisterOp(OpDefBuilder("LookupTableFindV2")
+                 .Input("table_handle: resource")
+                 .Input("keys: Tin")
+                 .Input("default_value: Tout")
+                 .Output("values: Tout")
+                 .Attr("Tin: type")
+                 .Attr("Tout: type")
+                 .SetIsStateful()
+                 .SetShapeFn(FindShape)
                  .Doc("The table's values for keys; default_value (one, or one per key) where absent."));
-  RegisterOp(OpDefBuilder("LookupTableImportV2").Input("table_handle: resource").Input("keys: Tin")
-                 .Input("values: Tout").Attr("Tin: type").Attr("Tout: type").SetIsStateful().SetShapeFn(WriteShape)
+  RegisterOp(OpDefBuilder("LookupTableImportV2")
+                 .Input("table_handle: resource")
+                 .Input("keys: Tin")
+                 .Input("values: Tout")
+                 .Attr("Tin: type")
+                 .Attr("Tout: type")
+                 .SetIsStateful()
+                 .SetShapeFn(WriteShape)
                  .Doc("Initializes a static table, or replaces a mutable table's contents."));
-  RegisterOp(OpDefBuilder("LookupTableInsertV2").Input("table_handle: resource").Input("keys: Tin")
-                 .Input("values: Tout").Attr("Tin: type").Attr("Tout: type").SetIsStateful().SetShapeFn(WriteShape)
+  RegisterOp(OpDefBuilder("LookupTableInsertV2")
+                 .Input("table_handle: resource")
+                 .Input("keys: Tin")
+                 .Input("values: Tout")
+                 .Attr("Tin: type")
+                 .Attr("Tout: type")
+                 .SetIsStateful()
+                 .SetShapeFn(WriteShape)
                  .Doc("Inserts or updates entries of a mutable table."));
-  RegisterOp(OpDefBuilder("LookupTableRemoveV2").Input("table_handle: resource").Input("keys: Tin")
-                 .Attr("Tin: type").SetIsStateful().SetShapeFn(WriteShape)
+  RegisterOp(OpDefBuilder("LookupTableRemoveV2")
+                 .Input("table_handle: resource")
+                 .Input("keys: Tin")
+                 .Attr("Tin: type")
+                 .SetIsStateful()
+                 .SetShapeFn(WriteShape)
                  .Doc("Removes keys from a mutable table."));
-  RegisterOp(OpDefBuilder("LookupTableSizeV2").Input("table_handle: resource").Output("size: int64")
-                 .SetIsStateful().SetShapeFn(ScalarShape).Doc("The number of entries of the table."));
-  RegisterOp(OpDefBuilder("LookupTableExportV2").Input("table_handle: resource").Output("keys: Tkeys")
-                 .Output("values: Tvalues").Attr("Tkeys: type").Attr("Tvalues: type").SetIsStateful()
-                 .SetShapeFn(ExportShape).Doc("Every key and value of the table."));
-  RegisterOp(OpDefBuilder("InitializeTableV2").Input("table_handle: resource").Input("keys: Tkey")
-                 .Input("values: Tval").Attr("Tkey: type").Attr("Tval: type").SetIsStateful().SetShapeFn(InitShape)
+  RegisterOp(OpDefBuilder("LookupTableSizeV2")
+                 .Input("table_handle: resource")
+                 .Output("size: int64")
+                 .SetIsStateful()
+                 .SetShapeFn(ScalarShape)
+                 .Doc("The number of entries of the table."));
+  RegisterOp(OpDefBuilder("LookupTableExportV2")
+                 .Input("table_handle: resource")
+                 .Output("keys: Tkeys")
+                 .Output("values: Tvalues")
+                 .Attr("Tkeys: type")
+                 .Attr("Tvalues: type")
+                 .SetIsStateful()
+                 .SetShapeFn(ExportShape)
+                 .Doc("Every key and value of the table."));
+  RegisterOp(OpDefBuilder("InitializeTableV2")
+                 .Input("table_handle: resource")
+                 .Input("keys: Tkey")
+                 .Input("values: Tval")
+                 .Attr("Tkey: type")
+                 .Attr("Tval: type")
+                 .SetIsStateful()
+                 .SetShapeFn(InitShape)
                  .Doc("Initializes a static table from key and value vectors."));
-  RegisterOp(OpDefBuilder("InitializeTableFromTextFileV2").Input("table_handle: resource")
-                 .Input("filename: string").Attr("key_index: int >= -2").Attr("value_index: int >= -2")
-                 .Attr("vocab_size: int >= -1 = -1").Attr("delimiter: string = '\t'").Attr("offset: int = 0")
-                 .SetIsStateful().SetShapeFn(TextFileInitShape)
+  RegisterOp(OpDefBuilder("InitializeTableFromTextFileV2")
+                 .Input("table_handle: resource")
+                 .Input("filename: string")
+                 .Attr("key_index: int >= -2")
+                 .Attr("value_index: int >= -2")
+                 .Attr("vocab_size: int >= -1 = -1")
+                 .Attr("delimiter: string = '\t'")
+                 .Attr("offset: int = 0")
+                 .SetIsStateful()
+                 .SetShapeFn(TextFileInitShape)
                  .Doc("Initializes a static table from a text file: per line, the key and the value are "
                       "a column (delimiter-separated), the line number (-1, plus offset) or the whole line (-2)."));
 
@@ -287,9 +338,9 @@ void RegisterLookupOps() {
   RegisterKernel<LookupTableSizeOp>(KernelBuilder("LookupTableSizeV2"));
   RegisterKernel<LookupTableExportOp>(KernelBuilder("LookupTableExportV2"));
   RegisterKernel<InitializeTableFromTextFileOp>(KernelBuilder("InitializeTableFromTextFileV2"));
-  for (const char* op : {"LookupTableFindV2", "LookupTableImportV2", "LookupTableInsertV2", "LookupTableRemoveV2",
-                         "LookupTableSizeV2", "LookupTableExportV2", "InitializeTableV2",
-                         "InitializeTableFromTextFileV2"}) {
+  for (const char* op :
+       {"LookupTableFindV2", "LookupTableImportV2", "LookupTableInsertV2", "LookupTableRemoveV2", "LookupTableSizeV2",
+        "LookupTableExportV2", "InitializeTableV2", "InitializeTableFromTextFileV2"}) {
     RegisterNoGradient(op);
   }
 }

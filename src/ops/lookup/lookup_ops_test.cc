@@ -60,9 +60,11 @@ TEST(LookupOpsTest, ReinitializationDuplicatesAndSignatures) {
   Scope root = Scope::NewRootScope();
   Output t = ops::HashTableV2(root.WithOpName("t"), DT_INT64, DT_FLOAT);
   Operation init = ops::InitializeTableV2(root, t, ops::Const(root, Int64s({1, 2})),
-                                          ops::Const(root, Tensor::FromValues<float>({0.5f, 1.5f}, TensorShape{2}).value()));
+                                          ops::Const(root,
+                                                     Tensor::FromValues<float>({0.5f, 1.5f}, TensorShape{2}).value()));
   Operation bigger = ops::InitializeTableV2(root, t, ops::Const(root, Int64s({1, 2, 3})),
-                                            ops::Const(root, Tensor::FromValues<float>({1, 2, 3}, TensorShape{3}).value()));
+                                            ops::Const(root,
+                                                       Tensor::FromValues<float>({1, 2, 3}, TensorShape{3}).value()));
   Output t2 = ops::HashTableV2(root.WithOpName("t2"), DT_INT64, DT_FLOAT);
   Operation dup = ops::InitializeTableV2(root, t2, ops::Const(root, Int64s({4, 4})),
                                          ops::Const(root, Tensor::FromValues<float>({1, 2}, TensorShape{2}).value()));
@@ -113,7 +115,7 @@ TEST(LookupOpsTest, TablesAreSharedByNameAndPrivateOtherwise) {
   ASSERT_TRUE(s.Run({init_a, init_c}).ok());
   auto out = s.Run({fb});
   ASSERT_TRUE(out.ok()) << out.status();
-  EXPECT_EQ((*out)[0].flat<int64_t>()[0], 1);  // b names a's table
+  EXPECT_EQ((*out)[0].flat<int64_t>()[0], 1);                                     // b names a's table
   EXPECT_EQ(s.Run({fd}).status().code(), absl::StatusCode::kFailedPrecondition);  // d's own, uninitialized
   EXPECT_EQ(s.Run({wrong}).status().code(), absl::StatusCode::kInvalidArgument);
 }
@@ -139,8 +141,10 @@ TEST(LookupOpsTest, TextFileColumnsLineNumbersAndErrors) {
   Operation init_cols = ops::InitializeTableFromTextFileV2(root, e, ops::Const(root, Tensor(cols)), 0, 5, -1, " ");
   Operation init_big = ops::InitializeTableFromTextFileV2(root, e, ops::Const(root, Tensor(cols)), -2, -1, 9);
   Operation init_int = ops::InitializeTableFromTextFileV2(root, e, ops::Const(root, Tensor(cols)), 0, 0, -1, " ");
-  Operation init_missing = ops::InitializeTableFromTextFileV2(root, e, ops::Const(root, Tensor(dir.path() + "/no")), -2, -1);
-  Output f_kv = ops::LookupTableFindV2(root, kv, ops::Const(root, Strings({"y", "q", "z"})), ops::Const(root, Tensor(int64_t{-1})));
+  Operation init_missing = ops::InitializeTableFromTextFileV2(root, e, ops::Const(root, Tensor(dir.path() + "/no")), -2,
+                                                              -1);
+  Output f_kv = ops::LookupTableFindV2(root, kv, ops::Const(root, Strings({"y", "q", "z"})),
+                                       ops::Const(root, Tensor(int64_t{-1})));
   Output f_ln = ops::LookupTableFindV2(root, ln, ops::Const(root, Strings({"one", "two", "three"})),
                                        ops::Const(root, Tensor(int64_t{-1})));
   Output f_wl = ops::LookupTableFindV2(root, wl, ops::Const(root, Int64s({1, 2, 3})), ops::Const(root, Tensor("?")));

@@ -14,8 +14,8 @@ constexpr int64_t kWholeLine = -2;
 
 Status CheckIndex(int64_t index, DType dtype, const char* what) {
   if (index == kLineNumber && dtype != DT_INT64) {
-    return errors::InvalidArgument(what, " index for line number requires table ", what,
-                                   " dtype of int64, got ", DTypeString(dtype));
+    return errors::InvalidArgument(what, " index for line number requires table ", what, " dtype of int64, got ",
+                                   DTypeString(dtype));
   }
   if (dtype != DT_STRING && dtype != DT_INT64 && dtype != DT_INT32 && dtype != DT_FLOAT && dtype != DT_DOUBLE) {
     return errors::InvalidArgument("Table ", what, " dtype ", DTypeString(dtype),
@@ -49,8 +49,8 @@ Status Store(absl::string_view s, int64_t line, Tensor* out, int64_t i) {
 
 }  // namespace
 
-Status ReadTextFileTable(const Env* env, const std::string& filename, const TextFileTableOptions& opts,
-                         DType key_dtype, DType value_dtype, Tensor* keys, Tensor* values) {
+Status ReadTextFileTable(const Env* env, const std::string& filename, const TextFileTableOptions& opts, DType key_dtype,
+                         DType value_dtype, Tensor* keys, Tensor* values) {
   if (opts.vocab_size == 0 || opts.vocab_size < -1) {
     return errors::InvalidArgument("Invalid vocab_size ", opts.vocab_size, " (must be -1 or positive)");
   }
@@ -74,8 +74,7 @@ Status ReadTextFileTable(const Env* env, const std::string& filename, const Text
   }
   const int64_t n = static_cast<int64_t>(lines.size());
   if (opts.vocab_size != -1 && n < opts.vocab_size) {
-    return errors::InvalidArgument("Invalid vocab_size in ", filename, ": expected ", opts.vocab_size,
-                                   " but got ", n);
+    return errors::InvalidArgument("Invalid vocab_size in ", filename, ": expected ", opts.vocab_size, " but got ", n);
   }
   ASSIGN_OR_RETURN(*keys, Tensor::Allocate(key_dtype, TensorShape{n}));
   ASSIGN_OR_RETURN(*values, Tensor::Allocate(value_dtype, TensorShape{n}));

@@ -23,7 +23,7 @@ struct TextFileTableOptions {
 // 1-D `keys` and `values` of the file's entries. InvalidArgument (with TensorFlow's messages) for
 // an empty line, a line with too few columns, a field that does not parse as the dtype, a file
 // shorter than vocab_size, or a line-number index on a non-int64 column.
-Status ReadTextFileTable(const Env* env, const std::string& filename, const TextFileTableOptions& opts,
-                         DType key_dtype, DType value_dtype, Tensor* keys, Tensor* values);
+Status ReadTextFileTable(const Env* env, const std::string& filename, const TextFileTableOptions& opts, DType key_dtype,
+                         DType value_dtype, Tensor* keys, Tensor* values);
 
 }  // namespace dflow

@@ -13,8 +13,8 @@ Status AddNShape(InferenceContext* c) {
   for (int i = 1; i < c->num_inputs(); ++i) {
     StatusOr<PartialTensorShape> merged = out.MergeWith(c->input(i));
     if (!merged.ok()) {
-      return errors::InvalidArgument("AddN: input ", i, " has shape ", c->input(i).DebugString(),
-                                     " but input 0 has ", c->input(0).DebugString());
+      return errors::InvalidArgument("AddN: input ", i, " has shape ", c->input(i).DebugString(), " but input 0 has ",
+                                     c->input(0).DebugString());
     }
     out = *std::move(merged);
   }

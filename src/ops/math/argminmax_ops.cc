@@ -72,8 +72,8 @@ class ArgOp : public OpKernel {
     OP_REQUIRES(ctx, s.ok(), errors::Annotate(s, absl::StrCat(type_string(), " '", name(), "': ")));
     const int64_t n = x.dim_size(axis);
     OP_REQUIRES(ctx, n > 0,
-                errors::InvalidArgument(type_string(), " '", name(), "': Reduction axis ", axis,
-                                        " is empty in shape ", x.shape().DebugString()));
+                errors::InvalidArgument(type_string(), " '", name(), "': Reduction axis ", axis, " is empty in shape ",
+                                        x.shape().DebugString()));
     OP_REQUIRES(ctx, n - 1 <= static_cast<int64_t>(std::numeric_limits<Index>::max()),
                 errors::InvalidArgument(type_string(), " '", name(), "': axis ", axis, " has ", n,
                                         " elements, more than output_type int32 can index"));
@@ -112,11 +112,11 @@ class ArgOp : public OpKernel {
 
 template <bool kMax, typename... Ts>
 void RegisterArgKernels(const char* op) {
-  (RegisterKernel<ArgOp<Ts, int64_t, kMax>>(
-       KernelBuilder(op).TypeConstraint<Ts>("T").TypeConstraint("output_type", DT_INT64)),
+  (RegisterKernel<ArgOp<Ts, int64_t, kMax>>(KernelBuilder(op).TypeConstraint<Ts>("T").TypeConstraint("output_type",
+                                                                                                     DT_INT64)),
    ...);
-  (RegisterKernel<ArgOp<Ts, int32_t, kMax>>(
-       KernelBuilder(op).TypeConstraint<Ts>("T").TypeConstraint("output_type", DT_INT32)),
+  (RegisterKernel<ArgOp<Ts, int32_t, kMax>>(KernelBuilder(op).TypeConstraint<Ts>("T").TypeConstraint("output_type",
+                                                                                                     DT_INT32)),
    ...);
 }
 

@@ -65,9 +65,9 @@ TYPED_TEST_SUITE(SignedArithmeticTest, SignedTypes);
 
 const std::vector<std::pair<TensorShape, TensorShape>>& ShapePairs() {
   static const auto* pairs = new std::vector<std::pair<TensorShape, TensorShape>>{
-      {S({2, 3}), S({2, 3})}, {S({2, 3}), S({3})},       {S({2, 1}), S({1, 3})},       {S({}), S({2, 2})},
-      {S({2, 2}), S({})},     {S({}), S({})},            {S({3, 1, 4}), S({2, 1})},    {S({4, 1, 5}), S({1, 6, 1})},
-      {S({0, 3}), S({3})},    {S({1}), S({2, 3})},       {S({2, 3, 4, 5}), S({3, 1, 5})},
+      {S({2, 3}), S({2, 3})}, {S({2, 3}), S({3})}, {S({2, 1}), S({1, 3})},          {S({}), S({2, 2})},
+      {S({2, 2}), S({})},     {S({}), S({})},      {S({3, 1, 4}), S({2, 1})},       {S({4, 1, 5}), S({1, 6, 1})},
+      {S({0, 3}), S({3})},    {S({1}), S({2, 3})}, {S({2, 3, 4, 5}), S({3, 1, 5})},
   };
   return *pairs;
 }
@@ -76,10 +76,10 @@ TYPED_TEST(ArithmeticTest, HandComputedBroadcasts) {
   using T = TypeParam;
   auto t = [](std::vector<T> v, TensorShape s) { return MakeTensor<T>(v, s); };
   // [2,3] + [3]
-  ExpectValues<T>(Eval<T>("Add", t({1, 2, 3, 4, 5, 6}, S({2, 3})), t({10, 20, 30}, S({3}))),
-                  {11, 22, 33, 14, 25, 36}, S({2, 3}));
-  ExpectValues<T>(Eval<T>("AddV2", t({1, 2, 3, 4, 5, 6}, S({2, 3})), t({10, 20, 30}, S({3}))),
-                  {11, 22, 33, 14, 25, 36}, S({2, 3}));
+  ExpectValues<T>(Eval<T>("Add", t({1, 2, 3, 4, 5, 6}, S({2, 3})), t({10, 20, 30}, S({3}))), {11, 22, 33, 14, 25, 36},
+                  S({2, 3}));
+  ExpectValues<T>(Eval<T>("AddV2", t({1, 2, 3, 4, 5, 6}, S({2, 3})), t({10, 20, 30}, S({3}))), {11, 22, 33, 14, 25, 36},
+                  S({2, 3}));
   // [2,1] * [1,3]
   ExpectValues<T>(Eval<T>("Mul", t({1, 2}, S({2, 1})), t({3, 4, 5}, S({1, 3}))), {3, 4, 5, 6, 8, 10}, S({2, 3}));
   // scalar + [2,2] and [2,2] - scalar
@@ -123,9 +123,10 @@ TEST(ArithmeticTest, FloatSpecialValues) {
   const float inf = std::numeric_limits<float>::infinity();
   ExpectValues<float>(Eval<float>("Div", MakeTensor<float>({1, -1, 3}, S({3})), MakeTensor<float>({0, 0, 4}, S({3}))),
                       {inf, -inf, 0.75f}, S({3}));
-  ExpectValues<float>(Eval<float>("RealDiv", MakeTensor<float>({1}, S({1})), MakeTensor<float>({8}, S({1}))),
-                      {0.125f}, S({1}));
-  ExpectValues<double>(Eval<double>("Pow", MakeTensor<double>({2, 9, 4}, S({3})), MakeTensor<double>({0.5, 0.5, -1}, S({3}))),
+  ExpectValues<float>(Eval<float>("RealDiv", MakeTensor<float>({1}, S({1})), MakeTensor<float>({8}, S({1}))), {0.125f},
+                      S({1}));
+  ExpectValues<double>(Eval<double>("Pow", MakeTensor<double>({2, 9, 4}, S({3})),
+                                    MakeTensor<double>({0.5, 0.5, -1}, S({3}))),
                        {1.4142135623730951, 3, 0.25}, S({3}));
 }
 
@@ -135,16 +136,17 @@ TEST(ArithmeticTest, IntegerWrapAround) {
                         {imin}, S({}));
   ExpectValues<int32_t>(Eval<int32_t>("Div", MakeTensor<int32_t>({imin}, S({})), MakeTensor<int32_t>({-1}, S({}))),
                         {imin}, S({}));
-  ExpectValues<uint8_t>(
-      Eval<uint8_t>("Add", MakeTensor<uint8_t>({250, 3}, S({2})), MakeTensor<uint8_t>({10, 5}, S({2}))), {4, 8}, S({2}));
-  ExpectValues<uint8_t>(
-      Eval<uint8_t>("Sub", MakeTensor<uint8_t>({3, 9}, S({2})), MakeTensor<uint8_t>({5, 4}, S({2}))), {254, 5}, S({2}));
+  ExpectValues<uint8_t>(Eval<uint8_t>("Add", MakeTensor<uint8_t>({250, 3}, S({2})),
+                                      MakeTensor<uint8_t>({10, 5}, S({2}))),
+                        {4, 8}, S({2}));
+  ExpectValues<uint8_t>(Eval<uint8_t>("Sub", MakeTensor<uint8_t>({3, 9}, S({2})), MakeTensor<uint8_t>({5, 4}, S({2}))),
+                        {254, 5}, S({2}));
   ExpectValues<uint8_t>(Eval<uint8_t>("Mul", MakeTensor<uint8_t>({16, 15}, S({2})), MakeTensor<uint8_t>({16}, S({}))),
                         {0, 240}, S({2}));
   // 3^39 is the largest power of 3 in int64; 2^64 wraps to 0.
-  ExpectValues<int64_t>(
-      Eval<int64_t>("Pow", MakeTensor<int64_t>({2, 3, 2}, S({3})), MakeTensor<int64_t>({62, 39, 64}, S({3}))),
-      {int64_t{1} << 62, 4052555153018976267, 0}, S({3}));
+  ExpectValues<int64_t>(Eval<int64_t>("Pow", MakeTensor<int64_t>({2, 3, 2}, S({3})),
+                                      MakeTensor<int64_t>({62, 39, 64}, S({3}))),
+                        {int64_t{1} << 62, 4052555153018976267, 0}, S({3}));
 }
 
 TEST(ArithmeticTest, StringAdd) {
@@ -214,8 +216,7 @@ TEST(ArithmeticTest, NegativeIntegerPower) {
   auto out = RunOpKernel("Pow", {MakeTensor<int32_t>({2, 2}, S({2})), MakeTensor<int32_t>({1, -1}, S({2}))});
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(out.status().message().find("Integers to negative integer powers are not allowed"),
-            absl::string_view::npos)
+  EXPECT_NE(out.status().message().find("Integers to negative integer powers are not allowed"), absl::string_view::npos)
       << out.status();
   out = RunOpKernel("Pow", {MakeTensor<int64_t>({2}, S({})), MakeTensor<int64_t>({-3}, S({}))});
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);

@@ -60,9 +60,10 @@ TYPED_TEST(SignedBinaryTest, FloorDivAndFloorModFollowTheSignOfTheDivisor) {
 
 TYPED_TEST(SignedBinaryTest, MatchesNaiveBroadcast) {
   using T = TypeParam;
-  const std::vector<std::pair<TensorShape, TensorShape>> pairs = {
-      {S({2, 3}), S({2, 3})}, {S({2, 3}), S({3})}, {S({2, 1}), S({1, 3})}, {S({}), S({2, 2})},
-      {S({3, 1, 4}), S({2, 1})}, {S({0, 3}), S({3})}, {S({2, 3, 4, 5}), S({3, 1, 5})}};
+  const std::vector<std::pair<TensorShape, TensorShape>> pairs = {{S({2, 3}), S({2, 3})},         {S({2, 3}), S({3})},
+                                                                  {S({2, 1}), S({1, 3})},         {S({}), S({2, 2})},
+                                                                  {S({3, 1, 4}), S({2, 1})},      {S({0, 3}), S({3})},
+                                                                  {S({2, 3, 4, 5}), S({3, 1, 5})}};
   for (const auto& [xs, ys] : pairs) {
     SCOPED_TRACE(xs.DebugString() + " " + ys.DebugString());
     std::vector<T> x(xs.num_elements()), y(ys.num_elements());
@@ -71,7 +72,8 @@ TYPED_TEST(SignedBinaryTest, MatchesNaiveBroadcast) {
     TensorShape out = testing::NaiveBroadcastShape(xs, ys);
     auto check = [&](const char* op, auto f) {
       SCOPED_TRACE(op);
-      ExpectValues<T>(Eval(op, MakeTensor<T>(x, xs), MakeTensor<T>(y, ys)), NaiveBroadcast<T>(x, xs, y, ys, out, f), out);
+      ExpectValues<T>(Eval(op, MakeTensor<T>(x, xs), MakeTensor<T>(y, ys)), NaiveBroadcast<T>(x, xs, y, ys, out, f),
+                      out);
     };
     check("FloorDiv", [](T a, T b) { return static_cast<T>(PyFloorDiv(a, b)); });
     check("FloorMod", [](T a, T b) { return static_cast<T>(PyMod(a, b)); });
@@ -115,8 +117,8 @@ TEST(BinaryMathTest, MaximumAndMinimumPropagateNaN) {
                        {nan, nan, 3, -0.25}, S({4}));
   ExpectValues<double>(Eval("Minimum", V<double>({nan, 1, 3, -0.5}), V<double>({1, nan, 2, -0.25})),
                        {nan, nan, 2, -0.5}, S({4}));
-  ExpectValues<int64_t>(Eval("Maximum", MakeTensor<int64_t>({1, 5, 3, 4}, S({2, 2})), V<int64_t>({2, 4})),
-                        {2, 5, 3, 4}, S({2, 2}));
+  ExpectValues<int64_t>(Eval("Maximum", MakeTensor<int64_t>({1, 5, 3, 4}, S({2, 2})), V<int64_t>({2, 4})), {2, 5, 3, 4},
+                        S({2, 2}));
 }
 
 TEST(BinaryMathTest, StaticShapesAndBadInputs) {

@@ -12,7 +12,9 @@ namespace {
 template <bool kAll>
 class BoolReductionOp : public OpKernel {
  public:
-  explicit BoolReductionOp(OpKernelConstruction* c) : OpKernel(c) { c->SetStatus(c->GetAttr("keep_dims", &keep_dims_)); }
+  explicit BoolReductionOp(OpKernelConstruction* c) : OpKernel(c) {
+    c->SetStatus(c->GetAttr("keep_dims", &keep_dims_));
+  }
 
   void Compute(OpKernelContext* ctx) override {
     const Tensor& in = ctx->input(0);

@@ -61,8 +61,7 @@ StatusOr<BroadcastPlan> MakeBroadcastPlan(const TensorShape& x, const TensorShap
   return p;
 }
 
-Status BroadcastGradientAxes(absl::Span<const int64_t> x, absl::Span<const int64_t> y, DimVector* rx,
-                             DimVector* ry) {
+Status BroadcastGradientAxes(absl::Span<const int64_t> x, absl::Span<const int64_t> y, DimVector* rx, DimVector* ry) {
   rx->clear();
   ry->clear();
   if (x.size() == y.size() && std::equal(x.begin(), x.end(), y.begin())) return absl::OkStatus();
@@ -81,8 +80,8 @@ Status BroadcastGradientAxes(absl::Span<const int64_t> x, absl::Span<const int64
     } else if (dy == 1) {
       ry->push_back(i);
     } else {
-      return errors::InvalidArgument("Incompatible shapes: [", absl::StrJoin(x, ","), "] vs. [",
-                                     absl::StrJoin(y, ","), "]");
+      return errors::InvalidArgument("Incompatible shapes: [", absl::StrJoin(x, ","), "] vs. [", absl::StrJoin(y, ","),
+                                     "]");
     }
   }
   return absl::OkStatus();

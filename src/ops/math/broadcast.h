@@ -33,8 +33,7 @@ StatusOr<BroadcastPlan> MakeBroadcastPlan(const TensorShape& x, const TensorShap
 // of x and of y (TensorFlow's BroadcastGradientArgs): where one operand is 1 (or missing) and
 // the other is not, and where both are 1. Identical shapes need no reduction at all. The dims
 // must be non-negative; InvalidArgument when the shapes do not broadcast.
-Status BroadcastGradientAxes(absl::Span<const int64_t> x, absl::Span<const int64_t> y, DimVector* rx,
-                             DimVector* ry);
+Status BroadcastGradientAxes(absl::Span<const int64_t> x, absl::Span<const int64_t> y, DimVector* rx, DimVector* ry);
 
 // Calls out[i] = fn(x[...], y[...]) for every output element in row-major order, reading the
 // inputs through the plan's strides. `fn` is any callable (TOut(const TIn&, const TIn&)); it is

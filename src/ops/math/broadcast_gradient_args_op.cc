@@ -31,8 +31,8 @@ class BroadcastGradientArgsOp : public OpKernel {
     for (int i = 0; i < 2; ++i) {
       const Tensor& s = ctx->input(i);
       OP_REQUIRES(ctx, s.dims() == 1,
-                  errors::InvalidArgument("BroadcastGradientArgs '", name(), "': s", i,
-                                          " must be a vector, got shape ", s.shape().DebugString()));
+                  errors::InvalidArgument("BroadcastGradientArgs '", name(), "': s", i, " must be a vector, got shape ",
+                                          s.shape().DebugString()));
       for (T d : s.flat<T>()) {
         OP_REQUIRES(ctx, d >= 0,
                     errors::InvalidArgument("BroadcastGradientArgs '", name(), "': s", i, " = ", s.ToString(),
@@ -63,10 +63,8 @@ void RegisterBroadcastGradientArgsOp() {
                  .Attr("T: {int32, int64} = DT_INT32")
                  .SetShapeFn(BroadcastGradientArgsShape)
                  .Doc("The axes that the gradients of two broadcast operands of shapes s0 and s1 are summed over."));
-  RegisterKernel<BroadcastGradientArgsOp<int32_t>>(
-      KernelBuilder("BroadcastGradientArgs").TypeConstraint<int32_t>("T"));
-  RegisterKernel<BroadcastGradientArgsOp<int64_t>>(
-      KernelBuilder("BroadcastGradientArgs").TypeConstraint<int64_t>("T"));
+  RegisterKernel<BroadcastGradientArgsOp<int32_t>>(KernelBuilder("BroadcastGradientArgs").TypeConstraint<int32_t>("T"));
+  RegisterKernel<BroadcastGradientArgsOp<int64_t>>(KernelBuilder("BroadcastGradientArgs").TypeConstraint<int64_t>("T"));
 }
 
 }  // namespace dflow

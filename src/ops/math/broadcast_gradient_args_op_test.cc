@@ -36,16 +36,16 @@ TYPED_TEST_SUITE(BroadcastGradientArgsTest, Types);
 
 TYPED_TEST(BroadcastGradientArgsTest, TensorFlowCases) {
   using T = TypeParam;
-  Expect<T>({2, 3}, {2, 3}, {}, {});            // identical: nothing to reduce
-  Expect<T>({2, 1}, {2, 1}, {}, {});            // identical even with ones
+  Expect<T>({2, 3}, {2, 3}, {}, {});  // identical: nothing to reduce
+  Expect<T>({2, 1}, {2, 1}, {}, {});  // identical even with ones
   Expect<T>({2, 3}, {3}, {}, {0});
   Expect<T>({3}, {2, 3}, {0}, {});
   Expect<T>({2, 1}, {1, 3}, {1}, {0});
   Expect<T>({}, {2, 3}, {0, 1}, {});
-  Expect<T>({1, 1}, {1}, {0, 1}, {0, 1});       // axes where both are 1 go to both
+  Expect<T>({1, 1}, {1}, {0, 1}, {0, 1});  // axes where both are 1 go to both
   Expect<T>({5, 1, 3}, {4, 1}, {1}, {0, 2});
   Expect<T>({2, 1, 3}, {1, 1, 3}, {1}, {0, 1});
-  Expect<T>({0, 3}, {1, 3}, {}, {0});           // 1 broadcasts against 0
+  Expect<T>({0, 3}, {1, 3}, {}, {0});  // 1 broadcasts against 0
   Expect<T>({1}, {0}, {0}, {});
 }
 
@@ -82,8 +82,7 @@ TEST(BroadcastGradientArgsTest, BadInputs) {
   auto out = (*r)->Run({V<int32_t>({2, 3}), V<int32_t>({4})});
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(out.status().message().find("Incompatible shapes: [2,3] vs. [4]"), absl::string_view::npos)
-      << out.status();
+  EXPECT_NE(out.status().message().find("Incompatible shapes: [2,3] vs. [4]"), absl::string_view::npos) << out.status();
   out = (*r)->Run({V<int32_t>({2, -3}), V<int32_t>({3})});
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
   out = (*r)->Run({MakeTensor<int32_t>({2, 3}, TensorShape{1, 2}), V<int32_t>({3})});

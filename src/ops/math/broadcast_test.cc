@@ -28,11 +28,9 @@ TEST(BroadcastPlanTest, OutputShapes) {
   struct Case {
     TensorShape x, y, out;
   } cases[] = {
-      {S({2, 3}), S({3}), S({2, 3})},          {S({2, 1}), S({1, 3}), S({2, 3})},
-      {S({}), S({2, 2}), S({2, 2})},           {S({2, 2}), S({}), S({2, 2})},
-      {S({4, 1, 5}), S({1, 6, 1}), S({4, 6, 5})}, {S({0, 3}), S({3}), S({0, 3})},
-      {S({1}), S({}), S({1})},                 {S({5, 1, 1}), S({1, 1}), S({5, 1, 1})},
-      {S({1, 0}), S({7, 1}), S({7, 0})},
+      {S({2, 3}), S({3}), S({2, 3})}, {S({2, 1}), S({1, 3}), S({2, 3})},          {S({}), S({2, 2}), S({2, 2})},
+      {S({2, 2}), S({}), S({2, 2})},  {S({4, 1, 5}), S({1, 6, 1}), S({4, 6, 5})}, {S({0, 3}), S({3}), S({0, 3})},
+      {S({1}), S({}), S({1})},        {S({5, 1, 1}), S({1, 1}), S({5, 1, 1})},    {S({1, 0}), S({7, 1}), S({7, 0})},
   };
   for (const Case& c : cases) {
     auto p = MakeBroadcastPlan(c.x, c.y);
@@ -57,8 +55,7 @@ TEST(BroadcastPlanTest, IncompatibleShapes) {
   auto p = MakeBroadcastPlan(S({2, 3}), S({2}));
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(p.status().message().find("Incompatible shapes: [2,3] vs. [2]"), absl::string_view::npos)
-      << p.status();
+  EXPECT_NE(p.status().message().find("Incompatible shapes: [2,3] vs. [2]"), absl::string_view::npos) << p.status();
   EXPECT_FALSE(MakeBroadcastPlan(S({0}), S({3})).ok());
   EXPECT_FALSE(MakeBroadcastPlan(S({4, 3}), S({2, 3, 1})).ok());
 }
@@ -72,9 +69,15 @@ TEST(BroadcastPlanTest, TooManyElements) {
 
 TEST(BroadcastLoopTest, MatchesNaiveIndexing) {
   const std::vector<std::pair<TensorShape, TensorShape>> cases = {
-      {S({2, 3}), S({3})},          {S({2, 1}), S({1, 3})},       {S({}), S({2, 2})},
-      {S({3, 1, 4}), S({2, 1})},    {S({4, 1, 5}), S({1, 6, 1})}, {S({2, 3, 4, 5}), S({3, 1, 5})},
-      {S({1, 1, 3}), S({2, 1, 1})}, {S({5}), S({5})},             {S({2, 1, 2, 1, 2}), S({1, 2, 1, 2, 1})},
+      {S({2, 3}), S({3})},
+      {S({2, 1}), S({1, 3})},
+      {S({}), S({2, 2})},
+      {S({3, 1, 4}), S({2, 1})},
+      {S({4, 1, 5}), S({1, 6, 1})},
+      {S({2, 3, 4, 5}), S({3, 1, 5})},
+      {S({1, 1, 3}), S({2, 1, 1})},
+      {S({5}), S({5})},
+      {S({2, 1, 2, 1, 2}), S({1, 2, 1, 2, 1})},
   };
   for (const auto& [xs, ys] : cases) {
     auto p = MakeBroadcastPlan(xs, ys);

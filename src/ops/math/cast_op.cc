@@ -46,9 +46,7 @@ class CastOp : public OpKernel {
   explicit CastOp(OpKernelConstruction* c) : OpKernel(c) {
     DType src = input_type(0), dst = output_type(0);
     if (src == dst) return;  // forwards the input
-    bool ok = VisitPOD(src, [&]<typename S>() {
-      VisitPOD(dst, [&]<typename D>() { fn_ = &CastLoop<S, D>; });
-    });
+    bool ok = VisitPOD(src, [&]<typename S>() { VisitPOD(dst, [&]<typename D>() { fn_ = &CastLoop<S, D>; }); });
     if (!ok || fn_ == nullptr) {
       c->SetStatus(errors::Unimplemented("Cast ", name(), ": no cast from ", DTypeString(src), " to ",
                                          DTypeString(dst)));

@@ -34,8 +34,10 @@ Status EqualShape(InferenceContext* c) {
 }  // namespace
 
 void RegisterComparisonOps() {
-  const std::pair<const char*, const char*> ordered[] = {
-      {"Greater", ">"}, {"Less", "<"}, {"GreaterEqual", ">="}, {"LessEqual", "<="}};
+  const std::pair<const char*, const char*> ordered[] = {{"Greater", ">"},
+                                                         {"Less", "<"},
+                                                         {"GreaterEqual", ">="},
+                                                         {"LessEqual", "<="}};
   for (const auto& [name, symbol] : ordered) {
     RegisterOp(OpDefBuilder(name)
                    .Input("x: T")
@@ -61,8 +63,7 @@ void RegisterComparisonOps() {
   RegisterComparisonKernels<functor::Equal, float, double, int32_t, int64_t, uint8_t, bool, std::string>("Equal");
   RegisterComparisonKernels<functor::GreaterEqual, float, double, int32_t, int64_t, uint8_t>("GreaterEqual");
   RegisterComparisonKernels<functor::LessEqual, float, double, int32_t, int64_t, uint8_t>("LessEqual");
-  RegisterComparisonKernels<functor::NotEqual, float, double, int32_t, int64_t, uint8_t, bool, std::string>(
-      "NotEqual");
+  RegisterComparisonKernels<functor::NotEqual, float, double, int32_t, int64_t, uint8_t, bool, std::string>("NotEqual");
 }
 
 }  // namespace dflow

@@ -49,8 +49,10 @@ TYPED_TEST(ComparisonTest, HandComputed) {
 
 TYPED_TEST(ComparisonTest, MatchesNaiveBroadcast) {
   using T = TypeParam;
-  const std::vector<std::pair<TensorShape, TensorShape>> pairs = {
-      {S({4}), S({4})}, {S({3, 1, 4}), S({2, 1})}, {S({4, 1, 5}), S({1, 6, 1})}, {S({2, 3, 4}), S({})}};
+  const std::vector<std::pair<TensorShape, TensorShape>> pairs = {{S({4}), S({4})},
+                                                                  {S({3, 1, 4}), S({2, 1})},
+                                                                  {S({4, 1, 5}), S({1, 6, 1})},
+                                                                  {S({2, 3, 4}), S({})}};
   for (const auto& [xs, ys] : pairs) {
     std::vector<T> x(xs.num_elements()), y(ys.num_elements());
     for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<T>(i % 5);
@@ -67,9 +69,9 @@ TYPED_TEST(ComparisonTest, MatchesNaiveBroadcast) {
 }
 
 TEST(ComparisonTest, EqualBoolAndString) {
-  ExpectValues<bool>(
-      Eval("Equal", MakeTensor<bool>({true, false, true}, S({3})), MakeTensor<bool>({true, true, false}, S({3}))),
-      {true, false, false}, S({3}));
+  ExpectValues<bool>(Eval("Equal", MakeTensor<bool>({true, false, true}, S({3})),
+                          MakeTensor<bool>({true, true, false}, S({3}))),
+                     {true, false, false}, S({3}));
   ExpectValues<bool>(Eval("Equal", MakeTensor<std::string>({"a", "bc", ""}, S({3})), Tensor("bc")),
                      {false, true, false}, S({3}));
   // Strings and bools are not ordered in TensorFlow's Greater.

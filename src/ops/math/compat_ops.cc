@@ -13,22 +13,30 @@ namespace {
 // 0 where y == 0 (even when x is inf or NaN), x / y elsewhere.
 struct DivNoNanF {
   template <typename T>
-  static T Apply(const T& x, const T& y) { return y == T{0} ? T{0} : x / y; }
+  static T Apply(const T& x, const T& y) {
+    return y == T{0} ? T{0} : x / y;
+  }
 };
 // 0 where y == 0 (even when x is inf or NaN), x * y elsewhere.
 struct MulNoNanF {
   template <typename T>
-  static T Apply(const T& x, const T& y) { return y == T{0} ? T{0} : x * y; }
+  static T Apply(const T& x, const T& y) {
+    return y == T{0} ? T{0} : x * y;
+  }
 };
 // 0 where x == 0, x / y elsewhere.
 struct XdivyF {
   template <typename T>
-  static T Apply(const T& x, const T& y) { return x == T{0} ? T{0} : x / y; }
+  static T Apply(const T& x, const T& y) {
+    return x == T{0} ? T{0} : x / y;
+  }
 };
 // 0 where x == 0, x * log(y) elsewhere.
 struct XlogyF {
   template <typename T>
-  static T Apply(const T& x, const T& y) { return x == T{0} ? T{0} : x * std::log(y); }
+  static T Apply(const T& x, const T& y) {
+    return x == T{0} ? T{0} : x * std::log(y);
+  }
 };
 
 template <typename F>

@@ -82,8 +82,8 @@ TYPED_TEST(CompatOpsTest, Broadcasting) {
 }
 
 TEST(CompatOpsTest, StaticShapesAndTypes) {
-  auto shapes =
-      testing::InferShapes("DivNoNan", {Tensor(DT_FLOAT, TensorShape({4, 1})), Tensor(DT_FLOAT, TensorShape({3}))});
+  auto shapes = testing::InferShapes("DivNoNan",
+                                     {Tensor(DT_FLOAT, TensorShape({4, 1})), Tensor(DT_FLOAT, TensorShape({3}))});
   ASSERT_TRUE(shapes.ok()) << shapes.status();
   EXPECT_EQ((*shapes)[0].DebugString(), PartialTensorShape({4, 3}).DebugString());
   // Integer inputs are not in the OpDef's types (TensorFlow's are floating and complex only).
@@ -91,9 +91,10 @@ TEST(CompatOpsTest, StaticShapesAndTypes) {
 }
 
 TEST(CompatOpsTest, Gradients) {
-  const std::vector<std::pair<TensorShape, TensorShape>> shapes = {
-      {TensorShape({2, 3}), TensorShape({2, 3})}, {TensorShape({2, 3}), TensorShape({3})},
-      {TensorShape({}), TensorShape({2, 2})}, {TensorShape({2, 1}), TensorShape({1, 3})}};
+  const std::vector<std::pair<TensorShape, TensorShape>> shapes = {{TensorShape({2, 3}), TensorShape({2, 3})},
+                                                                   {TensorShape({2, 3}), TensorShape({3})},
+                                                                   {TensorShape({}), TensorShape({2, 2})},
+                                                                   {TensorShape({2, 1}), TensorShape({1, 3})}};
   for (const char* op : {"DivNoNan", "MulNoNan", "Xdivy", "Xlogy"}) {
     for (const auto& [xs, ys] : shapes) {
       SCOPED_TRACE(std::string(op) + " " + xs.DebugString() + " " + ys.DebugString());

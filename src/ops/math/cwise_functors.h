@@ -17,7 +17,7 @@
 namespace dflow::functor {
 
 template <typename T>
-inline constexpr bool kIsSignedInt = std::is_integral_v<T> && std::is_signed_v<T>;
+inline constexpr bool kIsSignedInt = std::is_integral_v<T>&& std::is_signed_v<T>;
 
 // Wrapping arithmetic for signed integers; plain arithmetic otherwise.
 template <typename T>
@@ -73,12 +73,16 @@ struct Add {
 
 struct Sub {
   template <typename T>
-  static T Apply(const T& a, const T& b) { return WrapSub(a, b); }
+  static T Apply(const T& a, const T& b) {
+    return WrapSub(a, b);
+  }
 };
 
 struct Mul {
   template <typename T>
-  static T Apply(const T& a, const T& b) { return WrapMul(a, b); }
+  static T Apply(const T& a, const T& b) {
+    return WrapMul(a, b);
+  }
 };
 
 // Div and RealDiv: IEEE division for floating point; for integers, C++ division (truncating
@@ -133,33 +137,45 @@ struct Pow {
 
 struct Greater {
   template <typename T>
-  static bool Apply(const T& a, const T& b) { return a > b; }
+  static bool Apply(const T& a, const T& b) {
+    return a > b;
+  }
 };
 
 struct Less {
   template <typename T>
-  static bool Apply(const T& a, const T& b) { return a < b; }
+  static bool Apply(const T& a, const T& b) {
+    return a < b;
+  }
 };
 
 struct Equal {
   template <typename T>
-  static bool Apply(const T& a, const T& b) { return a == b; }
+  static bool Apply(const T& a, const T& b) {
+    return a == b;
+  }
 };
 
 struct GreaterEqual {
   template <typename T>
-  static bool Apply(const T& a, const T& b) { return a >= b; }
+  static bool Apply(const T& a, const T& b) {
+    return a >= b;
+  }
 };
 
 struct LessEqual {
   template <typename T>
-  static bool Apply(const T& a, const T& b) { return a <= b; }
+  static bool Apply(const T& a, const T& b) {
+    return a <= b;
+  }
 };
 
 struct NotEqual {
   static constexpr bool kIncompatibleShapes = true;  // shapes that do not broadcast are "not equal"
   template <typename T>
-  static bool Apply(const T& a, const T& b) { return a != b; }
+  static bool Apply(const T& a, const T& b) {
+    return a != b;
+  }
 };
 
 struct LogicalAnd {
@@ -250,17 +266,23 @@ struct SquaredDifference {
 // Unary functors: `static T Apply(const T& a)`.
 struct Neg {
   template <typename T>
-  static T Apply(const T& a) { return WrapNeg(a); }
+  static T Apply(const T& a) {
+    return WrapNeg(a);
+  }
 };
 
 struct Exp {
   template <typename T>
-  static T Apply(const T& a) { return std::exp(a); }
+  static T Apply(const T& a) {
+    return std::exp(a);
+  }
 };
 
 struct Log {
   template <typename T>
-  static T Apply(const T& a) { return std::log(a); }
+  static T Apply(const T& a) {
+    return std::log(a);
+  }
 };
 
 struct Abs {
@@ -287,32 +309,44 @@ struct Sign {
 
 struct Square {
   template <typename T>
-  static T Apply(const T& a) { return WrapMul(a, a); }
+  static T Apply(const T& a) {
+    return WrapMul(a, a);
+  }
 };
 
 struct Sqrt {
   template <typename T>
-  static T Apply(const T& a) { return std::sqrt(a); }
+  static T Apply(const T& a) {
+    return std::sqrt(a);
+  }
 };
 
 struct Rsqrt {
   template <typename T>
-  static T Apply(const T& a) { return T{1} / std::sqrt(a); }
+  static T Apply(const T& a) {
+    return T{1} / std::sqrt(a);
+  }
 };
 
 struct Reciprocal {
   template <typename T>
-  static T Apply(const T& a) { return T{1} / a; }
+  static T Apply(const T& a) {
+    return T{1} / a;
+  }
 };
 
 struct Log1p {
   template <typename T>
-  static T Apply(const T& a) { return std::log1p(a); }
+  static T Apply(const T& a) {
+    return std::log1p(a);
+  }
 };
 
 struct Tanh {
   template <typename T>
-  static T Apply(const T& a) { return std::tanh(a); }
+  static T Apply(const T& a) {
+    return std::tanh(a);
+  }
 };
 
 // 1 / (1 + e^-x), written so that neither branch overflows.
@@ -327,12 +361,16 @@ struct Sigmoid {
 
 struct Floor {
   template <typename T>
-  static T Apply(const T& a) { return std::floor(a); }
+  static T Apply(const T& a) {
+    return std::floor(a);
+  }
 };
 
 struct Ceil {
   template <typename T>
-  static T Apply(const T& a) { return std::ceil(a); }
+  static T Apply(const T& a) {
+    return std::ceil(a);
+  }
 };
 
 // Rounds half to even (banker's rounding), as TensorFlow's Round; integers are unchanged.

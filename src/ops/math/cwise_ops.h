@@ -68,8 +68,7 @@ class BinaryOpKernel : public OpKernel {
       }
       OP_REQUIRES_OK(ctx, ctx->allocate_output(0, plan->output_shape, &out));
       if (out->NumElements() == 0) return;
-      BroadcastLoop(*plan, xd, yd, out->data<TOut>(),
-                    [](const T& a, const T& b) -> TOut { return F::Apply(a, b); });
+      BroadcastLoop(*plan, xd, yd, out->data<TOut>(), [](const T& a, const T& b) -> TOut { return F::Apply(a, b); });
     }
   }
 

@@ -127,9 +127,8 @@ void RegisterUnaryGradients() {
     GraphBuilder* b = c->b;
     return b->Op("Mul", {Scalar(c, -0.5), b->Op("Mul", {b->Op("Square", {y}), y})});
   });
-  RegisterUnaryGradient("Reciprocal", [](GradContext* c, N, N y) {
-    return c->b->Op("Neg", {c->b->Op("Square", {y})});
-  });
+  RegisterUnaryGradient("Reciprocal",
+                        [](GradContext* c, N, N y) { return c->b->Op("Neg", {c->b->Op("Square", {y})}); });
   RegisterUnaryGradient("Log1p", [](GradContext* c, N x, N) {
     return c->b->Op("Reciprocal", {c->b->Op("AddV2", {x, Scalar(c, 1)})});
   });
@@ -191,9 +190,8 @@ void RegisterElementwiseGradients() {
   RegisterBinaryGradients();
   RegisterUnaryGradients();
   RegisterOtherGradients();
-  for (const char* op : {"FloorDiv", "Greater", "Less", "GreaterEqual", "LessEqual", "Equal", "NotEqual",
-                         "LogicalAnd", "LogicalOr", "LogicalNot", "Floor", "Ceil", "Round",
-                         "BroadcastGradientArgs"}) {
+  for (const char* op : {"FloorDiv", "Greater", "Less", "GreaterEqual", "LessEqual", "Equal", "NotEqual", "LogicalAnd",
+                         "LogicalOr", "LogicalNot", "Floor", "Ceil", "Round", "BroadcastGradientArgs"}) {
     RegisterNoGradient(op);
   }
 }

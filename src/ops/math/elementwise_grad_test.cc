@@ -44,8 +44,8 @@ std::pair<Tensor, Tensor> InputsFor(const std::string& op, const TensorShape& xs
 }
 
 TEST(ElementwiseGradTest, BinaryOpsThroughBroadcasting) {
-  for (const char* op : {"Add", "AddV2", "Sub", "Mul", "Div", "RealDiv", "Pow", "Maximum", "Minimum",
-                         "SquaredDifference", "FloorMod"}) {
+  for (const char* op :
+       {"Add", "AddV2", "Sub", "Mul", "Div", "RealDiv", "Pow", "Maximum", "Minimum", "SquaredDifference", "FloorMod"}) {
     for (const auto& [xs, ys] : ShapePairs()) {
       SCOPED_TRACE(std::string(op) + " " + xs.DebugString() + " " + ys.DebugString());
       auto [x, y] = InputsFor(op, xs, ys);
@@ -103,10 +103,13 @@ TEST(ElementwiseGradTest, UnaryOps) {
 
 TEST(ElementwiseGradTest, CastBetweenFloatingTypes) {
   ExpectGradientMatches({Uniform(S({2, 3}), -2, 2)}, OneOp("Cast", {{"DstT", DT_FLOAT}}), 1e-4, 1e-3);
-  ExpectGradientMatches({Uniform<float>(S({4}), -2, 2)}, [](GraphBuilder* b, const std::vector<NodeOut>& x) {
-    NodeOut d = b->Op("Cast", x, {{"DstT", DT_DOUBLE}});
-    return std::vector<NodeOut>{b->Op("Mul", {d, d})};
-  }, 5e-3, 1e-2);
+  ExpectGradientMatches(
+      {Uniform<float>(S({4}), -2, 2)},
+      [](GraphBuilder* b, const std::vector<NodeOut>& x) {
+        NodeOut d = b->Op("Cast", x, {{"DstT", DT_DOUBLE}});
+        return std::vector<NodeOut>{b->Op("Mul", {d, d})};
+      },
+      5e-3, 1e-2);
   // Through an integer cast the gradient stops (it is zero, not an error).
   ExpectGradientMatches({Uniform(S({3}), 0.2, 0.8)}, [](GraphBuilder* b, const std::vector<NodeOut>& x) {
     NodeOut i = b->Op("Cast", x, {{"DstT", DT_INT32}});

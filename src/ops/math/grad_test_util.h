@@ -46,8 +46,8 @@ inline Tensor Spread(const TensorShape& shape, double lo, double hi, unsigned se
 }
 
 // Expects the registered gradients of `build` to match central differences within `tolerance`.
-inline void ExpectGradientMatches(const std::vector<Tensor>& xs, const GradCheckGraphFn& build,
-                                  double tolerance = 1e-6, double delta = 1e-5) {
+inline void ExpectGradientMatches(const std::vector<Tensor>& xs, const GradCheckGraphFn& build, double tolerance = 1e-6,
+                                  double delta = 1e-5) {
   StatusOr<double> err = MaxGradientError(xs, build, delta);
   ASSERT_TRUE(err.ok()) << err.status();
   EXPECT_LT(*err, tolerance);

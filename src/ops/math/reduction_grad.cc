@@ -18,9 +18,7 @@ NodeOut KeptGrad(GradContext* c) {
 }
 
 // g broadcast back to x's shape.
-NodeOut SumGrad(GradContext* c) {
-  return c->b->Op("Mul", {KeptGrad(c), ConstantLike(c->b, c->inputs[0], 1)});
-}
+NodeOut SumGrad(GradContext* c) { return c->b->Op("Mul", {KeptGrad(c), ConstantLike(c->b, c->inputs[0], 1)}); }
 
 // The number of input elements behind each output element.
 NodeOut MeanCount(GradContext* c) {
@@ -65,8 +63,8 @@ Status ProdGrad(GradContext* c) {
   NodeOut prod = b->Op("Prod", {nonzero, axes}, {{"keep_dims", true}});
   NodeOut zeros = b->Op("Sum", {b->Op("Cast", {is_zero}, {{"DstT", t}}), axes}, {{"keep_dims", true}});
   NodeOut others = b->Op("Div", {prod, nonzero});
-  NodeOut keep = b->Op("SelectV2", {is_zero, b->Op("Equal", {zeros, Scalar(c, 1)}),
-                                    b->Op("Equal", {zeros, Scalar(c, 0)})});
+  NodeOut keep = b->Op("SelectV2",
+                       {is_zero, b->Op("Equal", {zeros, Scalar(c, 1)}), b->Op("Equal", {zeros, Scalar(c, 0)})});
   NodeOut factor = b->Op("Mul", {others, b->Op("Cast", {keep}, {{"DstT", t}})});
   c->grad_inputs[0] = b->Op("Mul", {KeptGrad(c), factor});
   return absl::OkStatus();

@@ -23,8 +23,7 @@ enum class AxesKind { kConst, kComputed };
 
 // op(x, axes) where the axes are a Const, or come out of an Identity so that nothing about
 // their value is known while building.
-GradCheckGraphFn Reduce(const std::string& op, const Tensor& axes, bool keep_dims, AxesKind kind,
-                                 int hide = 0) {
+GradCheckGraphFn Reduce(const std::string& op, const Tensor& axes, bool keep_dims, AxesKind kind, int hide = 0) {
   return [=](GraphBuilder* b, const std::vector<NodeOut>& xs) {
     NodeOut a = b->Const(axes);
     if (kind == AxesKind::kComputed) a = b->Op("Identity", {a});
@@ -34,9 +33,9 @@ GradCheckGraphFn Reduce(const std::string& op, const Tensor& axes, bool keep_dim
 }
 
 const std::vector<Tensor>& AxisSets() {
-  static const auto* sets = new std::vector<Tensor>{Axes({0}),     Axes({1}),     Axes({-1}),   Axes({0, 2}),
-                                                    Axes({2, -3}), Axes({}),      Axes({0, 1, 2}), Axes({1, -3}),
-                                                    Tensor(int32_t{-2})};
+  static const auto* sets = new std::vector<Tensor>{Axes({0}),       Axes({1}),     Axes({-1}),
+                                                    Axes({0, 2}),    Axes({2, -3}), Axes({}),
+                                                    Axes({0, 1, 2}), Axes({1, -3}), Tensor(int32_t{-2})};
   return *sets;
 }
 

@@ -70,12 +70,14 @@ TEST(SelectTest, BadInputs) {
   EXPECT_NE(out.status().message().find("node"), absl::string_view::npos) << out.status();
   out = (*r)->Run({B({true, true, false, true, true, false}, S({3, 2})), t, t});
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
-  out = (*r)->Run({B({true, true, false, true, true, false}, S({6})), Tensor(DT_FLOAT, S({3})), Tensor(DT_FLOAT, S({3}))});
+  out = (*r)->Run({B({true, true, false, true, true, false}, S({6})), Tensor(DT_FLOAT, S({3})),
+                   Tensor(DT_FLOAT, S({3}))});
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
   // Caught while building when the shapes are known.
   EXPECT_FALSE(InferShapes("Select", {B({true, true, false}, S({3})), t, t}).ok());
   EXPECT_FALSE(InferShapes("Select", {B({true}, S({1})), t, Tensor(DT_FLOAT, S({2, 2}))}).ok());
-  EXPECT_FALSE(InferShapes("Select", {Tensor(DT_FLOAT, S({2})), Tensor(DT_FLOAT, S({2})), Tensor(DT_FLOAT, S({2}))}).ok());
+  EXPECT_FALSE(
+      InferShapes("Select", {Tensor(DT_FLOAT, S({2})), Tensor(DT_FLOAT, S({2})), Tensor(DT_FLOAT, S({2}))}).ok());
   auto shapes = InferShapes("Select", {B({true, false}, S({2})), t, t});
   ASSERT_TRUE(shapes.ok()) << shapes.status();
   EXPECT_EQ((*shapes)[0], PartialTensorShape({2, 3}));
@@ -108,12 +110,14 @@ TEST(SelectV2Test, MatchesNaiveBroadcast) {
   struct Case {
     TensorShape c, t, e, out;
   };
-  const std::vector<Case> cases = {
-      {S({2, 3}), S({2, 3}), S({2, 3}), S({2, 3})}, {S({}), S({2, 3}), S({3}), S({2, 3})},
-      {S({2, 1}), S({1, 3}), S({}), S({2, 3})},     {S({3}), S({2, 1}), S({2, 3}), S({2, 3})},
-      {S({4, 1, 1}), S({1, 2, 1}), S({1, 1, 3}), S({4, 2, 3})},
-      {S({0, 1}), S({1, 3}), S({3}), S({0, 3})},    {S({}), S({}), S({}), S({})},
-      {S({2, 1, 3}), S({5, 1}), S({1}), S({2, 5, 3})}};
+  const std::vector<Case> cases = {{S({2, 3}), S({2, 3}), S({2, 3}), S({2, 3})},
+                                   {S({}), S({2, 3}), S({3}), S({2, 3})},
+                                   {S({2, 1}), S({1, 3}), S({}), S({2, 3})},
+                                   {S({3}), S({2, 1}), S({2, 3}), S({2, 3})},
+                                   {S({4, 1, 1}), S({1, 2, 1}), S({1, 1, 3}), S({4, 2, 3})},
+                                   {S({0, 1}), S({1, 3}), S({3}), S({0, 3})},
+                                   {S({}), S({}), S({}), S({})},
+                                   {S({2, 1, 3}), S({5, 1}), S({1}), S({2, 5, 3})}};
   for (const Case& k : cases) {
     SCOPED_TRACE(k.c.DebugString() + k.t.DebugString() + k.e.DebugString());
     std::vector<bool> c(k.c.num_elements());
@@ -121,9 +125,8 @@ TEST(SelectV2Test, MatchesNaiveBroadcast) {
     for (size_t i = 0; i < c.size(); ++i) c[i] = (i * 7 + 3) % 5 < 2;
     for (size_t i = 0; i < t.size(); ++i) t[i] = 1 + i;
     for (size_t i = 0; i < e.size(); ++i) e[i] = -1.0 - i;
-    ExpectValues<double>(
-        Eval("SelectV2", {B(c, k.c), MakeTensor<double>(t, k.t), MakeTensor<double>(e, k.e)}),
-        NaiveSelectV2<double>(c, k.c, t, k.t, e, k.e, k.out), k.out);
+    ExpectValues<double>(Eval("SelectV2", {B(c, k.c), MakeTensor<double>(t, k.t), MakeTensor<double>(e, k.e)}),
+                         NaiveSelectV2<double>(c, k.c, t, k.t, e, k.e, k.out), k.out);
     auto shapes = InferShapes("SelectV2", {B(c, k.c), MakeTensor<double>(t, k.t), MakeTensor<double>(e, k.e)});
     ASSERT_TRUE(shapes.ok()) << shapes.status();
     EXPECT_EQ((*shapes)[0], PartialTensorShape(k.out));
@@ -132,7 +135,8 @@ TEST(SelectV2Test, MatchesNaiveBroadcast) {
 
 TEST(SelectV2Test, TypesAndBadInputs) {
   ExpectValues<bool>(Eval("SelectV2", {B({true, false}, S({2})), Tensor(true), Tensor(false)}), {true, false}, S({2}));
-  ExpectValues<uint8_t>(Eval("SelectV2", {B({false}, S({1})), MakeTensor<uint8_t>({1, 2}, S({2})), Tensor(DT_UINT8, S({}))}),
+  ExpectValues<uint8_t>(Eval("SelectV2",
+                             {B({false}, S({1})), MakeTensor<uint8_t>({1, 2}, S({2})), Tensor(DT_UINT8, S({}))}),
                         {0, 0}, S({2}));
   auto r = KernelRunner::Create("SelectV2", {DT_BOOL, DT_INT32, DT_INT32});
   ASSERT_TRUE(r.ok());
@@ -142,7 +146,8 @@ TEST(SelectV2Test, TypesAndBadInputs) {
   EXPECT_NE(out.status().message().find("do not broadcast"), absl::string_view::npos) << out.status();
   out = (*r)->Run({B({true}, S({})), Tensor(DT_INT32, S({2})), Tensor(DT_INT32, S({3}))});
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_FALSE(InferShapes("SelectV2", {B({true, false}, S({2})), Tensor(DT_INT32, S({3})), Tensor(DT_INT32, S({}))}).ok());
+  EXPECT_FALSE(
+      InferShapes("SelectV2", {B({true, false}, S({2})), Tensor(DT_INT32, S({3})), Tensor(DT_INT32, S({}))}).ok());
   EXPECT_FALSE(InferShapes("SelectV2", {Tensor(1), Tensor(DT_INT32, S({3})), Tensor(DT_INT32, S({}))}).ok());
 }
 
@@ -153,8 +158,8 @@ TEST(AddNTest, SumsAndChecksShapes) {
   ExpectValues<float>(Eval("AddN", {a}), {1, 2, 3, 4}, S({2, 2}));
   ExpectValues<float>(Eval("AddN", {a, b}), {11, 22, 33, 44}, S({2, 2}));
   ExpectValues<float>(Eval("AddN", {a, b, c, a}), {112, 224, 336, 448}, S({2, 2}));
-  ExpectValues<int32_t>(Eval("AddN", {MakeTensor<int32_t>({2147483647}, S({})), Tensor(1), Tensor(1)}),
-                        {-2147483647}, S({}));
+  ExpectValues<int32_t>(Eval("AddN", {MakeTensor<int32_t>({2147483647}, S({})), Tensor(1), Tensor(1)}), {-2147483647},
+                        S({}));
   ExpectValues<int64_t>(Eval("AddN", {Tensor(DT_INT64, S({0, 3})), Tensor(DT_INT64, S({0, 3}))}), {}, S({0, 3}));
   auto shapes = InferShapes("AddN", {a, b, c});
   ASSERT_TRUE(shapes.ok()) << shapes.status();

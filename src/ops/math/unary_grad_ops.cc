@@ -12,23 +12,33 @@ namespace {
 
 struct TanhGradF {
   template <typename T>
-  static T Apply(T y, T dy) { return dy * (T{1} - y * y); }
+  static T Apply(T y, T dy) {
+    return dy * (T{1} - y * y);
+  }
 };
 struct SigmoidGradF {
   template <typename T>
-  static T Apply(T y, T dy) { return dy * y * (T{1} - y); }
+  static T Apply(T y, T dy) {
+    return dy * y * (T{1} - y);
+  }
 };
 struct SqrtGradF {
   template <typename T>
-  static T Apply(T y, T dy) { return T{0.5} * dy / y; }
+  static T Apply(T y, T dy) {
+    return T{0.5} * dy / y;
+  }
 };
 struct RsqrtGradF {
   template <typename T>
-  static T Apply(T y, T dy) { return T{-0.5} * (dy * y) * (y * y); }
+  static T Apply(T y, T dy) {
+    return T{-0.5} * (dy * y) * (y * y);
+  }
 };
 struct ReciprocalGradF {
   template <typename T>
-  static T Apply(T y, T dy) { return -dy * y * y; }
+  static T Apply(T y, T dy) {
+    return -dy * y * y;
+  }
 };
 
 // Both inputs have the same number of elements (TensorFlow's rule for these ops: no broadcasting);
@@ -115,8 +125,8 @@ void RegisterOutputGradGradients() {
     if (g.node == nullptr) return absl::OkStatus();
     GraphBuilder* b = c->b;
     const NodeOut& a = c->inputs[0];
-    c->grad_inputs[0] = b->Op(
-        "Mul", {b->Op("Mul", {b->Op("Mul", {Scalar(c, -1.5), g}), c->inputs[1]}), b->Op("Square", {a})});
+    c->grad_inputs[0] = b->Op("Mul",
+                              {b->Op("Mul", {b->Op("Mul", {Scalar(c, -1.5), g}), c->inputs[1]}), b->Op("Square", {a})});
     c->grad_inputs[1] = b->Op("RsqrtGrad", {a, g});
     return absl::OkStatus();
   });
@@ -138,8 +148,7 @@ void RegisterUnaryGradOps() {
   RegisterOutputGradOp<SigmoidGradF>("SigmoidGrad", "dy * y * (1 - y): the gradient of Sigmoid from its output y.");
   RegisterOutputGradOp<SqrtGradF>("SqrtGrad", "0.5 * dy / y: the gradient of Sqrt from its output y.");
   RegisterOutputGradOp<RsqrtGradF>("RsqrtGrad", "-0.5 * dy * y^3: the gradient of Rsqrt from its output y.");
-  RegisterOutputGradOp<ReciprocalGradF>("ReciprocalGrad",
-                                        "-dy * y * y: the gradient of Reciprocal from its output y.");
+  RegisterOutputGradOp<ReciprocalGradF>("ReciprocalGrad", "-dy * y * y: the gradient of Reciprocal from its output y.");
   RegisterOutputGradGradients();
 }
 

@@ -27,7 +27,10 @@ std::vector<Case> Cases() {
   return {
       {"TanhGrad", [](double x) { return std::tanh(x); }, [](double x) { return 1 - std::tanh(x) * std::tanh(x); }},
       {"SigmoidGrad", [](double x) { return 1 / (1 + std::exp(-x)); },
-       [](double x) { double s = 1 / (1 + std::exp(-x)); return s * (1 - s); }},
+       [](double x) {
+         double s = 1 / (1 + std::exp(-x));
+         return s * (1 - s);
+       }},
       {"SqrtGrad", [](double x) { return std::sqrt(x); }, [](double x) { return 0.5 / std::sqrt(x); }},
       {"RsqrtGrad", [](double x) { return 1 / std::sqrt(x); }, [](double x) { return -0.5 * std::pow(x, -1.5); }},
       {"ReciprocalGrad", [](double x) { return 1 / x; }, [](double x) { return -1 / (x * x); }},

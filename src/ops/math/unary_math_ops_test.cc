@@ -92,8 +92,7 @@ TYPED_TEST(RealUnaryTest, SpecialValues) {
 TYPED_TEST(RealUnaryTest, RoundHalfToEven) {
   using T = TypeParam;
   const T inf = std::numeric_limits<T>::infinity(), nan = std::numeric_limits<T>::quiet_NaN();
-  Tensor x = MakeTensor<T>({0.5, 1.5, 2.5, 3.5, -0.5, -1.5, -2.5, 2.4, 2.6, -2.6, 7, 1e10 + 0.5, inf, nan},
-                           S({2, 7}));
+  Tensor x = MakeTensor<T>({0.5, 1.5, 2.5, 3.5, -0.5, -1.5, -2.5, 2.4, 2.6, -2.6, 7, 1e10 + 0.5, inf, nan}, S({2, 7}));
   ExpectValues<T>(Eval("Round", x),
                   {0, 2, 2, 4, -0.0, -2, -2, 2, 3, -3, 7, static_cast<T>(std::nearbyint(1e10 + 0.5)), inf, nan},
                   S({2, 7}));
@@ -125,8 +124,8 @@ TYPED_TEST(IntegerUnaryTest, Values) {
 }
 
 TEST(UnaryMathTest, ShapesAndUnsupportedTypes) {
-  for (const char* op : {"Abs", "Sign", "Square", "Sqrt", "Rsqrt", "Reciprocal", "Log1p", "Tanh", "Sigmoid",
-                         "Floor", "Ceil", "Round"}) {
+  for (const char* op :
+       {"Abs", "Sign", "Square", "Sqrt", "Rsqrt", "Reciprocal", "Log1p", "Tanh", "Sigmoid", "Floor", "Ceil", "Round"}) {
     SCOPED_TRACE(op);
     auto shapes = InferShapes(op, {Tensor(DT_FLOAT, S({2, 0, 3}))});
     ASSERT_TRUE(shapes.ok()) << shapes.status();

@@ -45,8 +45,7 @@ void RegisterUnaryMathOps() {
   RegisterSignedUnaryOp<functor::Abs>("Abs", "|x| element-wise (the most negative integer stays as it is).");
   RegisterSignedUnaryOp<functor::Sign>("Sign", "-1, 0 or 1 by the sign of x element-wise; NaN stays NaN.");
   RegisterSignedUnaryOp<functor::Square>("Square", "x * x element-wise.");
-  RegisterSignedUnaryOp<functor::Round>("Round",
-                                        "x rounded to the nearest integer element-wise, halves to even.");
+  RegisterSignedUnaryOp<functor::Round>("Round", "x rounded to the nearest integer element-wise, halves to even.");
   RegisterRealUnaryOp<functor::Sqrt>("Sqrt", "The square root of x element-wise.");
   RegisterRealUnaryOp<functor::Rsqrt>("Rsqrt", "1 / sqrt(x) element-wise.");
   RegisterRealUnaryOp<functor::Reciprocal>("Reciprocal", "1 / x element-wise.");

@@ -36,15 +36,15 @@ Status BatchMatMulShape(InferenceContext* c) {
   const int64_t n = y.dim_size(adj_y ? ry - 2 : ry - 1);
   if (k >= 0 && kb >= 0 && k != kb) {
     return errors::InvalidArgument("BatchMatMulV2: the inner dimensions must be equal, but are ", k, " and ", kb,
-                                   " for input shapes ", x.DebugString(), " and ", y.DebugString(),
-                                   " (adj_x=", adj_x, ", adj_y=", adj_y, ")");
+                                   " for input shapes ", x.DebugString(), " and ", y.DebugString(), " (adj_x=", adj_x,
+                                   ", adj_y=", adj_y, ")");
   }
   ASSIGN_OR_RETURN(PartialTensorShape xb, PartialTensorShape::FromDims(x.dim_sizes().subspan(0, rx - 2)));
   ASSIGN_OR_RETURN(PartialTensorShape yb, PartialTensorShape::FromDims(y.dim_sizes().subspan(0, ry - 2)));
   StatusOr<PartialTensorShape> batch = BroadcastShapes(xb, yb);
   if (!batch.ok()) {
-    return errors::InvalidArgument("BatchMatMulV2: the batch dimensions of ", x.DebugString(), " and ",
-                                   y.DebugString(), " do not broadcast");
+    return errors::InvalidArgument("BatchMatMulV2: the batch dimensions of ", x.DebugString(), " and ", y.DebugString(),
+                                   " do not broadcast");
   }
   std::vector<int64_t> dims(batch->dim_sizes().begin(), batch->dim_sizes().end());
   dims.push_back(m);
@@ -68,8 +68,8 @@ class BatchMatMulOp : public OpKernel {
     const Tensor& x = ctx->input(0);
     const Tensor& y = ctx->input(1);
     auto error = [&](auto... msg) {
-      return errors::InvalidArgument("BatchMatMulV2 '", name(), "': ", msg..., " (x ", x.shape().DebugString(),
-                                     ", y ", y.shape().DebugString(), ", adj_x=", adj_x_, ", adj_y=", adj_y_, ")");
+      return errors::InvalidArgument("BatchMatMulV2 '", name(), "': ", msg..., " (x ", x.shape().DebugString(), ", y ",
+                                     y.shape().DebugString(), ", adj_x=", adj_x_, ", adj_y=", adj_y_, ")");
     };
     OP_REQUIRES(ctx, x.dims() >= 2 && y.dims() >= 2, error("the inputs must have rank >= 2"));
     const int rx = x.dims(), ry = y.dims();

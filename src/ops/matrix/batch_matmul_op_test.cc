@@ -80,9 +80,9 @@ TYPED_TEST(BatchMatMulTest, MatchesNaiveWithBroadcastBatches) {
     std::vector<int64_t> xb, yb;  // batch dims
     int64_t m, k, n;
   };
-  const std::vector<Case> cases = {{{}, {}, 2, 3, 4},        {{3}, {3}, 2, 3, 2},     {{2, 1}, {1, 3}, 2, 2, 3},
-                                   {{4}, {}, 3, 2, 1},       {{}, {2, 2}, 1, 4, 3},   {{1}, {5}, 2, 3, 2},
-                                   {{2, 3}, {3}, 3, 1, 2},   {{0}, {1}, 2, 3, 2},     {{2}, {2}, 0, 3, 2},
+  const std::vector<Case> cases = {{{}, {}, 2, 3, 4},      {{3}, {3}, 2, 3, 2},   {{2, 1}, {1, 3}, 2, 2, 3},
+                                   {{4}, {}, 3, 2, 1},     {{}, {2, 2}, 1, 4, 3}, {{1}, {5}, 2, 3, 2},
+                                   {{2, 3}, {3}, 3, 1, 2}, {{0}, {1}, 2, 3, 2},   {{2}, {2}, 0, 3, 2},
                                    {{2}, {1}, 2, 0, 3}};
   for (const Case& c : cases) {
     for (bool ax : {false, true}) {
@@ -99,7 +99,8 @@ TYPED_TEST(BatchMatMulTest, MatchesNaiveWithBroadcastBatches) {
         for (size_t i = 0; i < y.size(); ++i) y[i] = static_cast<T>(int(i % 5) - 2);
         std::vector<int64_t> out_dims;
         std::vector<T> want = NaiveBatchMatMul<T>(x, xd, ax, y, yd, ay, &out_dims);
-        auto out = RunOpKernel("BatchMatMulV2", {MakeTensor<T>(x, Shape(xd)), MakeTensor<T>(y, Shape(yd))}, Adj(ax, ay));
+        auto out = RunOpKernel("BatchMatMulV2", {MakeTensor<T>(x, Shape(xd)), MakeTensor<T>(y, Shape(yd))},
+                               Adj(ax, ay));
         ASSERT_TRUE(out.ok()) << out.status();
         ExpectValues<T>((*out)[0], want, Shape(out_dims));
       }
@@ -137,9 +138,9 @@ TEST(BatchMatMulTest, StaticShapes) {
   s = infer({4, 3}, {2, 5, 4}, true, true);
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ((*s)[0], PartialTensorShape({2, 3, 5}));
-  EXPECT_FALSE(infer({2, 3}, {4, 5}).ok());           // inner dims
-  EXPECT_FALSE(infer({2, 2, 3}, {3, 3, 2}).ok());     // batch dims
-  EXPECT_FALSE(infer({3}, {3, 2}).ok());              // rank 1
+  EXPECT_FALSE(infer({2, 3}, {4, 5}).ok());        // inner dims
+  EXPECT_FALSE(infer({2, 2, 3}, {3, 3, 2}).ok());  // batch dims
+  EXPECT_FALSE(infer({3}, {3, 2}).ok());           // rank 1
   EXPECT_FALSE(InferShapes("BatchMatMulV2", {Tensor(true), Tensor(true)}).ok());
 }
 

@@ -15,7 +15,7 @@ namespace {
 
 TEST(ShardGemmTest, SmallProductsAndOneCoreAreNotCut) {
   EXPECT_EQ(ShardGemm(128, 512, 784, 1).count, 1);
-  EXPECT_EQ(ShardGemm(128, 10, 512, 2).count, 1);  // 655k multiply-adds: one shard's worth
+  EXPECT_EQ(ShardGemm(128, 10, 512, 2).count, 1);   // 655k multiply-adds: one shard's worth
   EXPECT_EQ(ShardGemm(8, 8, 1 << 30, 4).count, 1);  // too narrow to cut
 }
 
@@ -27,7 +27,7 @@ TEST(ShardGemmTest, CutsTheLongerSideOfTheOutputIntoAlignedPieces) {
   s = ShardGemm(784, 512, 128, 2);  // its weight gradient
   EXPECT_TRUE(s.along_m);
   EXPECT_EQ(s.count, 4);
-  EXPECT_EQ(s.step, 208);  // 196 rounded up to a multiple of 16; the last piece is 160
+  EXPECT_EQ(s.step, 208);              // 196 rounded up to a multiple of 16; the last piece is 160
   s = ShardGemm(1024, 1024, 1024, 2);  // big pieces: one per core
   EXPECT_EQ(s.count, 2);
   EXPECT_EQ(s.step, 512);

@@ -59,8 +59,8 @@ Status MatMulShape(InferenceContext* c) {
   Status s = c->WithRank(c->input(0), 2, &a);
   if (s.ok()) s = c->WithRank(c->input(1), 2, &b);
   if (!s.ok()) {
-    return errors::InvalidArgument("MatMul needs two matrices (rank 2), got ", c->input(0).DebugString(),
-                                   " and ", c->input(1).DebugString());
+    return errors::InvalidArgument("MatMul needs two matrices (rank 2), got ", c->input(0).DebugString(), " and ",
+                                   c->input(1).DebugString());
   }
   bool ta = false, tb = false;
   RETURN_IF_ERROR(c->GetAttr("transpose_a", &ta));

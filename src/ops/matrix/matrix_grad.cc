@@ -16,8 +16,8 @@ using namespace math_grad;  // NOLINT: the helpers of the math family's gradient
 // The two gradient products of op(a) * op(b) for transpose flags ta, tb, as calls of `product`
 // (a, b, transpose_first, transpose_second).
 template <typename Product>
-void ProductGrads(bool ta, bool tb, const NodeOut& a, const NodeOut& b, const NodeOut& g, Product product,
-                  NodeOut* ga, NodeOut* gb) {
+void ProductGrads(bool ta, bool tb, const NodeOut& a, const NodeOut& b, const NodeOut& g, Product product, NodeOut* ga,
+                  NodeOut* gb) {
   if (!ta && !tb) {
     *ga = product(g, b, false, true);
     *gb = product(a, g, true, false);

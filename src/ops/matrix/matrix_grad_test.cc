@@ -56,12 +56,13 @@ TEST(MatrixGradTest, BatchMatMulWithBroadcastBatches) {
           SCOPED_TRACE(Shape(xd).DebugString() + " " + Shape(yd).DebugString() + " adj " + std::to_string(ax) +
                        std::to_string(ay) + (hide ? " hidden" : ""));
           AttrMap attrs = {{"adj_x", ax}, {"adj_y", ay}};
-          ExpectGradientMatches({Uniform(Shape(xd), -1, 1, 5), Uniform(Shape(yd), -1, 1, 6)},
-                                [attrs, hide](GraphBuilder* b, const std::vector<NodeOut>& in) {
-                                  std::vector<NodeOut> v = hide ? HideShapes(b, in, true) : in;
-                                  return std::vector<NodeOut>{b->Op("BatchMatMulV2", v, attrs)};
-                                },
-                                1e-8);
+          ExpectGradientMatches(
+              {Uniform(Shape(xd), -1, 1, 5), Uniform(Shape(yd), -1, 1, 6)},
+              [attrs, hide](GraphBuilder* b, const std::vector<NodeOut>& in) {
+                std::vector<NodeOut> v = hide ? HideShapes(b, in, true) : in;
+                return std::vector<NodeOut>{b->Op("BatchMatMulV2", v, attrs)};
+              },
+              1e-8);
         }
       }
     }
@@ -75,21 +76,25 @@ TEST(MatrixGradTest, MatrixInverse) {
     ExpectGradientMatches({Conditioned(Shape({2, 2, 2}), 8)}, OneOp("MatrixInverse", {{"adjoint", adjoint}}), 1e-6);
   }
   // Through a product: d/dA of sum(inv(A) * B).
-  ExpectGradientMatches({Conditioned(Shape({3, 3}), 9), Uniform(Shape({3, 2}), -1, 1, 10)},
-                        [](GraphBuilder* b, const std::vector<NodeOut>& in) {
-                          NodeOut inv = b->Op("MatrixInverse", {in[0]});
-                          return std::vector<NodeOut>{b->Op("MatMul", {inv, in[1]})};
-                        },
-                        1e-6);
+  ExpectGradientMatches(
+      {Conditioned(Shape({3, 3}), 9), Uniform(Shape({3, 2}), -1, 1, 10)},
+      [](GraphBuilder* b, const std::vector<NodeOut>& in) {
+        NodeOut inv = b->Op("MatrixInverse", {in[0]});
+        return std::vector<NodeOut>{b->Op("MatMul", {inv, in[1]})};
+      },
+      1e-6);
 }
 
 TEST(MatrixGradTest, MatrixDeterminant) {
   ExpectGradientMatches({Conditioned(Shape({3, 3}), 11)}, OneOp("MatrixDeterminant"), 1e-6);
   ExpectGradientMatches({Conditioned(Shape({2, 2, 2}), 12)}, OneOp("MatrixDeterminant"), 1e-6);
   ExpectGradientMatches({Uniform(Shape({1, 1}), 0.5, 1, 13)}, OneOp("MatrixDeterminant"), 1e-6);
-  ExpectGradientMatches({Conditioned(Shape({2, 3, 3}), 14)}, [](GraphBuilder* b, const std::vector<NodeOut>& in) {
-    return std::vector<NodeOut>{b->Op("MatrixDeterminant", HideShapes(b, in))};
-  }, 1e-6);
+  ExpectGradientMatches(
+      {Conditioned(Shape({2, 3, 3}), 14)},
+      [](GraphBuilder* b, const std::vector<NodeOut>& in) {
+        return std::vector<NodeOut>{b->Op("MatrixDeterminant", HideShapes(b, in))};
+      },
+      1e-6);
 }
 
 }  // namespace

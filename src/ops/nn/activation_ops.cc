@@ -16,44 +16,68 @@ constexpr double kSeluScale = 1.0507009873554804934193349852946;
 constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
 
 struct Relu {
-  template <typename T> static T Apply(T x) { return x < T(0) ? T(0) : x; }
+  template <typename T>
+  static T Apply(T x) {
+    return x < T(0) ? T(0) : x;
+  }
 };
 struct Relu6 {
-  template <typename T> static T Apply(T x) { return x < T(0) ? T(0) : (x > T(6) ? T(6) : x); }
+  template <typename T>
+  static T Apply(T x) {
+    return x < T(0) ? T(0) : (x > T(6) ? T(6) : x);
+  }
 };
 // exp(x) - 1 rather than expm1(x), as TensorFlow's kernels compute it: a tiny negative input
 // gives an output of 0 (not a tiny negative one), which the gradient kernels (outputs < 0) see.
 struct Elu {
-  template <typename T> static T Apply(T x) { return x < T(0) ? std::exp(x) - T(1) : x; }
+  template <typename T>
+  static T Apply(T x) {
+    return x < T(0) ? std::exp(x) - T(1) : x;
+  }
 };
 struct Selu {
-  template <typename T> static T Apply(T x) {
+  template <typename T>
+  static T Apply(T x) {
     return x < T(0) ? T(kSeluScale * kSeluAlpha) * (std::exp(x) - T(1)) : T(kSeluScale) * x;
   }
 };
 struct Softplus {  // log(1 + e^x) without overflow
-  template <typename T> static T Apply(T x) {
+  template <typename T>
+  static T Apply(T x) {
     return x > T(0) ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
   }
 };
 
 // Gradient kernels: (incoming gradient g, the forward input or output v) -> backprop.
 struct ReluGrad {
-  template <typename T> static T Apply(T g, T features) { return features > T(0) ? g : T(0); }
+  template <typename T>
+  static T Apply(T g, T features) {
+    return features > T(0) ? g : T(0);
+  }
 };
 struct Relu6Grad {
-  template <typename T> static T Apply(T g, T features) { return features > T(0) && features < T(6) ? g : T(0); }
+  template <typename T>
+  static T Apply(T g, T features) {
+    return features > T(0) && features < T(6) ? g : T(0);
+  }
 };
 struct EluGrad {
-  template <typename T> static T Apply(T g, T outputs) { return outputs < T(0) ? g * (outputs + T(1)) : g; }
+  template <typename T>
+  static T Apply(T g, T outputs) {
+    return outputs < T(0) ? g * (outputs + T(1)) : g;
+  }
 };
 struct SeluGrad {
-  template <typename T> static T Apply(T g, T outputs) {
+  template <typename T>
+  static T Apply(T g, T outputs) {
     return outputs < T(0) ? g * (outputs + T(kSeluScale * kSeluAlpha)) : g * T(kSeluScale);
   }
 };
 struct SoftplusGrad {
-  template <typename T> static T Apply(T g, T features) { return g / (T(1) + std::exp(-features)); }
+  template <typename T>
+  static T Apply(T g, T features) {
+    return g / (T(1) + std::exp(-features));
+  }
 };
 
 template <typename F, typename T>
@@ -80,9 +104,9 @@ class ActivationGradOp : public OpKernel {
     const Tensor& g = ctx->input(0);
     const Tensor& v = ctx->input(1);
     OP_REQUIRES(ctx, g.shape() == v.shape(),
-                errors::InvalidArgument(type_string(), " '", name(), "': gradients and ",
-                                        node().op_def->inputs[1].name, " must have the same shape, got ",
-                                        g.shape().DebugString(), " and ", v.shape().DebugString()));
+                errors::InvalidArgument(type_string(), " '", name(), "': gradients and ", node().op_def->inputs[1].name,
+                                        " must have the same shape, got ", g.shape().DebugString(), " and ",
+                                        v.shape().DebugString()));
     Tensor* out = nullptr;
     // The incoming gradient's buffer, if nobody else holds it, else the forward value's.
     OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0, 1}, 0, g.shape(), &out));
@@ -170,8 +194,8 @@ Status SoftplusGradGradient(GradContext* c) {
   GraphBuilder* b = c->b;
   const NodeOut gg = c->GradOrZeros(0), g = c->inputs[0], x = c->inputs[1];
   c->grad_inputs[0] = b->Op("SoftplusGrad", {gg, x});
-  NodeOut denom = b->Op(
-      "AddV2", {b->Op("AddV2", {b->Op("Exp", {b->Op("Neg", {x})}), b->Scalar(ValueType(x), 2)}), b->Op("Exp", {x})});
+  NodeOut denom = b->Op("AddV2", {b->Op("AddV2", {b->Op("Exp", {b->Op("Neg", {x})}), b->Scalar(ValueType(x), 2)}),
+                                  b->Op("Exp", {x})});
   c->grad_inputs[1] = b->Op("RealDiv", {b->Op("Mul", {gg, g}), denom});
   return b->status();
 }
@@ -187,11 +211,9 @@ void RegisterActivationOps() {
 
   RegisterActivationGrad<ReluGrad>("ReluGrad", "features", "gradients * (features > 0).");
   RegisterActivationGrad<Relu6Grad>("Relu6Grad", "features", "gradients * (0 < features < 6).");
-  RegisterActivationGrad<EluGrad>("EluGrad", "outputs",
-                                  "gradients * (outputs + 1) where outputs < 0, else gradients.");
-  RegisterActivationGrad<SeluGrad>(
-      "SeluGrad", "outputs",
-      "gradients * (outputs + scale * alpha) where outputs < 0, else gradients * scale.");
+  RegisterActivationGrad<EluGrad>("EluGrad", "outputs", "gradients * (outputs + 1) where outputs < 0, else gradients.");
+  RegisterActivationGrad<SeluGrad>("SeluGrad", "outputs",
+                                   "gradients * (outputs + scale * alpha) where outputs < 0, else gradients * scale.");
   RegisterActivationGrad<SoftplusGrad>("SoftplusGrad", "features", "gradients / (1 + exp(-features)).");
 
   // TensorFlow's choices of forward tensor: Relu, Relu6, Elu and Selu read the output.

@@ -12,8 +12,8 @@ namespace {
 using nn_testing::ExpectClose;
 using nn_testing::OpGradientError;
 using nn_testing::Random;
-using nn_testing::RunOp;
 using nn_testing::RunError;
+using nn_testing::RunOp;
 using ::testing::HasSubstr;
 
 const double kScale = 1.0507009873554804934193349852946;
@@ -86,9 +86,7 @@ TEST(ActivationOpsTest, EmptyAndScalarInputs) {
   }
 }
 
-TEST(ActivationOpsTest, IntegerInputsAreRejected) {
-  EXPECT_FALSE(RunError("Relu", {Tensor(int32_t{3})}).ok());
-}
+TEST(ActivationOpsTest, IntegerInputsAreRejected) { EXPECT_FALSE(RunError("Relu", {Tensor(int32_t{3})}).ok()); }
 
 // The gradient kernels: (gradients, features or outputs) -> backprops.
 TEST(ActivationOpsTest, GradKernelValues) {
@@ -187,11 +185,12 @@ TEST(ActivationGradTest, SecondDerivatives) {
     EXPECT_LT(*err, 1e-7) << c.op;
   }
   // And against the closed forms at one point: d2/dx2 Softplus = sigmoid'(x), Elu'' = e^x (x < 0).
-  for (auto [op, x, want] : std::vector<std::tuple<const char*, double, double>>{
-           {"Softplus", 0.7, std::exp(-0.7) / std::pow(1 + std::exp(-0.7), 2)},
-           {"Elu", -0.8, std::exp(-0.8)},
-           {"Selu", -0.8, kScale * kAlpha * std::exp(-0.8)},
-           {"Selu", 0.8, 0.0}}) {
+  for (auto [op, x, want] :
+       std::vector<std::tuple<const char*, double, double>>{{"Softplus", 0.7,
+                                                             std::exp(-0.7) / std::pow(1 + std::exp(-0.7), 2)},
+                                                            {"Elu", -0.8, std::exp(-0.8)},
+                                                            {"Selu", -0.8, kScale * kAlpha * std::exp(-0.8)},
+                                                            {"Selu", 0.8, 0.0}}) {
     Scope root = Scope::NewRootScope();
     Output xo = ops::Const(root, x);
     Output y(ops::BuildOp(root, op, {xo}), 0);

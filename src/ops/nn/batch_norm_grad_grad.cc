@@ -35,9 +35,7 @@ Status FusedBatchNormGradGrad(GradContext* c) {
   const NodeOut ax = IntVector(b, axes);
   // Per-channel vectors broadcast against x: [1, C, 1, 1(, 1)] for channels-first data.
   std::vector<int32_t> bshape = five ? std::vector<int32_t>{1, -1, 1, 1, 1} : std::vector<int32_t>{1, -1, 1, 1};
-  auto per_channel = [&](const NodeOut& v) {
-    return channels_first ? b->Op("Reshape", {v, IntVector(b, bshape)}) : v;
-  };
+  auto per_channel = [&](const NodeOut& v) { return channels_first ? b->Op("Reshape", {v, IntVector(b, bshape)}) : v; };
   const AttrMap keep{{"keep_dims", channels_first}};
   const AttrMap drop{{"keep_dims", false}};
 
@@ -48,8 +46,7 @@ Status FusedBatchNormGradGrad(GradContext* c) {
   if (training) {
     NodeOut mean_gy = b->Op("Mean", {gy, ax}, keep);
     NodeOut mean_x = b->Op("Mean", {x, ax}, keep);
-    NodeOut var_x =
-        b->Op("Mean", {b->Op("SquaredDifference", {x, b->Op("StopGradient", {mean_x})}), ax}, keep);
+    NodeOut var_x = b->Op("Mean", {b->Op("SquaredDifference", {x, b->Op("StopGradient", {mean_x})}), ax}, keep);
     NodeOut gy_off = b->Op("Sub", {gy, mean_gy});
     NodeOut x_off = b->Op("Sub", {x, mean_x});
     NodeOut gy_x = b->Op("Mul", {gy, x_off});

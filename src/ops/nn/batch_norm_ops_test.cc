@@ -114,7 +114,8 @@ TEST(BatchNormTest, Inference) {
   for (size_t i = 0; i < x.size(); ++i) {
     const int c = i % 3;
     y.push_back((x[i] - in.mean.flat<float>()[c]) / std::sqrt(double(in.var.flat<float>()[c]) + 0.01) *
-                    in.scale.flat<float>()[c] + in.offset.flat<float>()[c]);
+                    in.scale.flat<float>()[c] +
+                in.offset.flat<float>()[c]);
   }
   auto out = RunOp("FusedBatchNormV3", {in.x, in.scale, in.offset, in.mean, in.var}, Attrs(false, "NHWC", 0.01f));
   ASSERT_EQ(out.size(), 6u);
@@ -154,7 +155,8 @@ TEST(BatchNormTest, BadInputs) {
   Inputs in = MakeInputs(&rng, TensorShape{2, 2, 2, 3});
   auto code = [&](const std::vector<Tensor>& args, AttrMap a) { return RunError("FusedBatchNormV3", args, a).code(); };
   const auto kInvalid = absl::StatusCode::kInvalidArgument;
-  EXPECT_EQ(code({Random<float>(TensorShape{2, 3}, &rng), in.scale, in.offset, Empty(), Empty()}, Attrs(true)), kInvalid);
+  EXPECT_EQ(code({Random<float>(TensorShape{2, 3}, &rng), in.scale, in.offset, Empty(), Empty()}, Attrs(true)),
+            kInvalid);
   EXPECT_EQ(code({in.x, Vec({1, 1}), in.offset, Empty(), Empty()}, Attrs(true)), kInvalid);
   EXPECT_EQ(code({in.x, in.scale, in.offset, Empty(), Empty()}, Attrs(false)), kInvalid);  // inference needs stats
   EXPECT_EQ(code({in.x, in.scale, in.offset, Empty(), Empty()}, Attrs(true, "HWCN")), kInvalid);
@@ -214,8 +216,9 @@ TEST(BatchNormTest, GradKernelValues) {
   ExpectClose(out[2], doff, TensorShape{2}, 1e-5);
   EXPECT_EQ(out[3].shape(), TensorShape{});
   // Shapes that disagree.
-  EXPECT_EQ(RunError("FusedBatchNormGradV3", {Random<float>(TensorShape{2, 2, 3, 3}, &rng), in.x, in.scale, mt, vt,
-                                              Empty()}, a).code(),
+  EXPECT_EQ(RunError("FusedBatchNormGradV3",
+                     {Random<float>(TensorShape{2, 2, 3, 3}, &rng), in.x, in.scale, mt, vt, Empty()}, a)
+                .code(),
             absl::StatusCode::kInvalidArgument);
 }
 
@@ -230,21 +233,24 @@ TEST(BatchNormTest, SecondOrderGradients) {
       Tensor x = std::string(format) == "NCHW" ? ToNchw(in.x) : in.x;
       Tensor v = Random<float>(x.shape(), &rng);
       AttrMap a = Attrs(training, format, 0.01f);
-      auto err = MaxGradientError({x, in.scale, in.offset}, [&](GraphBuilder* b, const std::vector<NodeOut>& xs) {
-        std::vector<NodeOut> args = xs;
-        if (training) {
-          args.push_back(b->Const(Empty()));
-          args.push_back(b->Const(Empty()));
-        } else {
-          args.push_back(b->Const(in.mean));
-          args.push_back(b->Const(in.var));
-        }
-        Node* bn = b->AddNode("FusedBatchNormV3", args, a);
-        NodeOut loss = b->Op("Mul", {NodeOut{bn, 0}, b->Const(v)});
-        auto g = AddGradients(b->graph(), {loss}, {xs[0], xs[1]});
-        EXPECT_TRUE(g.ok()) << g.status();
-        return g.ok() ? std::vector<NodeOut>{(*g)[0], (*g)[1]} : std::vector<NodeOut>{};
-      }, 1e-2);
+      auto err = MaxGradientError(
+          {x, in.scale, in.offset},
+          [&](GraphBuilder* b, const std::vector<NodeOut>& xs) {
+            std::vector<NodeOut> args = xs;
+            if (training) {
+              args.push_back(b->Const(Empty()));
+              args.push_back(b->Const(Empty()));
+            } else {
+              args.push_back(b->Const(in.mean));
+              args.push_back(b->Const(in.var));
+            }
+            Node* bn = b->AddNode("FusedBatchNormV3", args, a);
+            NodeOut loss = b->Op("Mul", {NodeOut{bn, 0}, b->Const(v)});
+            auto g = AddGradients(b->graph(), {loss}, {xs[0], xs[1]});
+            EXPECT_TRUE(g.ok()) << g.status();
+            return g.ok() ? std::vector<NodeOut>{(*g)[0], (*g)[1]} : std::vector<NodeOut>{};
+          },
+          1e-2);
       ASSERT_TRUE(err.ok()) << err.status();
       EXPECT_LT(*err, 3e-2);
     }

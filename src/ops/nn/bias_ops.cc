@@ -29,8 +29,7 @@ ChannelView ViewOf(const TensorShape& s, DataFormat f) {
 
 // The [outer, channels, inner] view of a value of rank >= 2; for an empty value outer and inner
 // are 0 so that no loop runs (the products of the other dims could then overflow).
-Status ChannelDim(const TensorShape& s, DataFormat f, absl::string_view op, absl::string_view node,
-                  ChannelView* v) {
+Status ChannelDim(const TensorShape& s, DataFormat f, absl::string_view op, absl::string_view node, ChannelView* v) {
   if (s.dims() < 2) {
     return errors::InvalidArgument(op, " '", node, "': input must be at least 2-D, got shape ", s.DebugString());
   }

@@ -9,8 +9,8 @@ namespace {
 using nn_testing::ExpectClose;
 using nn_testing::OpGradientError;
 using nn_testing::Random;
-using nn_testing::RunOp;
 using nn_testing::RunError;
+using nn_testing::RunOp;
 using nn_testing::ToDoubles;
 using ::testing::HasSubstr;
 
@@ -47,7 +47,7 @@ TEST(BiasAddTest, ValuesInBothFormats) {
 
 TEST(BiasAddTest, FloatAndEmpty) {
   auto out = RunOp("BiasAdd", {testing::MakeTensor<float>({1, 2, 3, 4}, TensorShape{2, 2}),
-                             testing::MakeTensor<float>({10, 20}, TensorShape{2})});
+                               testing::MakeTensor<float>({10, 20}, TensorShape{2})});
   ASSERT_EQ(out.size(), 1u);
   ExpectClose(out[0], {11, 22, 13, 24}, TensorShape{2, 2}, 0);
   out = RunOp("BiasAdd", {Tensor(DT_FLOAT, TensorShape{0, 3}), Tensor(DT_FLOAT, TensorShape{3})});

@@ -18,8 +18,8 @@ enum Kind : int64_t { kForward = 0, kBackwardData = 1, kBackwardWeights = 2 };
 // group per input channel, out_depth = the multiplier) take the same choices: oneDNN's blocked
 // depthwise weight layouts.
 struct ConvDescs {
-  memory::desc src, weights, dst;              // the caller's
-  memory::desc pd_src, pd_weights, pd_dst;     // for creating the primitive
+  memory::desc src, weights, dst;           // the caller's
+  memory::desc pd_src, pd_weights, pd_dst;  // for creating the primitive
   memory::dims strides, dilates, pad_l, pad_r;
 };
 
@@ -48,9 +48,23 @@ ConvDescs MakeDescs(const Conv2DDims& d, bool depthwise) {
 }
 
 std::vector<int64_t> Key(Kind kind, const Conv2DDims& d, int threads) {
-  return {kind, static_cast<int64_t>(d.format), d.batch, d.in_depth, d.out_depth,
-          d.rows.in, d.rows.window, d.rows.stride, d.rows.dilation, d.rows.pad_before, d.rows.pad_after,
-          d.cols.in, d.cols.window, d.cols.stride, d.cols.dilation, d.cols.pad_before, d.cols.pad_after,
+  return {kind,
+          static_cast<int64_t>(d.format),
+          d.batch,
+          d.in_depth,
+          d.out_depth,
+          d.rows.in,
+          d.rows.window,
+          d.rows.stride,
+          d.rows.dilation,
+          d.rows.pad_before,
+          d.rows.pad_after,
+          d.cols.in,
+          d.cols.window,
+          d.cols.stride,
+          d.cols.dilation,
+          d.cols.pad_before,
+          d.cols.pad_after,
           threads};
 }
 
@@ -70,7 +84,8 @@ Status DnnlConvolution::Forward(const Conv2DDims& d, const float* input, const f
     auto p = cache_.GetOrCreate(Key(kForward, d, threads.threads()), [&] {
       auto pd = ForwardPd(c, dnnl::prop_kind::forward_inference, DnnlAttr());
       return DnnlPrimitive{dnnl::convolution_forward(pd),
-                           {{DNNL_ARG_SRC, pd.src_desc()}, {DNNL_ARG_WEIGHTS, pd.weights_desc()},
+                           {{DNNL_ARG_SRC, pd.src_desc()},
+                            {DNNL_ARG_WEIGHTS, pd.weights_desc()},
                             {DNNL_ARG_DST, pd.dst_desc()}},
                            pd.scratchpad_desc(),
                            {}};
@@ -88,11 +103,12 @@ Status DnnlConvolution::BackwardData(const Conv2DDims& d, const float* filter, c
     const ConvDescs c = MakeDescs(d, depthwise_);
     auto p = cache_.GetOrCreate(Key(kBackwardData, d, threads.threads()), [&] {
       auto hint = ForwardPd(c, dnnl::prop_kind::forward_training, dnnl::primitive_attr());
-      dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, c.pd_src, c.pd_weights,
-                                                 c.pd_dst, c.strides, c.dilates, c.pad_l, c.pad_r);
+      dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, c.pd_src, c.pd_weights, c.pd_dst,
+                                                 c.strides, c.dilates, c.pad_l, c.pad_r);
       dnnl::convolution_backward_data::primitive_desc pd(desc, DnnlAttr(), CpuEngine(), hint);
       return DnnlPrimitive{dnnl::convolution_backward_data(pd),
-                           {{DNNL_ARG_DIFF_SRC, pd.diff_src_desc()}, {DNNL_ARG_WEIGHTS, pd.weights_desc()},
+                           {{DNNL_ARG_DIFF_SRC, pd.diff_src_desc()},
+                            {DNNL_ARG_WEIGHTS, pd.weights_desc()},
                             {DNNL_ARG_DIFF_DST, pd.diff_dst_desc()}},
                            pd.scratchpad_desc(),
                            {}};
@@ -114,7 +130,8 @@ Status DnnlConvolution::BackwardWeights(const Conv2DDims& d, const float* input,
                                                     c.pd_dst, c.strides, c.dilates, c.pad_l, c.pad_r);
       dnnl::convolution_backward_weights::primitive_desc pd(desc, DnnlAttr(), CpuEngine(), hint);
       return DnnlPrimitive{dnnl::convolution_backward_weights(pd),
-                           {{DNNL_ARG_SRC, pd.src_desc()}, {DNNL_ARG_DIFF_WEIGHTS, pd.diff_weights_desc()},
+                           {{DNNL_ARG_SRC, pd.src_desc()},
+                            {DNNL_ARG_DIFF_WEIGHTS, pd.diff_weights_desc()},
                             {DNNL_ARG_DIFF_DST, pd.diff_dst_desc()}},
                            pd.scratchpad_desc(),
                            {}};

@@ -19,8 +19,7 @@ class DnnlConvolution {
  public:
   Status Forward(const Conv2DDims& d, const float* input, const float* filter, float* out);
   Status BackwardData(const Conv2DDims& d, const float* filter, const float* out_backprop, float* in_backprop);
-  Status BackwardWeights(const Conv2DDims& d, const float* input, const float* out_backprop,
-                         float* filter_backprop);
+  Status BackwardWeights(const Conv2DDims& d, const float* input, const float* out_backprop, float* filter_backprop);
 
  protected:
   explicit DnnlConvolution(bool depthwise) : depthwise_(depthwise) {}

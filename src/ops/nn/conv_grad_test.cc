@@ -37,8 +37,9 @@ std::vector<ConvCase> GradCases() {
 }
 
 Tensor Sizes(const TensorShape& s) {
-  return testing::MakeTensor<int32_t>(
-      {int32_t(s.dim_size(0)), int32_t(s.dim_size(1)), int32_t(s.dim_size(2)), int32_t(s.dim_size(3))}, TensorShape{4});
+  return testing::MakeTensor<int32_t>({int32_t(s.dim_size(0)), int32_t(s.dim_size(1)), int32_t(s.dim_size(2)),
+                                       int32_t(s.dim_size(3))},
+                                      TensorShape{4});
 }
 
 double Conv2DGradError(const ConvCase& k, DType dtype, double delta, std::mt19937* rng) {
@@ -117,8 +118,8 @@ TEST(ConvGradTest, FloatOneDnnGradientsMatchDoubleReference) {
     nn_testing::ExpectFloatGradientsMatchDouble("Conv2DBackpropInput", {Sizes(k.InputShape()), f, g}, {1, 2}, dx,
                                                 k.Attrs());
     Tensor dfilter = Random<float>(k.FilterShape(), &rng);
-    nn_testing::ExpectFloatGradientsMatchDouble("Conv2DBackpropFilter", {x, Sizes(k.FilterShape()), g}, {0, 2},
-                                                dfilter, k.Attrs());
+    nn_testing::ExpectFloatGradientsMatchDouble("Conv2DBackpropFilter", {x, Sizes(k.FilterShape()), g}, {0, 2}, dfilter,
+                                                k.Attrs());
   }
 }
 

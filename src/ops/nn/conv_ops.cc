@@ -99,8 +99,8 @@ class Conv2DBackpropFilterOp : public ConvOpBase {
     OP_REQUIRES_ASSIGN(ctx, Conv2DDims d, MakeConv2DDims(attrs_, input.shape(), filter_shape, type_string(), name()));
     OP_REQUIRES(ctx, out_backprop.shape() == d.OutputShape(),
                 errors::InvalidArgument(Prefix(), "out_backprop has shape ", out_backprop.shape().DebugString(),
-                                        " but the convolution of input ", input.shape().DebugString(),
-                                        " with filter ", filter_shape.DebugString(), " has output shape ",
+                                        " but the convolution of input ", input.shape().DebugString(), " with filter ",
+                                        filter_shape.DebugString(), " has output shape ",
                                         d.OutputShape().DebugString()));
     Tensor* out = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, filter_shape, &out));
@@ -131,13 +131,14 @@ Status Conv2DShape(InferenceContext* c) {
   const DimIndex d = Dims4(a.format);
   const int64_t in_depth = in.dim_size(d.c), filter_depth = f.dim_size(2);
   if (in_depth >= 0 && filter_depth >= 0 && in_depth != filter_depth) {
-    return errors::InvalidArgument("Conv2D: input depth ", in_depth, " must equal the filter's in_depth ",
-                                   filter_depth, " (input ", in.DebugString(), ", filter ", f.DebugString(), ")");
+    return errors::InvalidArgument("Conv2D: input depth ", in_depth, " must equal the filter's in_depth ", filter_depth,
+                                   " (input ", in.DebugString(), ", filter ", f.DebugString(), ")");
   }
   WindowDim rows{in.dim_size(d.h), 0, f.dim_size(0), a.stride_rows, a.dilation_rows, a.pad_top, a.pad_bottom};
   WindowDim cols{in.dim_size(d.w), 0, f.dim_size(1), a.stride_cols, a.dilation_cols, a.pad_left, a.pad_right};
   for (WindowDim* w : {&rows, &cols}) {
-    if (w->window == 0) return errors::InvalidArgument("Conv2D: the filter window must not be empty: ", f.DebugString());
+    if (w->window == 0)
+      return errors::InvalidArgument("Conv2D: the filter window must not be empty: ", f.DebugString());
     if (w->window < 0) {
       w->out = -1;
       continue;
@@ -145,8 +146,8 @@ Status Conv2DShape(InferenceContext* c) {
     Status ws = ComputeWindowDim(a.padding, w);
     if (ws.ok()) ws = CheckValidWindowFits(a.padding, *w);
     if (!ws.ok()) {
-      return errors::InvalidArgument("Conv2D (input ", in.DebugString(), ", filter ", f.DebugString(), "): ",
-                                     ws.message());
+      return errors::InvalidArgument("Conv2D (input ", in.DebugString(), ", filter ", f.DebugString(),
+                                     "): ", ws.message());
     }
   }
   const int64_t n = in.dim_size(d.n), oc = f.dim_size(3);

@@ -16,8 +16,8 @@ namespace {
 using nn_testing::ConvCase;
 using nn_testing::ExpectClose;
 using nn_testing::Random;
-using nn_testing::RunOp;
 using nn_testing::RunError;
+using nn_testing::RunOp;
 using nn_testing::ToDoubles;
 using ::testing::HasSubstr;
 
@@ -75,16 +75,16 @@ void CheckConv(const ConvCase& k, std::mt19937* rng) {
   ASSERT_EQ(y.size(), 1u);
   ExpectClose(y[0], nn_testing::NaiveConv(k, xd, fd), k.OutputShape(), tol);
 
-  Tensor input_sizes = testing::MakeTensor<int32_t>(
-      {int32_t(k.InputShape().dim_size(0)), int32_t(k.InputShape().dim_size(1)), int32_t(k.InputShape().dim_size(2)),
-       int32_t(k.InputShape().dim_size(3))},
-      TensorShape{4});
+  Tensor input_sizes =
+      testing::MakeTensor<int32_t>({int32_t(k.InputShape().dim_size(0)), int32_t(k.InputShape().dim_size(1)),
+                                    int32_t(k.InputShape().dim_size(2)), int32_t(k.InputShape().dim_size(3))},
+                                   TensorShape{4});
   auto dx = RunOp("Conv2DBackpropInput", {input_sizes, f, g}, k.Attrs());
   ASSERT_EQ(dx.size(), 1u);
   ExpectClose(dx[0], nn_testing::NaiveConvBackpropInput(k, fd, gd), k.InputShape(), tol);
 
-  Tensor filter_sizes =
-      testing::MakeTensor<int32_t>({int32_t(k.kh), int32_t(k.kw), int32_t(k.c), int32_t(k.oc)}, TensorShape{4});
+  Tensor filter_sizes = testing::MakeTensor<int32_t>({int32_t(k.kh), int32_t(k.kw), int32_t(k.c), int32_t(k.oc)},
+                                                     TensorShape{4});
   auto df = RunOp("Conv2DBackpropFilter", {x, filter_sizes, g}, k.Attrs());
   ASSERT_EQ(df.size(), 1u);
   ExpectClose(df[0], nn_testing::NaiveConvBackpropFilter(k, xd, gd), k.FilterShape(), tol);
@@ -151,16 +151,18 @@ TEST(ConvOpsTest, EmptyTensors) {
   EXPECT_EQ(y[0].shape(), (TensorShape{1, 2, 2, 0}));
   // Backprop filter over an empty batch: zeros.
   auto df = RunOp("Conv2DBackpropFilter",
-                {Tensor(DT_FLOAT, TensorShape{0, 4, 4, 2}), testing::MakeTensor<int32_t>({3, 3, 2, 2}, TensorShape{4}),
-                 Tensor(DT_FLOAT, TensorShape{0, 4, 4, 2})},
-                a);
+                  {Tensor(DT_FLOAT, TensorShape{0, 4, 4, 2}),
+                   testing::MakeTensor<int32_t>({3, 3, 2, 2}, TensorShape{4}),
+                   Tensor(DT_FLOAT, TensorShape{0, 4, 4, 2})},
+                  a);
   ASSERT_EQ(df.size(), 1u);
   ExpectClose(df[0], std::vector<double>(36, 0.0), TensorShape{3, 3, 2, 2}, 0);
   // VALID with a window one wider than the input: TensorFlow's shape function rejects the node
   // ("Negative dimension size"), so does dflow's.
   a["padding"] = "VALID";
   a["strides"] = std::vector<int64_t>{1, 2, 2, 1};
-  Status s = RunError("Conv2D", {Tensor(DT_FLOAT, TensorShape{1, 2, 2, 1}), Tensor(DT_FLOAT, TensorShape{3, 3, 1, 1})}, a);
+  Status s = RunError("Conv2D", {Tensor(DT_FLOAT, TensorShape{1, 2, 2, 1}), Tensor(DT_FLOAT, TensorShape{3, 3, 1, 1})},
+                      a);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_THAT(std::string(s.message()), HasSubstr("Negative dimension size"));
 }
@@ -272,7 +274,8 @@ TEST(ConvOpsTest, OneKernelManyShapesAndThreads) {
     });
   }
   for (auto& t : threads) t.join();
-  for (int t = 0; t < 4; ++t) ExpectClose(results[t], t % 2 ? want_b : want_a, t % 2 ? b.OutputShape() : a.OutputShape(), 2e-5);
+  for (int t = 0; t < 4; ++t)
+    ExpectClose(results[t], t % 2 ? want_b : want_a, t % 2 ? b.OutputShape() : a.OutputShape(), 2e-5);
 }
 
 TEST(ConvOpsTest, ShapeInference) {

@@ -40,8 +40,8 @@ struct Nhwc {
 
 namespace conv_test_internal {
 
-inline void Dim(const std::string& padding, int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pa, int64_t* out,
-         int64_t* before) {
+inline void Dim(const std::string& padding, int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pa,
+                int64_t* out, int64_t* before) {
   const int64_t eff = (k - 1) * d + 1;
   if (padding == "VALID") {
     *out = (in - eff + s) / s;
@@ -81,8 +81,8 @@ inline int64_t FilterIndex(const ConvCase& k, int64_t kh, int64_t kw, int64_t ic
 }  // namespace conv_test_internal
 
 using conv_test_internal::Dim;
-using conv_test_internal::ForEachTerm;
 using conv_test_internal::FilterIndex;
+using conv_test_internal::ForEachTerm;
 
 inline std::string ConvCase::Name() const {
   return absl::StrCat(format, " ", padding, " stride ", stride_h, "x", stride_w, " dilation ", dil_h, "x", dil_w,
@@ -95,7 +95,8 @@ inline AttrMap ConvCase::Attrs() const {
   a["data_format"] = format;
   a["strides"] = format == "NHWC" ? std::vector<int64_t>{1, stride_h, stride_w, 1}
                                   : std::vector<int64_t>{1, 1, stride_h, stride_w};
-  a["dilations"] = format == "NHWC" ? std::vector<int64_t>{1, dil_h, dil_w, 1} : std::vector<int64_t>{1, 1, dil_h, dil_w};
+  a["dilations"] = format == "NHWC" ? std::vector<int64_t>{1, dil_h, dil_w, 1}
+                                    : std::vector<int64_t>{1, 1, dil_h, dil_w};
   if (padding == "EXPLICIT") {
     a["explicit_paddings"] = format == "NHWC" ? std::vector<int64_t>{0, 0, pads[0], pads[1], pads[2], pads[3], 0, 0}
                                               : std::vector<int64_t>{0, 0, 0, 0, pads[0], pads[1], pads[2], pads[3]};
@@ -125,29 +126,35 @@ inline std::vector<double> NaiveConv(const ConvCase& k, const std::vector<double
   const Nhwc in{k.format, k.n, k.h, k.w, k.c}, out{k.format, k.n, oh, ow, k.oc};
   std::vector<double> y(static_cast<size_t>(k.n * oh * ow * k.oc), 0.0);
   ForEachTerm(k, [&](int64_t n, int64_t oh, int64_t ow, int64_t oc, int64_t ih, int64_t iw, int64_t ic, int64_t kh,
-                     int64_t kw) { y[out.Index(n, oh, ow, oc)] += x[in.Index(n, ih, iw, ic)] * f[FilterIndex(k, kh, kw, ic, oc)]; });
+                     int64_t kw) {
+    y[out.Index(n, oh, ow, oc)] += x[in.Index(n, ih, iw, ic)] * f[FilterIndex(k, kh, kw, ic, oc)];
+  });
   return y;
 }
 
 inline std::vector<double> NaiveConvBackpropInput(const ConvCase& k, const std::vector<double>& f,
-                                           const std::vector<double>& g) {
+                                                  const std::vector<double>& g) {
   int64_t oh, ow, pt, pl;
   k.Geometry(&oh, &ow, &pt, &pl);
   const Nhwc in{k.format, k.n, k.h, k.w, k.c}, out{k.format, k.n, oh, ow, k.oc};
   std::vector<double> dx(static_cast<size_t>(k.n * k.h * k.w * k.c), 0.0);
   ForEachTerm(k, [&](int64_t n, int64_t oh, int64_t ow, int64_t oc, int64_t ih, int64_t iw, int64_t ic, int64_t kh,
-                     int64_t kw) { dx[in.Index(n, ih, iw, ic)] += f[FilterIndex(k, kh, kw, ic, oc)] * g[out.Index(n, oh, ow, oc)]; });
+                     int64_t kw) {
+    dx[in.Index(n, ih, iw, ic)] += f[FilterIndex(k, kh, kw, ic, oc)] * g[out.Index(n, oh, ow, oc)];
+  });
   return dx;
 }
 
 inline std::vector<double> NaiveConvBackpropFilter(const ConvCase& k, const std::vector<double>& x,
-                                            const std::vector<double>& g) {
+                                                   const std::vector<double>& g) {
   int64_t oh, ow, pt, pl;
   k.Geometry(&oh, &ow, &pt, &pl);
   const Nhwc in{k.format, k.n, k.h, k.w, k.c}, out{k.format, k.n, oh, ow, k.oc};
   std::vector<double> df(static_cast<size_t>(k.kh * k.kw * k.c * k.oc), 0.0);
   ForEachTerm(k, [&](int64_t n, int64_t oh, int64_t ow, int64_t oc, int64_t ih, int64_t iw, int64_t ic, int64_t kh,
-                     int64_t kw) { df[FilterIndex(k, kh, kw, ic, oc)] += x[in.Index(n, ih, iw, ic)] * g[out.Index(n, oh, ow, oc)]; });
+                     int64_t kw) {
+    df[FilterIndex(k, kh, kw, ic, oc)] += x[in.Index(n, ih, iw, ic)] * g[out.Index(n, oh, ow, oc)];
+  });
   return df;
 }
 

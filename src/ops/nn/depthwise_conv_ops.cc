@@ -165,8 +165,7 @@ class DepthwiseBase : public OpKernel {
   Status CheckOutBackprop(const Tensor& g, const Conv2DDims& d) const {
     if (g.shape() == OutShape(d)) return absl::OkStatus();
     return errors::InvalidArgument(Prefix(), "out_backprop has shape ", g.shape().DebugString(),
-                                   " but the depthwise convolution's output has shape ",
-                                   OutShape(d).DebugString());
+                                   " but the depthwise convolution's output has shape ", OutShape(d).DebugString());
   }
   ConvAttrs attrs_;
   DnnlDepthwiseConv2D dnnl_;
@@ -232,8 +231,7 @@ class DepthwiseBackpropFilterOp : public DepthwiseBase {
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, f_shape, &out));
     if (out->NumElements() == 0) return;
     if constexpr (std::is_same_v<T, float>) {
-      if (NonEmpty(d) &&
-          dnnl_.BackwardWeights(d, input.data<float>(), g.data<float>(), out->data<float>()).ok()) {
+      if (NonEmpty(d) && dnnl_.BackwardWeights(d, input.data<float>(), g.data<float>(), out->data<float>()).ok()) {
         return;
       }
     }
@@ -259,8 +257,8 @@ Status DepthwiseShape(InferenceContext* c) {
   const DimIndex d = Dims4(a.format);
   const int64_t in_depth = in.dim_size(d.c), filter_depth = f.dim_size(2);
   if (in_depth >= 0 && filter_depth >= 0 && in_depth != filter_depth) {
-    return errors::InvalidArgument("Dimensions must be equal, but are ", in_depth, " and ", filter_depth,
-                                   " (input ", in.DebugString(), ", filter ", f.DebugString(), ")");
+    return errors::InvalidArgument("Dimensions must be equal, but are ", in_depth, " and ", filter_depth, " (input ",
+                                   in.DebugString(), ", filter ", f.DebugString(), ")");
   }
   const int64_t depth = in_depth >= 0 ? in_depth : filter_depth;
   WindowDim rows{in.dim_size(d.h), 0, f.dim_size(0), a.stride_rows, a.dilation_rows, a.pad_top, a.pad_bottom};
@@ -290,10 +288,8 @@ Status DepthwiseGrad(GradContext* c) {
   GraphBuilder* b = c->b;
   const AttrMap attrs = DepthwiseAttrs(c->node);
   NodeOut g = c->GradOrZeros(0);
-  c->grad_inputs[0] =
-      b->Op("DepthwiseConv2dNativeBackpropInput", {ShapeOf(b, c->inputs[0]), c->inputs[1], g}, attrs);
-  c->grad_inputs[1] =
-      b->Op("DepthwiseConv2dNativeBackpropFilter", {c->inputs[0], ShapeOf(b, c->inputs[1]), g}, attrs);
+  c->grad_inputs[0] = b->Op("DepthwiseConv2dNativeBackpropInput", {ShapeOf(b, c->inputs[0]), c->inputs[1], g}, attrs);
+  c->grad_inputs[1] = b->Op("DepthwiseConv2dNativeBackpropFilter", {c->inputs[0], ShapeOf(b, c->inputs[1]), g}, attrs);
   return b->status();
 }
 
@@ -301,8 +297,7 @@ Status DepthwiseBackpropInputGrad(GradContext* c) {
   GraphBuilder* b = c->b;
   const AttrMap attrs = DepthwiseAttrs(c->node);
   NodeOut g = c->GradOrZeros(0);
-  c->grad_inputs[1] =
-      b->Op("DepthwiseConv2dNativeBackpropFilter", {g, ShapeOf(b, c->inputs[1]), c->inputs[2]}, attrs);
+  c->grad_inputs[1] = b->Op("DepthwiseConv2dNativeBackpropFilter", {g, ShapeOf(b, c->inputs[1]), c->inputs[2]}, attrs);
   c->grad_inputs[2] = b->Op("DepthwiseConv2dNative", {g, c->inputs[1]}, attrs);
   return b->status();
 }
@@ -311,8 +306,7 @@ Status DepthwiseBackpropFilterGrad(GradContext* c) {
   GraphBuilder* b = c->b;
   const AttrMap attrs = DepthwiseAttrs(c->node);
   NodeOut g = c->GradOrZeros(0);
-  c->grad_inputs[0] =
-      b->Op("DepthwiseConv2dNativeBackpropInput", {ShapeOf(b, c->inputs[0]), g, c->inputs[2]}, attrs);
+  c->grad_inputs[0] = b->Op("DepthwiseConv2dNativeBackpropInput", {ShapeOf(b, c->inputs[0]), g, c->inputs[2]}, attrs);
   c->grad_inputs[2] = b->Op("DepthwiseConv2dNative", {c->inputs[0], g}, attrs);
   return b->status();
 }
@@ -335,11 +329,11 @@ void RegisterKernels(const char* op) {
 }  // namespace
 
 void RegisterDepthwiseConvOps() {
-  RegisterOp(WithDepthwiseAttrs(
-                 OpDefBuilder("DepthwiseConv2dNative").Input("input: T").Input("filter: T").Output("output: T"))
-                 .SetShapeFn(DepthwiseShape)
-                 .Doc("Depthwise 2-D convolution: input channel c with filter[:, :, c, m] gives output channel "
-                      "c * multiplier + m."));
+  RegisterOp(
+      WithDepthwiseAttrs(OpDefBuilder("DepthwiseConv2dNative").Input("input: T").Input("filter: T").Output("output: T"))
+          .SetShapeFn(DepthwiseShape)
+          .Doc("Depthwise 2-D convolution: input channel c with filter[:, :, c, m] gives output channel "
+               "c * multiplier + m."));
   RegisterOp(WithDepthwiseAttrs(OpDefBuilder("DepthwiseConv2dNativeBackpropInput")
                                     .Input("input_sizes: int32")
                                     .Input("filter: T")

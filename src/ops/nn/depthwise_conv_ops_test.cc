@@ -70,8 +70,9 @@ std::vector<double> NaiveDepthwise(const ConvCase& k, const std::vector<double>&
 }
 
 Tensor Sizes(const TensorShape& s) {
-  return testing::MakeTensor<int32_t>(
-      {int32_t(s.dim_size(0)), int32_t(s.dim_size(1)), int32_t(s.dim_size(2)), int32_t(s.dim_size(3))}, TensorShape{4});
+  return testing::MakeTensor<int32_t>({int32_t(s.dim_size(0)), int32_t(s.dim_size(1)), int32_t(s.dim_size(2)),
+                                       int32_t(s.dim_size(3))},
+                                      TensorShape{4});
 }
 
 template <typename T>

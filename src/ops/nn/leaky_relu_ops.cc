@@ -39,8 +39,10 @@ class LeakyReluGradOp : public OpKernel {
     const Tensor& g = ctx->input(0);
     const Tensor& x = ctx->input(1);
     OP_REQUIRES(ctx, g.shape() == x.shape(),
-                errors::InvalidArgument(type_string(), " '", name(), "': gradients and features must have the same "
-                                        "shape, got ", g.shape().DebugString(), " and ", x.shape().DebugString()));
+                errors::InvalidArgument(type_string(), " '", name(),
+                                        "': gradients and features must have the same "
+                                        "shape, got ",
+                                        g.shape().DebugString(), " and ", x.shape().DebugString()));
     Tensor* out = nullptr;
     OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0, 1}, 0, g.shape(), &out));
     const T* gd = g.data<T>();
@@ -59,8 +61,8 @@ class LeakyReluGradOp : public OpKernel {
 Status SameShapeBinary(InferenceContext* c) {
   auto merged = c->input(0).MergeWith(c->input(1));
   if (!merged.ok()) {
-    return errors::InvalidArgument("gradients and features must have the same shape, got ",
-                                   c->input(0).DebugString(), " and ", c->input(1).DebugString());
+    return errors::InvalidArgument("gradients and features must have the same shape, got ", c->input(0).DebugString(),
+                                   " and ", c->input(1).DebugString());
   }
   c->set_output(0, *merged);
   return absl::OkStatus();

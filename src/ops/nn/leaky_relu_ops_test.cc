@@ -17,7 +17,8 @@ void CheckValues() {
     AttrMap a{{"alpha", alpha}};
     std::vector<T> x(xs.begin(), xs.end()), g(gs.begin(), gs.end());
     auto y = RunOp("LeakyRelu", {testing::MakeTensor<T>(x, TensorShape{5})}, a);
-    auto d = RunOp("LeakyReluGrad", {testing::MakeTensor<T>(g, TensorShape{5}), testing::MakeTensor<T>(x, TensorShape{5})}, a);
+    auto d = RunOp("LeakyReluGrad",
+                   {testing::MakeTensor<T>(g, TensorShape{5}), testing::MakeTensor<T>(x, TensorShape{5})}, a);
     ASSERT_EQ(y.size(), 1u);
     ASSERT_EQ(d.size(), 1u);
     std::vector<double> wy, wd;

@@ -28,7 +28,8 @@ Tensor Broadcast2D(const Tensor& t, int64_t rows, int64_t cols) {
   Tensor out(DTypeOf<T>::value, TensorShape{rows, cols});
   const int64_t tr = t.dim_size(0), tc = t.dim_size(1);
   for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t j = 0; j < cols; ++j) out.data<T>()[r * cols + j] = t.data<T>()[(tr == 1 ? 0 : r) * tc + (tc == 1 ? 0 : j)];
+    for (int64_t j = 0; j < cols; ++j)
+      out.data<T>()[r * cols + j] = t.data<T>()[(tr == 1 ? 0 : r) * tc + (tc == 1 ? 0 : j)];
   }
   return out;
 }

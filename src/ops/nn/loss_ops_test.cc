@@ -12,8 +12,8 @@ namespace {
 using nn_testing::ExpectClose;
 using nn_testing::OpGradientError;
 using nn_testing::Random;
-using nn_testing::RunOp;
 using nn_testing::RunError;
+using nn_testing::RunOp;
 using nn_testing::ToDoubles;
 using ::testing::HasSubstr;
 
@@ -67,15 +67,17 @@ TEST(SoftmaxXentTest, Values) {
 
 TEST(SoftmaxXentTest, HandComputed) {
   // logits (0, log 3): softmax (1/4, 3/4); one-hot on class 1 gives loss -log(3/4).
-  auto out = RunOp("SoftmaxCrossEntropyWithLogits", {testing::MakeTensor<double>({0.0, std::log(3.0)}, TensorShape{1, 2}),
-                                                   testing::MakeTensor<double>({0.0, 1.0}, TensorShape{1, 2})});
+  auto out = RunOp("SoftmaxCrossEntropyWithLogits",
+                   {testing::MakeTensor<double>({0.0, std::log(3.0)}, TensorShape{1, 2}),
+                    testing::MakeTensor<double>({0.0, 1.0}, TensorShape{1, 2})});
   ASSERT_EQ(out.size(), 2u);
   ExpectClose(out[0], {-std::log(0.75)}, TensorShape{1}, 1e-14);
   ExpectClose(out[1], {0.25, -0.25}, TensorShape{1, 2}, 1e-14);
 }
 
 TEST(SoftmaxXentTest, BadShapes) {
-  Status s = RunError("SoftmaxCrossEntropyWithLogits", {Tensor(DT_FLOAT, TensorShape{2, 3}), Tensor(DT_FLOAT, TensorShape{2, 4})});
+  Status s = RunError("SoftmaxCrossEntropyWithLogits",
+                      {Tensor(DT_FLOAT, TensorShape{2, 3}), Tensor(DT_FLOAT, TensorShape{2, 4})});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(s.message()), HasSubstr("[2,3]"));
   s = RunError("SoftmaxCrossEntropyWithLogits", {Tensor(DT_FLOAT, TensorShape{6}), Tensor(DT_FLOAT, TensorShape{6})});
@@ -104,7 +106,8 @@ TEST(SoftmaxXentTest, BroadcastLabels) {
 }
 
 TEST(SoftmaxXentTest, EmptyBatch) {
-  auto out = RunOp("SoftmaxCrossEntropyWithLogits", {Tensor(DT_FLOAT, TensorShape{0, 3}), Tensor(DT_FLOAT, TensorShape{0, 3})});
+  auto out = RunOp("SoftmaxCrossEntropyWithLogits",
+                   {Tensor(DT_FLOAT, TensorShape{0, 3}), Tensor(DT_FLOAT, TensorShape{0, 3})});
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].shape(), TensorShape{0});
   EXPECT_EQ(out[1].shape(), (TensorShape{0, 3}));
@@ -170,10 +173,12 @@ TEST(SparseSoftmaxXentTest, LabelOutOfRangeIsInvalidArgument) {
 
 TEST(SparseSoftmaxXentTest, BadShapes) {
   Tensor f(DT_FLOAT, TensorShape{2, 3});
-  EXPECT_EQ(RunError("SparseSoftmaxCrossEntropyWithLogits", {f, testing::MakeTensor<int32_t>({0, 1, 2}, TensorShape{3})})
+  EXPECT_EQ(RunError("SparseSoftmaxCrossEntropyWithLogits",
+                     {f, testing::MakeTensor<int32_t>({0, 1, 2}, TensorShape{3})})
                 .code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(RunError("SparseSoftmaxCrossEntropyWithLogits", {f, testing::MakeTensor<int32_t>({0, 1}, TensorShape{1, 2})})
+  EXPECT_EQ(RunError("SparseSoftmaxCrossEntropyWithLogits",
+                     {f, testing::MakeTensor<int32_t>({0, 1}, TensorShape{1, 2})})
                 .code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_FALSE(

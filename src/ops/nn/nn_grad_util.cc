@@ -44,7 +44,8 @@ LastAxis::LastAxis(GraphBuilder* b, const NodeOut& like) : b_(b), like_(like) {
   if (rank_ > 0) depth_ = s.dim_size(rank_ - 1);
   if (!use_sum_ && (depth_ < 0 || depth_ > std::numeric_limits<int32_t>::max())) {
     b->SetError(errors::Unimplemented("The gradient of a softmax over a last dimension of unknown size needs the Sum "
-                                      "op, which is not registered (shape ", s.DebugString(), ")"));
+                                      "op, which is not registered (shape ",
+                                      s.DebugString(), ")"));
   }
 }
 

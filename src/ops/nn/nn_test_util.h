@@ -54,8 +54,7 @@ inline std::vector<double> ToDoubles(const Tensor& t) {
     for (float x : t.flat<float>()) v.push_back(x);
   else if (t.dtype() == DT_DOUBLE)
     for (double x : t.flat<double>()) v.push_back(x);
-  else
-    ADD_FAILURE() << "not a float tensor: " << DTypeString(t.dtype());
+  else ADD_FAILURE() << "not a float tensor: " << DTypeString(t.dtype());
   return v;
 }
 
@@ -94,14 +93,17 @@ inline Status RunError(const std::string& op, const std::vector<Tensor>& inputs,
 inline double OpGradientError(const std::string& op, const std::vector<Tensor>& xs, AttrMap attrs = {},
                               const std::vector<Tensor>& fixed = {}, std::vector<int> outputs = {0},
                               double delta = 1e-3) {
-  auto err = MaxGradientError(xs, [&](GraphBuilder* b, const std::vector<NodeOut>& in) {
-    std::vector<NodeOut> args = in;
-    for (const Tensor& t : fixed) args.push_back(b->Const(t));
-    Node* n = b->AddNode(op, args, attrs);
-    std::vector<NodeOut> ys;
-    for (int i : outputs) ys.push_back(NodeOut{n, i});
-    return ys;
-  }, delta);
+  auto err = MaxGradientError(
+      xs,
+      [&](GraphBuilder* b, const std::vector<NodeOut>& in) {
+        std::vector<NodeOut> args = in;
+        for (const Tensor& t : fixed) args.push_back(b->Const(t));
+        Node* n = b->AddNode(op, args, attrs);
+        std::vector<NodeOut> ys;
+        for (int i : outputs) ys.push_back(NodeOut{n, i});
+        return ys;
+      },
+      delta);
   EXPECT_TRUE(err.ok()) << op << ": " << err.status();
   return err.ok() ? *err : 1e9;
 }

@@ -29,9 +29,20 @@ PoolDescs MakeDescs(const PoolDims& d) {
 }
 
 std::vector<int64_t> Key(Kind kind, const PoolDims& d, int threads) {
-  return {kind, static_cast<int64_t>(d.format), d.batch, d.depth,
-          d.rows.in, d.rows.window, d.rows.stride, d.rows.pad_before, d.rows.pad_after,
-          d.cols.in, d.cols.window, d.cols.stride, d.cols.pad_before, d.cols.pad_after,
+  return {kind,
+          static_cast<int64_t>(d.format),
+          d.batch,
+          d.depth,
+          d.rows.in,
+          d.rows.window,
+          d.rows.stride,
+          d.rows.pad_before,
+          d.rows.pad_after,
+          d.cols.in,
+          d.cols.window,
+          d.cols.stride,
+          d.cols.pad_before,
+          d.cols.pad_after,
           threads};
 }
 

@@ -24,8 +24,10 @@ struct Pool {
   }
 };
 
-const std::vector<Pool> kPools = {
-    {"NHWC", "SAME", 2, 2}, {"NHWC", "VALID", 3, 1}, {"NCHW", "SAME", 3, 2}, {"NCHW", "VALID", 2, 1}};
+const std::vector<Pool> kPools = {{"NHWC", "SAME", 2, 2},
+                                  {"NHWC", "VALID", 3, 1},
+                                  {"NCHW", "SAME", 3, 2},
+                                  {"NCHW", "VALID", 2, 1}};
 
 TEST(PoolingGradTest, MaxAndAvgPoolDouble) {
   std::mt19937 rng(1);
@@ -43,8 +45,7 @@ TEST(PoolingGradTest, MaxAndAvgPoolFloat) {
     SCOPED_TRACE(absl::StrCat(p.format, " ", p.padding, " k", p.k, " s", p.s));
     EXPECT_LT(nn_testing::OpGradientError("MaxPool", {Distinct<float>(p.Input(), &rng)}, p.Attrs(), {}, {0}, 1e-2),
               1e-3);
-    EXPECT_LT(nn_testing::OpGradientError("AvgPool", {Random<float>(p.Input(), &rng)}, p.Attrs(), {}, {0}, 1e-2),
-              1e-3);
+    EXPECT_LT(nn_testing::OpGradientError("AvgPool", {Random<float>(p.Input(), &rng)}, p.Attrs(), {}, {0}, 1e-2), 1e-3);
   }
 }
 
@@ -53,10 +54,11 @@ TEST(PoolingGradTest, AvgPoolGradHasAGradient) {
   for (const Pool& p : kPools) {
     Tensor y = nn_testing::RunOp("AvgPool", {Random<double>(p.Input(), &rng)}, p.Attrs()).at(0);
     const TensorShape s = p.Input();
-    Tensor sizes = testing::MakeTensor<int32_t>(
-        {int32_t(s.dim_size(0)), int32_t(s.dim_size(1)), int32_t(s.dim_size(2)), int32_t(s.dim_size(3))},
-        TensorShape{4});
-    auto err = MaxGradientError({Random<double>(y.shape(), &rng)}, [&](GraphBuilder* b, const std::vector<NodeOut>& xs) {
+    Tensor sizes = testing::MakeTensor<int32_t>({int32_t(s.dim_size(0)), int32_t(s.dim_size(1)), int32_t(s.dim_size(2)),
+                                                 int32_t(s.dim_size(3))},
+                                                TensorShape{4});
+    auto err = MaxGradientError({Random<double>(y.shape(), &rng)}, [&](GraphBuilder* b,
+                                                                       const std::vector<NodeOut>& xs) {
       return std::vector<NodeOut>{b->Op("AvgPoolGrad", {b->Const(sizes), xs[0]}, p.Attrs())};
     });
     ASSERT_TRUE(err.ok()) << err.status();
@@ -85,13 +87,13 @@ TEST(PoolingGradTest, MaxPoolSecondDerivatives) {
     SCOPED_TRACE(absl::StrCat(p.format, " ", p.padding, " k", p.k, " s", p.s));
     Tensor x = Distinct<double>(p.Input(), &rng);
     Tensor y = nn_testing::RunOp("MaxPool", {x}, p.Attrs()).at(0);
-    auto err =
-        MaxGradientError({x, Random<double>(y.shape(), &rng)}, [&](GraphBuilder* b, const std::vector<NodeOut>& in) {
-          NodeOut pooled = b->Op("MaxPool", {in[0]}, p.Attrs());
-          auto g = AddGradients(b->graph(), {pooled}, {in[0]}, {in[1]});
-          if (!g.ok()) b->SetError(g.status());
-          return g.ok() ? *g : std::vector<NodeOut>{};
-        });
+    auto err = MaxGradientError({x, Random<double>(y.shape(), &rng)},
+                                [&](GraphBuilder* b, const std::vector<NodeOut>& in) {
+                                  NodeOut pooled = b->Op("MaxPool", {in[0]}, p.Attrs());
+                                  auto g = AddGradients(b->graph(), {pooled}, {in[0]}, {in[1]});
+                                  if (!g.ok()) b->SetError(g.status());
+                                  return g.ok() ? *g : std::vector<NodeOut>{};
+                                });
     ASSERT_TRUE(err.ok()) << err.status();
     EXPECT_LT(*err, 1e-9);
     EXPECT_LT(nn_testing::OpGradientError("MaxPoolGradGrad", {x, y, Random<double>(x.shape(), &rng)}, p.Attrs()), 1e-9);
@@ -125,8 +127,9 @@ TEST(PoolingGradTest, MaxPoolGradGradValuesAndBadInputs) {
                                         TensorShape{1, 4, 4, 1});
   Tensor g = testing::MakeTensor<float>({10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25},
                                         TensorShape{1, 4, 4, 1});
-  AttrMap attrs = {
-      {"ksize", std::vector<int64_t>{1, 2, 2, 1}}, {"strides", std::vector<int64_t>{1, 2, 2, 1}}, {"padding", "VALID"}};
+  AttrMap attrs = {{"ksize", std::vector<int64_t>{1, 2, 2, 1}},
+                   {"strides", std::vector<int64_t>{1, 2, 2, 1}},
+                   {"padding", "VALID"}};
   Tensor y = nn_testing::RunOp("MaxPool", {x}, attrs).at(0);
   Tensor out = nn_testing::RunOp("MaxPoolGradGrad", {x, y, g}, attrs).at(0);
   ASSERT_EQ(out.shape(), TensorShape({1, 2, 2, 1}));

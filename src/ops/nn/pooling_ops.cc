@@ -33,9 +33,8 @@ class PoolOpBase : public OpKernel {
   std::string Prefix() const { return absl::StrCat(type_string(), " '", name(), "': "); }
   Status CheckOutputShaped(const Tensor& t, const char* what, const PoolDims& d) const {
     if (t.shape() == d.OutputShape()) return absl::OkStatus();
-    return errors::InvalidArgument(Prefix(), what, " has shape ", t.shape().DebugString(),
-                                   " but pooling input ", d.InputShape().DebugString(), " gives ",
-                                   d.OutputShape().DebugString());
+    return errors::InvalidArgument(Prefix(), what, " has shape ", t.shape().DebugString(), " but pooling input ",
+                                   d.InputShape().DebugString(), " gives ", d.OutputShape().DebugString());
   }
 
   PoolAttrs attrs_;
@@ -228,11 +227,11 @@ void RegisterPoolingOps() {
                  .Attr("T: {float, double, int32, int64, uint8}")
                  .SetShapeFn(MaxPoolGradGradShape)
                  .Doc("The gradient of MaxPoolGrad: grad (shaped like orig_input) at the maximum of each window."));
-  RegisterOp(WithPoolAttrs(
-                 OpDefBuilder("AvgPoolGrad").Input("orig_input_shape: int32").Input("grad: T").Output("output: T"))
-                 .Attr("T: {float, double}")
-                 .SetShapeFn(AvgPoolGradShape)
-                 .Doc("The gradient of AvgPool: grad spread evenly over each window."));
+  RegisterOp(
+      WithPoolAttrs(OpDefBuilder("AvgPoolGrad").Input("orig_input_shape: int32").Input("grad: T").Output("output: T"))
+          .Attr("T: {float, double}")
+          .SetShapeFn(AvgPoolGradShape)
+          .Doc("The gradient of AvgPool: grad spread evenly over each window."));
   RegisterKernel<PoolOp<float, true>>(KernelBuilder("MaxPool").TypeConstraint<float>("T"));
   RegisterKernel<PoolOp<double, true>>(KernelBuilder("MaxPool").TypeConstraint<double>("T"));
   RegisterKernel<PoolOp<float, false>>(KernelBuilder("AvgPool").TypeConstraint<float>("T"));
@@ -248,8 +247,7 @@ void RegisterPoolingOps() {
   RegisterKernel<AvgPoolGradOp<double>>(KernelBuilder("AvgPoolGrad").TypeConstraint<double>("T"));
 
   RegisterGradient("MaxPool", [](GradContext* c) {
-    c->grad_inputs[0] =
-        c->b->Op("MaxPoolGrad", {c->inputs[0], c->outputs[0], c->GradOrZeros(0)}, PoolAttrMap(c->node));
+    c->grad_inputs[0] = c->b->Op("MaxPoolGrad", {c->inputs[0], c->outputs[0], c->GradOrZeros(0)}, PoolAttrMap(c->node));
     return c->b->status();
   });
   RegisterGradient("AvgPool", [](GradContext* c) {

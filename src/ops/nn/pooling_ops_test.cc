@@ -133,8 +133,9 @@ void CheckPool(const PoolCase& k, std::mt19937* rng) {
   ASSERT_EQ(dx.size(), 1u);
   ExpectClose(dx[0], dmax, k.InputShape(), tol);
   const TensorShape s = k.InputShape();
-  Tensor shape = testing::MakeTensor<int32_t>(
-      {int32_t(s.dim_size(0)), int32_t(s.dim_size(1)), int32_t(s.dim_size(2)), int32_t(s.dim_size(3))}, TensorShape{4});
+  Tensor shape = testing::MakeTensor<int32_t>({int32_t(s.dim_size(0)), int32_t(s.dim_size(1)), int32_t(s.dim_size(2)),
+                                               int32_t(s.dim_size(3))},
+                                              TensorShape{4});
   dx = RunOp("AvgPoolGrad", {shape, g}, k.Attrs());
   ASSERT_EQ(dx.size(), 1u);
   ExpectClose(dx[0], davg, k.InputShape(), tol);
@@ -191,12 +192,14 @@ TEST(PoolingOpsTest, ValidWindowLargerThanInputIsRejectedByTheShapeFunction) {
     EXPECT_TRUE(testing::InferShapes(op, {Tensor(DT_FLOAT, TensorShape{1, 2, 3, 1})}, a).ok()) << op;
   }
   AttrMap c{{"strides", std::vector<int64_t>{1, 1, 1, 1}}, {"padding", "VALID"}};
-  auto s = testing::InferShapes("Conv2D", {Tensor(DT_FLOAT, TensorShape{1, 2, 2, 1}), Tensor(DT_FLOAT, TensorShape{3, 3, 1, 1})},
+  auto s = testing::InferShapes("Conv2D",
+                                {Tensor(DT_FLOAT, TensorShape{1, 2, 2, 1}), Tensor(DT_FLOAT, TensorShape{3, 3, 1, 1})},
                                 c);
   EXPECT_FALSE(s.ok());
   c["padding"] = std::string("SAME");
-  EXPECT_TRUE(testing::InferShapes("Conv2D", {Tensor(DT_FLOAT, TensorShape{1, 2, 2, 1}),
-                                              Tensor(DT_FLOAT, TensorShape{3, 3, 1, 1})}, c).ok());
+  EXPECT_TRUE(testing::InferShapes(
+                  "Conv2D", {Tensor(DT_FLOAT, TensorShape{1, 2, 2, 1}), Tensor(DT_FLOAT, TensorShape{3, 3, 1, 1})}, c)
+                  .ok());
 }
 
 // Integer MaxPool (TensorFlow's CPU kernels have it): the window's maximum, the lowest value of the
@@ -228,8 +231,9 @@ TEST(PoolingOpsTest, EmptyTensors) {
   y = RunOp("AvgPool", {Tensor(DT_DOUBLE, TensorShape{1, 4, 4, 0})}, k.Attrs());
   ASSERT_EQ(y.size(), 1u);
   EXPECT_EQ(y[0].shape(), (TensorShape{1, 2, 2, 0}));
-  y = RunOp("AvgPoolGrad", {testing::MakeTensor<int32_t>({0, 4, 4, 2}, TensorShape{4}), Tensor(DT_FLOAT, TensorShape{0, 2, 2, 2})},
-          k.Attrs());
+  y = RunOp("AvgPoolGrad",
+            {testing::MakeTensor<int32_t>({0, 4, 4, 2}, TensorShape{4}), Tensor(DT_FLOAT, TensorShape{0, 2, 2, 2})},
+            k.Attrs());
   ASSERT_EQ(y.size(), 1u);
   EXPECT_EQ(y[0].shape(), (TensorShape{0, 4, 4, 2}));
 }

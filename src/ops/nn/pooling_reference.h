@@ -48,7 +48,7 @@ void ReferenceMaxPool(const PoolDims& d, const T* in, T* out) {
                                       int64_t h1, int64_t w0, int64_t w1) {
     for (int64_t c = 0; c < d.depth; ++c) {
       T m = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
-                                                  : std::numeric_limits<T>::lowest();
+                                                 : std::numeric_limits<T>::lowest();
       for (int64_t h = h0; h < h1; ++h)
         for (int64_t w = w0; w < w1; ++w) m = std::max(m, in[n * is.n + h * is.h + w * is.w + c * is.c]);
       out[o + c * os.c] = m;

@@ -33,8 +33,7 @@ Status CheckWindowList(const std::vector<int64_t>& v, absl::string_view name, Da
   const DimIndex d = Dims4(f);
   if (v[d.n] != 1 || v[d.c] != 1) {
     return errors::InvalidArgument("Current implementation does not yet support ", name,
-                                   " in the batch and depth dimensions (", name, " = [",
-                                   absl::StrJoin(v, ", "), "])");
+                                   " in the batch and depth dimensions (", name, " = [", absl::StrJoin(v, ", "), "])");
   }
   constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
   if (v[d.h] < 1 || v[d.w] < 1 || v[d.h] > kMax || v[d.w] > kMax) {
@@ -92,7 +91,8 @@ Status ComputeWindowDim(Padding padding, WindowDim* d) {
     case Padding::kValid:
       d->pad_before = d->pad_after = 0;
       // in - eff cannot overflow (both non-negative); adding the stride can.
-      if (!CheckedAdd(d->in - eff, d->stride, &out)) return errors::InvalidArgument("input size ", d->in, " is too large");
+      if (!CheckedAdd(d->in - eff, d->stride, &out))
+        return errors::InvalidArgument("input size ", d->in, " is too large");
       out /= d->stride;  // truncates toward zero, as TensorFlow's does
       break;
     case Padding::kExplicit: {
@@ -101,7 +101,8 @@ Status ComputeWindowDim(Padding padding, WindowDim* d) {
           !CheckedAdd(padded, d->pad_after, &padded)) {
         return errors::InvalidArgument("explicit paddings ", d->pad_before, ", ", d->pad_after, " are invalid");
       }
-      if (!CheckedAdd(padded - eff, d->stride, &out)) return errors::InvalidArgument("input size ", d->in, " is too large");
+      if (!CheckedAdd(padded - eff, d->stride, &out))
+        return errors::InvalidArgument("input size ", d->in, " is too large");
       out /= d->stride;  // truncates toward zero, as TensorFlow's does
       break;
     }
@@ -181,13 +182,9 @@ Status ParseConvAttrs(const AttrMap& attrs, ConvAttrs* out) {
   return absl::OkStatus();
 }
 
-TensorShape Conv2DDims::InputShape() const {
-  return Shape4(format, batch, rows.in, cols.in, in_depth).value();
-}
+TensorShape Conv2DDims::InputShape() const { return Shape4(format, batch, rows.in, cols.in, in_depth).value(); }
 TensorShape Conv2DDims::FilterShape() const { return TensorShape{rows.window, cols.window, in_depth, out_depth}; }
-TensorShape Conv2DDims::OutputShape() const {
-  return Shape4(format, batch, rows.out, cols.out, out_depth).value();
-}
+TensorShape Conv2DDims::OutputShape() const { return Shape4(format, batch, rows.out, cols.out, out_depth).value(); }
 int64_t Conv2DDims::Work() const {
   return SaturatedProduct({batch, rows.out, cols.out, out_depth, rows.window, cols.window, in_depth});
 }
@@ -208,10 +205,10 @@ StatusOr<Conv2DDims> MakeConv2DDims(const ConvAttrs& attrs, const TensorShape& i
   r.out_depth = filter.dim_size(3);
   if (filter.dim_size(2) != r.in_depth) return fail("input depth must equal the filter's in_depth (dimension 2)");
   if (filter.dim_size(0) < 1 || filter.dim_size(1) < 1) return fail("the filter window must not be empty");
-  r.rows = WindowDim{input.dim_size(d.h), 0, filter.dim_size(0), attrs.stride_rows, attrs.dilation_rows,
-                     attrs.pad_top, attrs.pad_bottom};
-  r.cols = WindowDim{input.dim_size(d.w), 0, filter.dim_size(1), attrs.stride_cols, attrs.dilation_cols,
-                     attrs.pad_left, attrs.pad_right};
+  r.rows = WindowDim{input.dim_size(d.h), 0, filter.dim_size(0), attrs.stride_rows, attrs.dilation_rows, attrs.pad_top,
+                     attrs.pad_bottom};
+  r.cols = WindowDim{input.dim_size(d.w), 0, filter.dim_size(1), attrs.stride_cols, attrs.dilation_cols, attrs.pad_left,
+                     attrs.pad_right};
   Status s = ComputeWindowDim(attrs.padding, &r.rows);
   if (s.ok()) s = ComputeWindowDim(attrs.padding, &r.cols);
   if (!s.ok()) return fail(s.message());

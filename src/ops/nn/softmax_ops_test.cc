@@ -13,8 +13,8 @@ namespace {
 using nn_testing::ExpectClose;
 using nn_testing::OpGradientError;
 using nn_testing::Random;
-using nn_testing::RunOp;
 using nn_testing::RunError;
+using nn_testing::RunOp;
 using nn_testing::ToDoubles;
 
 // Naive: exp(x) / sum(exp(x)) per row of the last dimension, in long double.
@@ -129,11 +129,12 @@ TEST(SoftmaxGradTest, MatMulPathWithoutSum) {
   Tensor f = Random<double>(TensorShape{3, 4}, &rng), l = testing::MakeTensor<int32_t>({0, 3, 1}, TensorShape{3});
   EXPECT_LT(OpGradientError("SparseSoftmaxCrossEntropyWithLogits", {f}, {}, {l}, {0, 1}), 1e-6);
   // A last dimension unknown while building cannot be viewed as a matrix.
-  auto err = MaxGradientError({Random<double>(TensorShape{2, 3}, &rng)}, [](GraphBuilder* b, const std::vector<NodeOut>& xs) {
-    // Reshaped by a shape computed at run time: static shape [?, ?].
-    NodeOut y = b->Op("Softmax", {b->Op("Reshape", {xs[0], b->Op("Shape", {xs[0]})})});
-    return std::vector<NodeOut>{y};
-  });
+  auto err = MaxGradientError({Random<double>(TensorShape{2, 3}, &rng)},
+                              [](GraphBuilder* b, const std::vector<NodeOut>& xs) {
+                                // Reshaped by a shape computed at run time: static shape [?, ?].
+                                NodeOut y = b->Op("Softmax", {b->Op("Reshape", {xs[0], b->Op("Shape", {xs[0]})})});
+                                return std::vector<NodeOut>{y};
+                              });
   EXPECT_FALSE(err.ok());
   SetLastAxisMayUseSumForTesting(true);
   ASSERT_FALSE(err.ok());

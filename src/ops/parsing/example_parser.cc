@@ -17,8 +17,7 @@ constexpr uint32_t kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5
 // A cursor over protobuf wire-format bytes. Every read returns false on malformed or truncated input.
 class Reader {
  public:
-  explicit Reader(std::string_view s)
-      : p_(reinterpret_cast<const uint8_t*>(s.data())), end_(p_ + s.size()) {}
+  explicit Reader(std::string_view s) : p_(reinterpret_cast<const uint8_t*>(s.data())), end_(p_ + s.size()) {}
   bool done() const { return p_ >= end_; }
 
   bool Varint(uint64_t* v) {
@@ -285,8 +284,8 @@ Status ParseConfig::Finalize() {
     bool ok = !s.shape.unknown_rank();
     for (int k = 1; ok && k < s.shape.dims(); ++k) ok = s.shape.dim_size(k) >= 0;
     if (!ok) {
-      return errors::InvalidArgument("dense_shapes[", d, "] has unknown rank or unknown inner dimensions: ",
-                                     s.shape.DebugString());
+      return errors::InvalidArgument("dense_shapes[", d,
+                                     "] has unknown rank or unknown inner dimensions: ", s.shape.DebugString());
     }
     s.variable_length = s.shape.dims() > 0 && s.shape.dim_size(0) < 0;
     s.elements_per_stride = 1;
@@ -309,8 +308,8 @@ Status ParseConfig::Finalize() {
                                      " is not compatible with dense_shapes_[", d, "]: ", s.shape.DebugString());
     }
     if (def.dtype() != s.dtype) {
-      return errors::InvalidArgument("dense_defaults[", d, "].dtype() == ", DTypeString(def.dtype()), " != Tdense[",
-                                     d, "] == ", DTypeString(s.dtype));
+      return errors::InvalidArgument("dense_defaults[", d, "].dtype() == ", DTypeString(def.dtype()), " != Tdense[", d,
+                                     "] == ", DTypeString(s.dtype));
     }
   }
   for (size_t i = 0; i < sparse.size(); ++i) RETURN_IF_ERROR(check_type(sparse[i].dtype, "sparse_types", i));
@@ -410,8 +409,8 @@ class BatchReader {
     if (!error.ok()) return error;
     if (!ok) {
       std::string_view s = serialized;
-      return errors::InvalidArgument("Could not parse example input, value: '",
-                                     absl::CHexEscape(A(s.substr(0, 256))), s.size() > 256 ? "...'" : "'");
+      return errors::InvalidArgument("Could not parse example input, value: '", absl::CHexEscape(A(s.substr(0, 256))),
+                                     s.size() > 256 ? "...'" : "'");
     }
     return FillMissingDense(e);
   }
@@ -441,7 +440,7 @@ class BatchReader {
     DType got;
     std::string_view list;
     if (!FeatureKind(feature, &got, &list)) return false;
-    if (got == DT_INVALID) {  // a Feature without a list: no values
+    if (got == DT_INVALID) {                                        // a Feature without a list: no values
       if (slot.kind == Kind::kDense) seen_dense_[slot.index] = -1;  // a fixed dense one counts as missing
       return true;
     }
@@ -520,8 +519,9 @@ class BatchReader {
           return errors::InvalidArgument("Feature: ", s.key, " (data type: ", DTypeString(s.dtype),
                                          ") is required but could not be found.");
         }
-        return errors::InvalidArgument("Name: ", A(Name(e)), ", Feature: ", s.key, " (data type: ", DTypeString(s.dtype),
-                                       ")", " is required but could not be found.");
+        return errors::InvalidArgument("Name: ", A(Name(e)), ", Feature: ", s.key,
+                                       " (data type: ", DTypeString(s.dtype), ")",
+                                       " is required but could not be found.");
       }
       CopyElements(s.default_value, s.elements_per_stride, &result_->dense_values[d], e * s.elements_per_stride);
     }
@@ -543,8 +543,8 @@ class BatchReader {
 };
 
 // Sparse: indices (batch index..., position), values, dense shape (batch shape..., longest).
-Status BuildSparse(const ParseConfig& config, const TensorShape& batch_shape, int64_t n,
-                   std::vector<Gathered>& sparse, ParseResult* result) {
+Status BuildSparse(const ParseConfig& config, const TensorShape& batch_shape, int64_t n, std::vector<Gathered>& sparse,
+                   ParseResult* result) {
   const size_t ns = config.sparse.size();
   const int batch_rank = batch_shape.dims();
   result->sparse_indices.assign(ns, Tensor());

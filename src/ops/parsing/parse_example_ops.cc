@@ -72,8 +72,8 @@ struct ParseAttrs {
       bool ok = !s.unknown_rank();
       for (int k = 1; ok && k < s.dims(); ++k) ok = s.dim_size(k) >= 0;
       if (!ok) {
-        return errors::InvalidArgument("dense_shapes[", i, "] has unknown rank or unknown inner dimensions: ",
-                                       s.DebugString());
+        return errors::InvalidArgument("dense_shapes[", i,
+                                       "] has unknown rank or unknown inner dimensions: ", s.DebugString());
       }
     }
     return absl::OkStatus();
@@ -119,7 +119,8 @@ Status ParseShape(InferenceContext* c, const std::string& op) {
 
 // The strings of a 1-D (or, for names, empty) string input.
 Status StringVector(const Tensor& t, const char* what, int64_t want, std::vector<std::string>* out) {
-  if (t.dims() > 1) return errors::InvalidArgument("Expected ", what, " to be a vector, got shape: ", t.shape().DebugString());
+  if (t.dims() > 1)
+    return errors::InvalidArgument("Expected ", what, " to be a vector, got shape: ", t.shape().DebugString());
   if (want >= 0 && t.NumElements() != want) {
     return errors::InvalidArgument("Expected len(", what, ") == ", want, ", got ", t.NumElements());
   }
@@ -150,15 +151,15 @@ class ParseExampleOp : public OpKernel {
       for (size_t i = 0; i < nsparse; ++i) {
         const Tensor& k = ctx->input(2 + static_cast<int>(i));
         OP_REQUIRES(ctx, k.dims() == 0,
-                    errors::InvalidArgument("Expected sparse_keys[", i, "] to be a scalar, got shape: ",
-                                            k.shape().DebugString()));
+                    errors::InvalidArgument("Expected sparse_keys[", i,
+                                            "] to be a scalar, got shape: ", k.shape().DebugString()));
         sparse_keys.push_back(k.scalar<std::string>());
       }
       for (size_t i = 0; i < ndense; ++i) {
         const Tensor& k = ctx->input(2 + static_cast<int>(nsparse + i));
         OP_REQUIRES(ctx, k.dims() == 0,
-                    errors::InvalidArgument("Expected dense_keys[", i, "] to be a scalar, got shape: ",
-                                            k.shape().DebugString()));
+                    errors::InvalidArgument("Expected dense_keys[", i,
+                                            "] to be a scalar, got shape: ", k.shape().DebugString()));
         dense_keys.push_back(k.scalar<std::string>());
       }
       defaults_at = 2 + static_cast<int>(nsparse + ndense);
@@ -206,13 +207,13 @@ class ParseExampleOp : public OpKernel {
       name_span = absl::Span<const std::string>(names->data<std::string>(), names->NumElements());
     }
     ParseResult r;
-    OP_REQUIRES_OK(ctx, parsing::ParseExamples(
-                            config, absl::Span<const std::string>(serialized.data<std::string>(),
-                                                                  serialized.NumElements()),
-                            name_span, serialized.shape(), &r));
+    OP_REQUIRES_OK(ctx, parsing::ParseExamples(config,
+                                               absl::Span<const std::string>(serialized.data<std::string>(),
+                                                                             serialized.NumElements()),
+                                               name_span, serialized.shape(), &r));
     int out = 0;
-    for (auto* group : {&r.sparse_indices, &r.sparse_values, &r.sparse_shapes, &r.dense_values, &r.ragged_values,
-                        &r.ragged_splits}) {
+    for (auto* group :
+         {&r.sparse_indices, &r.sparse_values, &r.sparse_shapes, &r.dense_values, &r.ragged_values, &r.ragged_splits}) {
       for (Tensor& t : *group) ctx->set_output(out++, std::move(t));
     }
   }

@@ -125,8 +125,9 @@ TEST(ParseExampleV2Test, ErrorsAreTensorFlows) {
   ExpectInvalid(ParseV2(Strings({good, Ex().F("a", {1, 2, 3}).Bytes()}), Strings({"first", "second"})),
                 "Name: second, Key: a, Index: 1.  Number of float values != expected.  Values size: 3 but output "
                 "shape: [2]");
-  ExpectInvalid(ParseV2(Strings({Ex().I("a", {1, 2}).Bytes()})),
-                "Name: <unknown>, Key: a, Index: 0.  Data types don't match. Data type: int64 but expected type: float");
+  ExpectInvalid(
+      ParseV2(Strings({Ex().I("a", {1, 2}).Bytes()})),
+      "Name: <unknown>, Key: a, Index: 0.  Data types don't match. Data type: int64 but expected type: float");
   ExpectInvalid(ParseV2(Strings({Ex().F("a", {1, 2}).I("c", {1}).Bytes()})),
                 "Key: c, Index: 0.  Data types don't match. Expected type: string, Actual type: int64");
   ExpectInvalid(ParseV2(Strings({good, std::string("\x0a\x05\x0a\x03", 4)})), "Could not parse example input");
@@ -164,10 +165,10 @@ TEST(ParseExampleV2Test, LastOccurrenceWinsAndUnknownExampleFieldsAreSkipped) {
 TEST(ParseExampleV2Test, UnpackedListsParse) {
   // FloatList and Int64List written without packing (as older writers may).
   std::string floats = std::string("\x0d", 1) + std::string("\x00\x00\x80\x3f", 4) + std::string("\x0d", 1) +
-                       std::string("\x00\x00\x00\x40", 4);                             // 1.0f, 2.0f
+                       std::string("\x00\x00\x00\x40", 4);                                     // 1.0f, 2.0f
   std::string feature_a = std::string("\x12", 1) + static_cast<char>(floats.size()) + floats;  // float_list
-  std::string ints = std::string("\x08\x05\x08\x7f", 4);                                    // 5, 127
-  std::string feature_d = std::string("\x1a", 1) + static_cast<char>(ints.size()) + ints;   // int64_list
+  std::string ints = std::string("\x08\x05\x08\x7f", 4);                                       // 5, 127
+  std::string feature_d = std::string("\x1a", 1) + static_cast<char>(ints.size()) + ints;      // int64_list
   auto entry = [](const std::string& k, const std::string& v) {
     std::string e = std::string("\x0a", 1) + static_cast<char>(k.size()) + k + "\x12" + static_cast<char>(v.size()) + v;
     return std::string("\x0a", 1) + static_cast<char>(e.size()) + e;
@@ -184,19 +185,25 @@ TEST(ParseExampleV2Test, UnpackedListsParse) {
 
 TEST(ParseExampleV2Test, BadDefaultsAndShapes) {
   // A default whose shape does not fit the dense shape.
-  auto bad_default = RunOpKernel(
-      "ParseExampleV2",
-      {Strings({}), Strings({}), Strings({}), Strings({"a"}), Strings({}), MakeTensor<float>({1, 2, 3}, TensorShape({3}))},
-      {{"num_sparse", int64_t{0}}, {"sparse_types", std::vector<DType>{}}, {"Tdense", std::vector<DType>{DT_FLOAT}},
-       {"dense_shapes", std::vector<PartialTensorShape>{PartialTensorShape({2})}},
-       {"ragged_value_types", std::vector<DType>{}}, {"ragged_split_types", std::vector<DType>{}}});
+  auto bad_default = RunOpKernel("ParseExampleV2",
+                                 {Strings({}), Strings({}), Strings({}), Strings({"a"}), Strings({}),
+                                  MakeTensor<float>({1, 2, 3}, TensorShape({3}))},
+                                 {{"num_sparse", int64_t{0}},
+                                  {"sparse_types", std::vector<DType>{}},
+                                  {"Tdense", std::vector<DType>{DT_FLOAT}},
+                                  {"dense_shapes", std::vector<PartialTensorShape>{PartialTensorShape({2})}},
+                                  {"ragged_value_types", std::vector<DType>{}},
+                                  {"ragged_split_types", std::vector<DType>{}}});
   ExpectInvalid(bad_default, "is not compatible with dense_shapes_[0]");
-  auto bad_keys = RunOpKernel(
-      "ParseExampleV2",
-      {Strings({}), Strings({}), Strings({}), Strings({"a", "b"}), Strings({}), Empty(DT_FLOAT)},
-      {{"num_sparse", int64_t{0}}, {"sparse_types", std::vector<DType>{}}, {"Tdense", std::vector<DType>{DT_FLOAT}},
-       {"dense_shapes", std::vector<PartialTensorShape>{PartialTensorShape({2})}},
-       {"ragged_value_types", std::vector<DType>{}}, {"ragged_split_types", std::vector<DType>{}}});
+  auto bad_keys = RunOpKernel("ParseExampleV2",
+                              {Strings({}), Strings({}), Strings({}), Strings({"a", "b"}), Strings({}),
+                               Empty(DT_FLOAT)},
+                              {{"num_sparse", int64_t{0}},
+                               {"sparse_types", std::vector<DType>{}},
+                               {"Tdense", std::vector<DType>{DT_FLOAT}},
+                               {"dense_shapes", std::vector<PartialTensorShape>{PartialTensorShape({2})}},
+                               {"ragged_value_types", std::vector<DType>{}},
+                               {"ragged_split_types", std::vector<DType>{}}});
   ExpectInvalid(bad_keys, "dense_keys");
 }
 
@@ -206,7 +213,9 @@ TEST(ParseExampleTest, V1KeysAsScalarInputs) {
   auto out = RunOpKernel("ParseExample",
                          {Strings({e0, e1}), Strings({}), MakeTensor<std::string>({"s"}, TensorShape({})),
                           MakeTensor<std::string>({"f"}, TensorShape({})), MakeTensor<float>({-1}, TensorShape({1}))},
-                         {{"Nsparse", int64_t{1}}, {"Ndense", int64_t{1}}, {"sparse_types", std::vector<DType>{DT_INT64}},
+                         {{"Nsparse", int64_t{1}},
+                          {"Ndense", int64_t{1}},
+                          {"sparse_types", std::vector<DType>{DT_INT64}},
                           {"Tdense", std::vector<DType>{DT_FLOAT}},
                           {"dense_shapes", std::vector<PartialTensorShape>{PartialTensorShape({1})}}});
   ASSERT_TRUE(out.ok()) << out.status();
@@ -219,8 +228,10 @@ TEST(ParseExampleTest, V1KeysAsScalarInputs) {
 TEST(ParseSingleExampleTest, KeysAsAttrs) {
   const std::string e = Ex().B("s", {"u", "v"}).F("f", {1.5, 2.5}).Bytes();
   auto out = RunOpKernel("ParseSingleExample", {MakeTensor<std::string>({e}, TensorShape({})), Empty(DT_FLOAT)},
-                         {{"num_sparse", int64_t{1}}, {"sparse_keys", std::vector<std::string>{"s"}},
-                          {"dense_keys", std::vector<std::string>{"f"}}, {"sparse_types", std::vector<DType>{DT_STRING}},
+                         {{"num_sparse", int64_t{1}},
+                          {"sparse_keys", std::vector<std::string>{"s"}},
+                          {"dense_keys", std::vector<std::string>{"f"}},
+                          {"sparse_types", std::vector<DType>{DT_STRING}},
                           {"Tdense", std::vector<DType>{DT_FLOAT}},
                           {"dense_shapes", std::vector<PartialTensorShape>{PartialTensorShape({2})}}});
   ASSERT_TRUE(out.ok()) << out.status();
@@ -231,17 +242,17 @@ TEST(ParseSingleExampleTest, KeysAsAttrs) {
 }
 
 TEST(ParseExampleV2Test, StaticShapes) {
-  auto shapes = InferShapes("ParseExampleV2",
-                            {Strings({"", ""}), Strings({}), Strings({"c"}), Strings({"a", "b", "d"}), Strings({"r"}),
-                             Empty(DT_FLOAT), MakeTensor<int64_t>({7}, TensorShape({})),
-                             MakeTensor<int64_t>({0}, TensorShape({}))},
-                            {{"num_sparse", int64_t{1}},
-                             {"sparse_types", std::vector<DType>{DT_STRING}},
-                             {"Tdense", std::vector<DType>{DT_FLOAT, DT_INT64, DT_INT64}},
-                             {"dense_shapes", std::vector<PartialTensorShape>{
-                                                  PartialTensorShape({2}), PartialTensorShape({}), PartialTensorShape({-1})}},
-                             {"ragged_value_types", std::vector<DType>{DT_INT64}},
-                             {"ragged_split_types", std::vector<DType>{DT_INT32}}});
+  auto shapes = InferShapes(
+      "ParseExampleV2",
+      {Strings({"", ""}), Strings({}), Strings({"c"}), Strings({"a", "b", "d"}), Strings({"r"}), Empty(DT_FLOAT),
+       MakeTensor<int64_t>({7}, TensorShape({})), MakeTensor<int64_t>({0}, TensorShape({}))},
+      {{"num_sparse", int64_t{1}},
+       {"sparse_types", std::vector<DType>{DT_STRING}},
+       {"Tdense", std::vector<DType>{DT_FLOAT, DT_INT64, DT_INT64}},
+       {"dense_shapes",
+        std::vector<PartialTensorShape>{PartialTensorShape({2}), PartialTensorShape({}), PartialTensorShape({-1})}},
+       {"ragged_value_types", std::vector<DType>{DT_INT64}},
+       {"ragged_split_types", std::vector<DType>{DT_INT32}}});
   ASSERT_TRUE(shapes.ok()) << shapes.status();
   const auto& s = *shapes;
   EXPECT_EQ(s[0], PartialTensorShape({-1, 2}));

@@ -73,9 +73,11 @@ class SparseToDenseOp : public OpKernel {
                                           Index(dims)));
       if (validate_ && i > 0) {
         OP_REQUIRES(ctx, prev < cur,
-                    errors::InvalidArgument("indices[", i, "] = ", Index(cur), prev == cur ? " is repeated" :
-                                            " is out of order. Many sparse ops require sorted indices.\n"
-                                            "    Use `tf.sparse.reorder` to create a correctly ordered copy.\n\n"));
+                    errors::InvalidArgument(
+                        "indices[", i, "] = ", Index(cur),
+                        prev == cur ? " is repeated"
+                                    : " is out of order. Many sparse ops require sorted indices.\n"
+                                      "    Use `tf.sparse.reorder` to create a correctly ordered copy.\n\n"));
       }
       prev = cur;
       o[flat] = values.dims() == 0 ? values.data<T>()[0] : values.data<T>()[i];
@@ -102,8 +104,7 @@ Status SparseToDenseGrad(GradContext* c) {
   const DType it = ValueType(indices);
   const PartialTensorShape& is = array::StaticShape(indices);
   if (is.unknown_rank() || (is.dims() == 2 && is.dim_size(1) < 0)) {
-    return errors::Unimplemented("SparseToDense gradient: sparse_indices of unknown rank or width ",
-                                 is.DebugString());
+    return errors::Unimplemented("SparseToDense gradient: sparse_indices of unknown rank or width ", is.DebugString());
   }
   NodeOut flat = indices;  // a scalar or a vector: offsets in a 1-D output
   if (is.dims() == 2) {

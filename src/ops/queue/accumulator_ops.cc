@@ -62,8 +62,8 @@ StatusOr<std::shared_ptr<ConditionalAccumulator>> GetAccumulator(OpKernelContext
   ASSIGN_OR_RETURN(const ResourceHandle* h, HandleFromInput(ctx, 0));
   StatusOr<std::shared_ptr<ConditionalAccumulator>> a = LookupResource<ConditionalAccumulator>(ctx, *h);
   if (a.status().code() == absl::StatusCode::kNotFound) {
-    return errors::NotFound(ctx->op_kernel().type_string(), " ", ctx->node_name(), ": accumulator ",
-                            h->DebugString(), " does not exist");
+    return errors::NotFound(ctx->op_kernel().type_string(), " ", ctx->node_name(), ": accumulator ", h->DebugString(),
+                            " does not exist");
   }
   return a;
 }
@@ -176,28 +176,48 @@ Status TakeGradientShape(InferenceContext* c) {
 }  // namespace
 
 void RegisterAccumulatorOps() {
-  RegisterOp(OpDefBuilder("ResourceConditionalAccumulator").Output("handle: resource").Attr("dtype: {float, double}")
-                 .Attr("shape: shape").Attr("container: string = ''").Attr("shared_name: string = ''")
+  RegisterOp(OpDefBuilder("ResourceConditionalAccumulator")
+                 .Output("handle: resource")
+                 .Attr("dtype: {float, double}")
+                 .Attr("shape: shape")
+                 .Attr("container: string = ''")
+                 .Attr("shared_name: string = ''")
                  .Attr("reduction_type: string = 'MEAN'")
                  // dflow's addition (TensorFlow graphs leave it at -1, no limit): gradients beyond this many
                  // per step are dropped and counted, so that a step aggregates exactly that many.
-                 .Attr("max_gradients_per_step: int = -1").SetIsStateful().SetShapeFn(ScalarShape)
+                 .Attr("max_gradients_per_step: int = -1")
+                 .SetIsStateful()
+                 .SetShapeFn(ScalarShape)
                  .Doc("An accumulator of gradients for one global step, averaged (MEAN) or summed (SUM)."));
-  RegisterOp(OpDefBuilder("ResourceAccumulatorApplyGradient").Input("handle: resource").Input("local_step: int64")
-                 .Input("gradient: dtype").Attr("dtype: {float, double}").SetShapeFn(NoOutputs)
+  RegisterOp(OpDefBuilder("ResourceAccumulatorApplyGradient")
+                 .Input("handle: resource")
+                 .Input("local_step: int64")
+                 .Input("gradient: dtype")
+                 .Attr("dtype: {float, double}")
+                 .SetShapeFn(NoOutputs)
                  .Doc("Adds a gradient computed at local_step; a gradient older than the accumulator's global "
                       "step is dropped (and counted)."));
-  RegisterOp(OpDefBuilder("ResourceAccumulatorTakeGradient").Input("handle: resource").Input("num_required: int32")
-                 .Output("average: dtype").Attr("dtype: {float, double}").SetShapeFn(TakeGradientShape)
+  RegisterOp(OpDefBuilder("ResourceAccumulatorTakeGradient")
+                 .Input("handle: resource")
+                 .Input("num_required: int32")
+                 .Output("average: dtype")
+                 .Attr("dtype: {float, double}")
+                 .SetShapeFn(TakeGradientShape)
                  .Doc("Waits for num_required gradients, returns their aggregate, resets the accumulator and "
                       "increments its global step."));
-  RegisterOp(OpDefBuilder("ResourceAccumulatorNumAccumulated").Input("handle: resource")
-                 .Output("num_accumulated: int32").SetShapeFn(ScalarShape)
+  RegisterOp(OpDefBuilder("ResourceAccumulatorNumAccumulated")
+                 .Input("handle: resource")
+                 .Output("num_accumulated: int32")
+                 .SetShapeFn(ScalarShape)
                  .Doc("The number of gradients accumulated for the current step."));
-  RegisterOp(OpDefBuilder("ResourceAccumulatorSetGlobalStep").Input("handle: resource")
-                 .Input("new_global_step: int64").SetShapeFn(NoOutputs)
+  RegisterOp(OpDefBuilder("ResourceAccumulatorSetGlobalStep")
+                 .Input("handle: resource")
+                 .Input("new_global_step: int64")
+                 .SetShapeFn(NoOutputs)
                  .Doc("Sets the accumulator's global step: gradients of older steps are dropped."));
-  RegisterOp(OpDefBuilder("ResourceAccumulatorNumDropped").Input("handle: resource").Output("num_dropped: int64")
+  RegisterOp(OpDefBuilder("ResourceAccumulatorNumDropped")
+                 .Input("handle: resource")
+                 .Output("num_dropped: int64")
                  .SetShapeFn(ScalarShape)
                  .Doc("dflow: the number of stale gradients the accumulator dropped since it was made."));
 
@@ -207,9 +227,9 @@ void RegisterAccumulatorOps() {
   RegisterKernel<AccumulatorNumAccumulatedOp>(KernelBuilder("ResourceAccumulatorNumAccumulated"));
   RegisterKernel<AccumulatorSetGlobalStepOp>(KernelBuilder("ResourceAccumulatorSetGlobalStep"));
   RegisterKernel<AccumulatorNumDroppedOp>(KernelBuilder("ResourceAccumulatorNumDropped"));
-  for (const char* op : {"ResourceConditionalAccumulator", "ResourceAccumulatorApplyGradient",
-                         "ResourceAccumulatorTakeGradient", "ResourceAccumulatorNumAccumulated",
-                         "ResourceAccumulatorSetGlobalStep", "ResourceAccumulatorNumDropped"}) {
+  for (const char* op :
+       {"ResourceConditionalAccumulator", "ResourceAccumulatorApplyGradient", "ResourceAccumulatorTakeGradient",
+        "ResourceAccumulatorNumAccumulated", "ResourceAccumulatorSetGlobalStep", "ResourceAccumulatorNumDropped"}) {
     RegisterNoGradient(op);
   }
 }

@@ -98,7 +98,7 @@ TEST(AccumulatorTest, StaleGradientsAreDroppedAndCounted) {
   Acc a;
   ClientSession s(a.root);
   ASSERT_TRUE(a.Apply(s, {1, 1}, 0).ok());
-  ASSERT_TRUE(a.Take(s, 1).ok());  // global step 0 -> 1
+  ASSERT_TRUE(a.Take(s, 1).ok());               // global step 0 -> 1
   ASSERT_TRUE(a.Apply(s, {100, 100}, 0).ok());  // computed for step 0: stale, not an error
   EXPECT_EQ(a.Num(s), 0);
   EXPECT_EQ(a.Dropped(s), 1);
@@ -128,7 +128,7 @@ TEST(AccumulatorTest, GradientsBeyondMaxGradientsPerStepAreDroppedAndCounted) {
   EXPECT_EQ(a.Dropped(s), 1);
   auto t = a.Take(s, 2);
   ASSERT_TRUE(t.ok()) << t.status();
-  EXPECT_EQ(t->ToString(), "[2 3]");  // the first two only
+  EXPECT_EQ(t->ToString(), "[2 3]");        // the first two only
   ASSERT_TRUE(a.Apply(s, {5, 5}, 1).ok());  // the next step has room again
   EXPECT_EQ(a.Num(s), 1);
 }
@@ -224,7 +224,8 @@ TEST(AccumulatorTest, BadInputIsAnErrorThatSaysWhatIsWrong) {
   Scope root = Scope::NewRootScope();
   Output acc = ops::ConditionalAccumulator(root.WithOpName("acc"), DT_FLOAT, PartialTensorShape({1}));
   Operation apply_double = ops::AccumulatorApplyGradient(root, acc, ops::Const(root, int64_t{0}),
-                                                         ops::Const(root, Tensor::FromValues<double>({1}, {1}).value()));
+                                                         ops::Const(root,
+                                                                    Tensor::FromValues<double>({1}, {1}).value()));
   ClientSession sr(root);
   Status dtype = sr.Run({apply_double});
   EXPECT_EQ(dtype.code(), absl::StatusCode::kInvalidArgument) << dtype;

@@ -78,12 +78,11 @@ StatusOr<bool> ConditionalAccumulator::ApplyGrad(int64_t local_step, const Tenso
       ++dropped_;
       // Every dropped gradient is counted; the log says so at 1, 2, 4, 8, ... drops.
       if ((dropped_ & (dropped_ - 1)) == 0) {
-        LOG(INFO) << DebugString() << " dropped a "
-                  << (stale ? absl::StrCat("stale gradient (local_step ", local_step, " < global step ", global_step_,
-                                           ")")
-                            : absl::StrCat("surplus gradient (", max_per_step_, " are there for step ",
-                                           global_step_, ")"))
-                  << "; " << dropped_ << " dropped so far";
+        LOG(INFO)
+            << DebugString() << " dropped a "
+            << (stale ? absl::StrCat("stale gradient (local_step ", local_step, " < global step ", global_step_, ")")
+                      : absl::StrCat("surplus gradient (", max_per_step_, " are there for step ", global_step_, ")"))
+            << "; " << dropped_ << " dropped so far";
       }
       return false;
     }

@@ -40,8 +40,8 @@ std::string QueueBase::DebugString() const { return absl::StrCat(kind_, " '", na
 
 Status QueueBase::ValidateTuple(const Tuple& element, absl::string_view op) const {
   if (element.size() != types_.size()) {
-    return errors::InvalidArgument(op, ": ", DebugString(), " has ", types_.size(), " components, but ",
-                                   element.size(), " were given");
+    return errors::InvalidArgument(op, ": ", DebugString(), " has ", types_.size(), " components, but ", element.size(),
+                                   " were given");
   }
   for (size_t i = 0; i < element.size(); ++i) {
     if (element[i].dtype() != types_[i]) {

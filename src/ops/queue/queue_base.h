@@ -100,9 +100,9 @@ class QueueBase : public ResourceBase, public std::enable_shared_from_this<Queue
   struct Attempt {
     int64_t id = 0;
     Kind kind;
-    Tuple tuple;             // kEnqueue: the element; kEnqueueMany: the batch
-    int64_t count = 1;       // kEnqueueMany: rows of the batch; kDequeueMany: n
-    int64_t pushed = 0;      // kEnqueueMany: rows added so far
+    Tuple tuple;               // kEnqueue: the element; kEnqueueMany: the batch
+    int64_t count = 1;         // kEnqueueMany: rows of the batch; kDequeueMany: n
+    int64_t pushed = 0;        // kEnqueueMany: rows added so far
     std::vector<Tuple> taken;  // dequeues: elements taken so far
     DoneFn done;
     CancellationManager* cm = nullptr;
@@ -138,10 +138,10 @@ class QueueBase : public ResourceBase, public std::enable_shared_from_this<Queue
   const std::vector<TensorShape> shapes_;
   const int64_t capacity_;
 
-  bool closed_ = false;     // guarded by mu_
-  AttemptList enqueues_;    // guarded by mu_; enqueues and closes, in arrival order
-  AttemptList dequeues_;    // guarded by mu_
-  int64_t next_id_ = 1;     // guarded by mu_
+  bool closed_ = false;   // guarded by mu_
+  AttemptList enqueues_;  // guarded by mu_; enqueues and closes, in arrival order
+  AttemptList dequeues_;  // guarded by mu_
+  int64_t next_id_ = 1;   // guarded by mu_
 };
 
 }  // namespace dflow

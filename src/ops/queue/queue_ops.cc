@@ -73,12 +73,12 @@ class RandomShuffleQueueOp : public OpKernel {
     c->SetStatus(c->GetAttr("seed", &seed_));
     c->SetStatus(c->GetAttr("seed2", &seed2_));
     if (min_after_dequeue_ < 0) {
-      c->SetStatus(errors::InvalidArgument("RandomShuffleQueueV2 ", name(), ": min_after_dequeue ",
-                                           min_after_dequeue_, " must be >= 0"));
+      c->SetStatus(errors::InvalidArgument("RandomShuffleQueueV2 ", name(), ": min_after_dequeue ", min_after_dequeue_,
+                                           " must be >= 0"));
     }
     if (attrs_.capacity >= 0 && min_after_dequeue_ >= attrs_.capacity) {
-      c->SetStatus(errors::InvalidArgument("RandomShuffleQueueV2 ", name(), ": min_after_dequeue ",
-                                           min_after_dequeue_, " must be < capacity ", attrs_.capacity));
+      c->SetStatus(errors::InvalidArgument("RandomShuffleQueueV2 ", name(), ": min_after_dequeue ", min_after_dequeue_,
+                                           " must be < capacity ", attrs_.capacity));
     }
   }
 
@@ -94,9 +94,8 @@ class RandomShuffleQueueOp : public OpKernel {
     OP_REQUIRES_OK(ctx, q->MatchesAttrs(RandomShuffleQueue::kKind, attrs_.types, attrs_.shapes, attrs_.capacity));
     auto* rsq = static_cast<RandomShuffleQueue*>(q.get());  // the kind matched
     OP_REQUIRES(ctx, rsq->min_after_dequeue() == min_after_dequeue_,
-                errors::InvalidArgument("Shared queue '", h.name, "' has min_after_dequeue ",
-                                        rsq->min_after_dequeue(), " but requested min_after_dequeue was ",
-                                        min_after_dequeue_));
+                errors::InvalidArgument("Shared queue '", h.name, "' has min_after_dequeue ", rsq->min_after_dequeue(),
+                                        " but requested min_after_dequeue was ", min_after_dequeue_));
     SetHandleOutput(ctx, 0, std::move(h));
   }
 
@@ -196,8 +195,7 @@ Status CheckComponentTypes(OpKernelContext* ctx, const QueueBase& q) {
     for (DType t : q.component_types()) absl::StrAppend(&have, have.empty() ? "" : ", ", DTypeString(t));
     for (DType t : want) absl::StrAppend(&asked, asked.empty() ? "" : ", ", DTypeString(t));
     return errors::InvalidArgument(ctx->op_kernel().type_string(), " ", ctx->node_name(), ": ", q.DebugString(),
-                                   " has component types [", have, "] but the op's component_types are [", asked,
-                                   "]");
+                                   " has component types [", have, "] but the op's component_types are [", asked, "]");
   }
   return absl::OkStatus();
 }
@@ -303,34 +301,68 @@ Status QueueDequeueManyShape(InferenceContext* c) {
 }  // namespace
 
 void RegisterQueueOps() {
-  RegisterOp(OpDefBuilder("FIFOQueueV2").Output("handle: resource").Attr("component_types: list(type) >= 1")
-                 .Attr("shapes: list(shape) >= 0 = []").Attr("capacity: int = -1").Attr("container: string = ''")
-                 .Attr("shared_name: string = ''").SetIsStateful().SetShapeFn(ScalarShape)
+  RegisterOp(OpDefBuilder("FIFOQueueV2")
+                 .Output("handle: resource")
+                 .Attr("component_types: list(type) >= 1")
+                 .Attr("shapes: list(shape) >= 0 = []")
+                 .Attr("capacity: int = -1")
+                 .Attr("container: string = ''")
+                 .Attr("shared_name: string = ''")
+                 .SetIsStateful()
+                 .SetShapeFn(ScalarShape)
                  .Doc("A queue that produces elements in first-in first-out order."));
-  RegisterOp(OpDefBuilder("RandomShuffleQueueV2").Output("handle: resource")
-                 .Attr("component_types: list(type) >= 1").Attr("shapes: list(shape) >= 0 = []")
-                 .Attr("capacity: int = -1").Attr("min_after_dequeue: int = 0").Attr("seed: int = 0")
-                 .Attr("seed2: int = 0").Attr("container: string = ''").Attr("shared_name: string = ''")
-                 .SetIsStateful().SetShapeFn(ScalarShape)
+  RegisterOp(OpDefBuilder("RandomShuffleQueueV2")
+                 .Output("handle: resource")
+                 .Attr("component_types: list(type) >= 1")
+                 .Attr("shapes: list(shape) >= 0 = []")
+                 .Attr("capacity: int = -1")
+                 .Attr("min_after_dequeue: int = 0")
+                 .Attr("seed: int = 0")
+                 .Attr("seed2: int = 0")
+                 .Attr("container: string = ''")
+                 .Attr("shared_name: string = ''")
+                 .SetIsStateful()
+                 .SetShapeFn(ScalarShape)
                  .Doc("A queue that produces elements in random order."));
   for (const char* op : {"QueueEnqueueV2", "QueueEnqueueManyV2"}) {
-    RegisterOp(OpDefBuilder(op).Input("handle: resource").Input("components: Tcomponents")
-                   .Attr("Tcomponents: list(type) >= 1").Attr("timeout_ms: int = -1").SetShapeFn(NoOutputs)
+    RegisterOp(OpDefBuilder(op)
+                   .Input("handle: resource")
+                   .Input("components: Tcomponents")
+                   .Attr("Tcomponents: list(type) >= 1")
+                   .Attr("timeout_ms: int = -1")
+                   .SetShapeFn(NoOutputs)
                    .Doc("Enqueues one element (or, for Many, the rows of a batch); waits while the queue is full."));
   }
-  RegisterOp(OpDefBuilder("QueueDequeueV2").Input("handle: resource").Output("components: component_types")
-                 .Attr("component_types: list(type) >= 1").Attr("timeout_ms: int = -1").SetShapeFn(UnknownShape)
+  RegisterOp(OpDefBuilder("QueueDequeueV2")
+                 .Input("handle: resource")
+                 .Output("components: component_types")
+                 .Attr("component_types: list(type) >= 1")
+                 .Attr("timeout_ms: int = -1")
+                 .SetShapeFn(UnknownShape)
                  .Doc("Dequeues one element; waits while the queue is empty."));
-  RegisterOp(OpDefBuilder("QueueDequeueManyV2").Input("handle: resource").Input("n: int32")
-                 .Output("components: component_types").Attr("component_types: list(type) >= 1")
-                 .Attr("timeout_ms: int = -1").SetShapeFn(QueueDequeueManyShape)
+  RegisterOp(OpDefBuilder("QueueDequeueManyV2")
+                 .Input("handle: resource")
+                 .Input("n: int32")
+                 .Output("components: component_types")
+                 .Attr("component_types: list(type) >= 1")
+                 .Attr("timeout_ms: int = -1")
+                 .SetShapeFn(QueueDequeueManyShape)
                  .Doc("Dequeues n elements, concatenated along a new dimension 0."));
-  RegisterOp(OpDefBuilder("QueueCloseV2").Input("handle: resource").Attr("cancel_pending_enqueues: bool = false")
-                 .SetShapeFn(NoOutputs).Doc("Closes the queue: later enqueues fail, dequeues drain it."));
-  RegisterOp(OpDefBuilder("QueueSizeV2").Input("handle: resource").Output("size: int32").SetShapeFn(ScalarShape)
+  RegisterOp(OpDefBuilder("QueueCloseV2")
+                 .Input("handle: resource")
+                 .Attr("cancel_pending_enqueues: bool = false")
+                 .SetShapeFn(NoOutputs)
+                 .Doc("Closes the queue: later enqueues fail, dequeues drain it."));
+  RegisterOp(OpDefBuilder("QueueSizeV2")
+                 .Input("handle: resource")
+                 .Output("size: int32")
+                 .SetShapeFn(ScalarShape)
                  .Doc("The number of elements in the queue."));
-  RegisterOp(OpDefBuilder("QueueIsClosedV2").Input("handle: resource").Output("is_closed: bool")
-                 .SetShapeFn(ScalarShape).Doc("Whether the queue is closed."));
+  RegisterOp(OpDefBuilder("QueueIsClosedV2")
+                 .Input("handle: resource")
+                 .Output("is_closed: bool")
+                 .SetShapeFn(ScalarShape)
+                 .Doc("Whether the queue is closed."));
 
   RegisterKernel<FIFOQueueOp>(KernelBuilder("FIFOQueueV2"));
   RegisterKernel<RandomShuffleQueueOp>(KernelBuilder("RandomShuffleQueueV2"));

@@ -19,8 +19,11 @@ struct ShuffleQueue {
   std::vector<Output> dequeue, dequeue_many, dequeue_timeout;
   ShuffleQueue(int64_t min_after_dequeue, int64_t seed, int64_t seed2 = 0, int64_t capacity = -1) {
     q = ops::RandomShuffleQueue(root.WithOpName("rsq"), {DT_INT32},
-                                {.shapes = {PartialTensorShape({})}, .capacity = capacity,
-                                 .min_after_dequeue = min_after_dequeue, .seed = seed, .seed2 = seed2});
+                                {.shapes = {PartialTensorShape({})},
+                                 .capacity = capacity,
+                                 .min_after_dequeue = min_after_dequeue,
+                                 .seed = seed,
+                                 .seed2 = seed2});
     x = ops::Placeholder(root, DT_INT32);
     enqueue_many = ops::QueueEnqueueMany(root, q, {x});
     dequeue = ops::QueueDequeue(root, q, {DT_INT32});

@@ -43,7 +43,8 @@ class MultinomialOp : public OpKernel {
                 array::KernelError(*this, "num_samples should be a scalar, got shape ", num_t.shape().DebugString()));
     const int64_t batch = logits.dim_size(0), classes = logits.dim_size(1);
     const int64_t num_samples = num_t.scalar<int32_t>();
-    OP_REQUIRES(ctx, num_samples >= 0, array::KernelError(*this, "num_samples should be nonnegative, got ", num_samples));
+    OP_REQUIRES(ctx, num_samples >= 0,
+                array::KernelError(*this, "num_samples should be nonnegative, got ", num_samples));
     OP_REQUIRES(ctx, classes > 0 || batch == 0 || num_samples == 0,
                 array::KernelError(*this, "num_classes should be positive, got logits of shape ",
                                    logits.shape().DebugString()));
@@ -94,9 +95,16 @@ void RegisterMultinomialKernels() {
 }  // namespace
 
 void RegisterMultinomialOp() {
-  RegisterOp(OpDefBuilder("Multinomial").Input("logits: T").Input("num_samples: int32").Output("output: output_dtype")
-                 .Attr("seed: int = 0").Attr("seed2: int = 0").Attr("T: {float, double}")
-                 .Attr("output_dtype: {int32, int64} = int64").SetIsStateful().SetShapeFn(MultinomialShape)
+  RegisterOp(OpDefBuilder("Multinomial")
+                 .Input("logits: T")
+                 .Input("num_samples: int32")
+                 .Output("output: output_dtype")
+                 .Attr("seed: int = 0")
+                 .Attr("seed2: int = 0")
+                 .Attr("T: {float, double}")
+                 .Attr("output_dtype: {int32, int64} = int64")
+                 .SetIsStateful()
+                 .SetShapeFn(MultinomialShape)
                  .Doc("Draws num_samples classes per row of logits [batch, num_classes] with probabilities "
                       "softmax(logits)."));
   RegisterMultinomialKernels<float>();

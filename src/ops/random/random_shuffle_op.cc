@@ -46,8 +46,14 @@ class RandomShuffleOp : public OpKernel {
 }  // namespace
 
 void RegisterRandomShuffleOp() {
-  RegisterOp(OpDefBuilder("RandomShuffle").Input("value: T").Output("output: T").Attr("seed: int = 0")
-                 .Attr("seed2: int = 0").Attr("T: type").SetIsStateful().SetShapeFn(UnchangedShape)
+  RegisterOp(OpDefBuilder("RandomShuffle")
+                 .Input("value: T")
+                 .Output("output: T")
+                 .Attr("seed: int = 0")
+                 .Attr("seed2: int = 0")
+                 .Attr("T: type")
+                 .SetIsStateful()
+                 .SetShapeFn(UnchangedShape)
                  .Doc("The value with its first dimension randomly permuted."));
   RegisterKernel<RandomShuffleOp>(KernelBuilder("RandomShuffle"));
   RegisterNoGradient("RandomShuffle");

@@ -112,9 +112,9 @@ class Mutex : public ResourceBase, public std::enable_shared_from_this<Mutex> {
 
   const std::string name_;
   std::mutex mu_;
-  bool locked_ = false;           // guarded by mu_
-  std::deque<Waiter> waiters_;    // guarded by mu_; FIFO
-  int64_t next_id_ = 1;           // guarded by mu_
+  bool locked_ = false;         // guarded by mu_
+  std::deque<Waiter> waiters_;  // guarded by mu_; FIFO
+  int64_t next_id_ = 1;         // guarded by mu_
 };
 
 class MutexHandleOp : public OpKernel {
@@ -144,10 +144,10 @@ class MutexLockOp : public AsyncOpKernel {
     }
     ResourceHandle handle = **h;
     ResourceMgr* rm = ctx->step().device->resource_manager();
-    StatusOr<std::shared_ptr<Mutex>> m = rm->LookupOrCreate<Mutex>(
-        handle.container, handle.name, [&]() -> StatusOr<std::shared_ptr<Mutex>> {
-          return std::make_shared<Mutex>(handle.name);
-        });
+    StatusOr<std::shared_ptr<Mutex>> m = rm->LookupOrCreate<Mutex>(handle.container, handle.name,
+                                                                   [&]() -> StatusOr<std::shared_ptr<Mutex>> {
+                                                                     return std::make_shared<Mutex>(handle.name);
+                                                                   });
     if (!m.ok()) {
       ctx->SetStatus(m.status());
       done();
@@ -184,13 +184,23 @@ class ConsumeMutexLockOp : public OpKernel {
 }  // namespace
 
 void RegisterMutexOps() {
-  RegisterOp(OpDefBuilder("MutexV2").Output("resource: resource").Attr("container: string = ''")
-                 .Attr("shared_name: string = ''").SetIsStateful().SetShapeFn(ScalarShape)
+  RegisterOp(OpDefBuilder("MutexV2")
+                 .Output("resource: resource")
+                 .Attr("container: string = ''")
+                 .Attr("shared_name: string = ''")
+                 .SetIsStateful()
+                 .SetShapeFn(ScalarShape)
                  .Doc("A handle to a mutex (container, shared_name or the node name)."));
-  RegisterOp(OpDefBuilder("MutexLock").Input("mutex: resource").Output("mutex_lock: resource").SetIsStateful()
+  RegisterOp(OpDefBuilder("MutexLock")
+                 .Input("mutex: resource")
+                 .Output("mutex_lock: resource")
+                 .SetIsStateful()
                  .SetShapeFn(ScalarShape)
                  .Doc("Waits for the mutex and holds it until the last copy of the output is destroyed."));
-  RegisterOp(OpDefBuilder("ConsumeMutexLock").Input("mutex_lock: resource").SetIsStateful().SetShapeFn(NoOutputs)
+  RegisterOp(OpDefBuilder("ConsumeMutexLock")
+                 .Input("mutex_lock: resource")
+                 .SetIsStateful()
+                 .SetShapeFn(NoOutputs)
                  .Doc("Keeps a mutex lock alive until this op runs."));
   RegisterKernel<MutexHandleOp>(KernelBuilder("MutexV2"));
   RegisterKernel<MutexLockOp>(KernelBuilder("MutexLock"));

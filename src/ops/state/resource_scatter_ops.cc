@@ -22,8 +22,8 @@ class ResourceScatterOp : public OpKernel {
     OP_REQUIRES_OK(ctx, h.status());
     StatusOr<std::shared_ptr<Var>> found = LookupResource<Var>(ctx, **h);
     OP_REQUIRES(ctx, found.ok(),
-                errors::NotFound("Resource ", (*h)->container, "/", (*h)->name, " does not exist (", type_string(),
-                                 " ", name(), ": the resource variable was never assigned)"));
+                errors::NotFound("Resource ", (*h)->container, "/", (*h)->name, " does not exist (", type_string(), " ",
+                                 name(), ": the resource variable was never assigned)"));
     const std::shared_ptr<Var>& var = *found;
     const Tensor& indices = ctx->input(1);
     const Tensor& updates = ctx->input(2);

@@ -15,8 +15,9 @@ TEST(ResourceScatterTest, UpdateAddSub) {
     Scope root = Scope::NewRootScope();
     Output v = ops::VarHandleOp(root.WithOpName("v"), DT_FLOAT, PartialTensorShape({3, 2}));
     Operation init = ops::AssignVariableOp(root, v, ops::Const(root, {{1.f, 2.f}, {3.f, 4.f}, {5.f, 6.f}}));
-    Operation scatter = ops::BuildOp(root, op, {v, ops::Const(root, {2, 0, 2}),
-                                                ops::Const(root, {{10.f, 20.f}, {30.f, 40.f}, {50.f, 60.f}})});
+    Operation scatter = ops::BuildOp(root, op,
+                                     {v, ops::Const(root, {2, 0, 2}),
+                                      ops::Const(root, {{10.f, 20.f}, {30.f, 40.f}, {50.f, 60.f}})});
     Operation bad = ops::BuildOp(root, op, {v, ops::Const(root, {0, 3}), ops::Const(root, {{1.f, 1.f}, {1.f, 1.f}})});
     Output read = ops::ReadVariableOp(root, v, DT_FLOAT);
     ASSERT_TRUE(root.ok()) << root.status();

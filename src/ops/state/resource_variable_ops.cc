@@ -196,8 +196,8 @@ class ResourceGatherOp : public OpKernel {
     const int64_t bd = batch_dims_;
     OP_REQUIRES(ctx, bd >= 0 && bd <= indices.dims() && bd < params.dims(),
                 errors::InvalidArgument("ResourceGather ", name(), ": batch_dims = ", batch_dims_,
-                                        " must be in [0, rank(indices) = ", indices.dims(), "] and below rank(params) = ",
-                                        params.dims(), " (variable ", var->name(), ")"));
+                                        " must be in [0, rank(indices) = ", indices.dims(),
+                                        "] and below rank(params) = ", params.dims(), " (variable ", var->name(), ")"));
     int64_t batches = 1;
     for (int64_t i = 0; i < bd; ++i) {
       OP_REQUIRES(ctx, params.dim_size(i) == indices.dim_size(i),
@@ -216,8 +216,8 @@ class ResourceGatherOp : public OpKernel {
       const int64_t idx = IndexAt(indices, i);
       OP_REQUIRES(ctx, idx >= 0 && idx < rows,
                   errors::InvalidArgument("ResourceGather ", name(), ": indices[", i, "] = ", idx, " is not in [0, ",
-                                          rows, ") (variable ", var->name(), " of shape ",
-                                          params.shape().DebugString(), ")"));
+                                          rows, ") (variable ", var->name(), " of shape ", params.shape().DebugString(),
+                                          ")"));
     }
     Tensor* out = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &out));
@@ -276,29 +276,62 @@ void RegisterUpdateKernels() {
 }  // namespace
 
 void RegisterResourceVariableOps() {
-  RegisterOp(OpDefBuilder("VarHandleOp").Output("resource: resource").Attr("container: string = ''")
-                 .Attr("shared_name: string = ''").Attr("dtype: type").Attr("shape: shape")
+  RegisterOp(OpDefBuilder("VarHandleOp")
+                 .Output("resource: resource")
+                 .Attr("container: string = ''")
+                 .Attr("shared_name: string = ''")
+                 .Attr("dtype: type")
+                 .Attr("shape: shape")
                  .Attr("allowed_devices: list(string) = []")
                  .Attr("debug_name: string = ''")  // TensorFlow's (2.13 on): a name for messages only
-                 .SetIsStateful().SetShapeFn(ScalarShape)
+                 .SetIsStateful()
+                 .SetShapeFn(ScalarShape)
                  .Doc("A handle to the resource variable (container, shared_name or the node name)."));
-  RegisterOp(OpDefBuilder("ReadVariableOp").Input("resource: resource").Output("value: dtype").Attr("dtype: type")
-                 .SetShapeFn(UnknownShape).Doc("A snapshot of the variable's value."));
-  RegisterOp(OpDefBuilder("AssignVariableOp").Input("resource: resource").Input("value: dtype").Attr("dtype: type")
-                 .Attr("validate_shape: bool = false").SetShapeFn(NoOutputs)
+  RegisterOp(OpDefBuilder("ReadVariableOp")
+                 .Input("resource: resource")
+                 .Output("value: dtype")
+                 .Attr("dtype: type")
+                 .SetShapeFn(UnknownShape)
+                 .Doc("A snapshot of the variable's value."));
+  RegisterOp(OpDefBuilder("AssignVariableOp")
+                 .Input("resource: resource")
+                 .Input("value: dtype")
+                 .Attr("dtype: type")
+                 .Attr("validate_shape: bool = false")
+                 .SetShapeFn(NoOutputs)
                  .Doc("Stores value in the variable, creating it if needed."));
-  RegisterOp(OpDefBuilder("AssignAddVariableOp").Input("resource: resource").Input("value: dtype")
-                 .Attr("dtype: type").SetShapeFn(NoOutputs).Doc("Adds value to the variable."));
-  RegisterOp(OpDefBuilder("AssignSubVariableOp").Input("resource: resource").Input("value: dtype")
-                 .Attr("dtype: type").SetShapeFn(NoOutputs).Doc("Subtracts value from the variable."));
-  RegisterOp(OpDefBuilder("VarIsInitializedOp").Input("resource: resource").Output("is_initialized: bool")
-                 .SetShapeFn(ScalarShape).Doc("Whether the variable exists and has a value."));
-  RegisterOp(OpDefBuilder("VariableShape").Input("input: resource").Output("output: out_type")
-                 .Attr("out_type: {int32, int64} = int32").SetShapeFn(VariableShapeShape)
+  RegisterOp(OpDefBuilder("AssignAddVariableOp")
+                 .Input("resource: resource")
+                 .Input("value: dtype")
+                 .Attr("dtype: type")
+                 .SetShapeFn(NoOutputs)
+                 .Doc("Adds value to the variable."));
+  RegisterOp(OpDefBuilder("AssignSubVariableOp")
+                 .Input("resource: resource")
+                 .Input("value: dtype")
+                 .Attr("dtype: type")
+                 .SetShapeFn(NoOutputs)
+                 .Doc("Subtracts value from the variable."));
+  RegisterOp(OpDefBuilder("VarIsInitializedOp")
+                 .Input("resource: resource")
+                 .Output("is_initialized: bool")
+                 .SetShapeFn(ScalarShape)
+                 .Doc("Whether the variable exists and has a value."));
+  RegisterOp(OpDefBuilder("VariableShape")
+                 .Input("input: resource")
+                 .Output("output: out_type")
+                 .Attr("out_type: {int32, int64} = int32")
+                 .SetShapeFn(VariableShapeShape)
                  .Doc("The shape of the variable's value."));
-  RegisterOp(OpDefBuilder("ResourceGather").Input("resource: resource").Input("indices: Tindices")
-                 .Attr("batch_dims: int = 0").Attr("validate_indices: bool = true").Output("output: dtype")
-                 .Attr("dtype: type").Attr("Tindices: {int32, int64}").SetShapeFn(ResourceGatherShape)
+  RegisterOp(OpDefBuilder("ResourceGather")
+                 .Input("resource: resource")
+                 .Input("indices: Tindices")
+                 .Attr("batch_dims: int = 0")
+                 .Attr("validate_indices: bool = true")
+                 .Output("output: dtype")
+                 .Attr("dtype: type")
+                 .Attr("Tindices: {int32, int64}")
+                 .SetShapeFn(ResourceGatherShape)
                  .Doc("Rows of the variable at the given indices."));
 
   RegisterKernel<VarHandleOp>(KernelBuilder("VarHandleOp"));

@@ -326,7 +326,8 @@ TEST(ResourceGatherTest, BatchDims) {
   Scope root = Scope::NewRootScope();
   Output v = ops::VarHandleOp(root.WithOpName("b"), DT_FLOAT, PartialTensorShape({2, 3}));
   Operation assign = ops::AssignVariableOp(root, v, {{1.0f, 2.0f, 3.0f}, {4.0f, 5.0f, 6.0f}});
-  Operation g = ops::BuildOp(root, "ResourceGather", {v, Input({{2, 0}, {1, 1}})}, {{"dtype", DT_FLOAT}, {"batch_dims", 1}});
+  Operation g = ops::BuildOp(root, "ResourceGather", {v, Input({{2, 0}, {1, 1}})},
+                             {{"dtype", DT_FLOAT}, {"batch_dims", 1}});
   Operation bad = ops::BuildOp(root, "ResourceGather", {v, Input({{2, 0}, {1, 1}, {0, 0}})},
                                {{"dtype", DT_FLOAT}, {"batch_dims", 1}});
   ASSERT_TRUE(root.status().ok()) << root.status();
@@ -431,8 +432,8 @@ TEST(ResourceVariableGradientTest, NumericalCheckOfResourceGather) {
   Output rows = ops::ResourceGather(root, v, {{2, 0}, {3, 2}}, DT_DOUBLE);
   Output loss = ops::Sum(root, rows * rows * Input({1.0, -3.0}), {0, 1, 2});
   ClientSession session(root);
-  double err =
-      MaxHandleGradientError(root, session, v, loss, Doubles({0.5, -1.0, 2.0, 0.25, -0.75, 1.5, 3.0, -2.0}, {4, 2}));
+  double err = MaxHandleGradientError(root, session, v, loss,
+                                      Doubles({0.5, -1.0, 2.0, 0.25, -0.75, 1.5, 3.0, -2.0}, {4, 2}));
   EXPECT_LT(err, 1e-6);
 }
 

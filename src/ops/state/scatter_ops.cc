@@ -26,7 +26,8 @@ class ScatterOp : public OpKernel {
     {
       std::lock_guard<std::mutex> l(*var->mu());
       OP_REQUIRES(ctx, var->tensor()->IsInitialized(), var->UninitializedError());
-      OP_REQUIRES_OK(ctx, (ScatterRows<T, kMode>(absl::StrCat(type_string(), " ", name()), var.get(), indices, updates)));
+      OP_REQUIRES_OK(ctx,
+                     (ScatterRows<T, kMode>(absl::StrCat(type_string(), " ", name()), var.get(), indices, updates)));
     }
     ctx->set_output_ref(0, var);
   }
@@ -101,18 +102,34 @@ void RegisterScatterArithmeticKernels() {
 }  // namespace
 
 void RegisterScatterOps() {
-  RegisterOp(OpDefBuilder("ScatterUpdate").Input("ref: Ref(T)").Input("indices: Tindices").Input("updates: T")
-                 .Output("output_ref: Ref(T)").Attr("T: type").Attr("Tindices: {int32, int64}")
-                 .Attr("use_locking: bool = true").SetShapeFn(ScatterShape)
+  RegisterOp(OpDefBuilder("ScatterUpdate")
+                 .Input("ref: Ref(T)")
+                 .Input("indices: Tindices")
+                 .Input("updates: T")
+                 .Output("output_ref: Ref(T)")
+                 .Attr("T: type")
+                 .Attr("Tindices: {int32, int64}")
+                 .Attr("use_locking: bool = true")
+                 .SetShapeFn(ScatterShape)
                  .Doc("ref[indices[i], ...] = updates[i, ...]."));
   for (const char* op : {"ScatterAdd", "ScatterSub"}) {
-    RegisterOp(OpDefBuilder(op).Input("ref: Ref(T)").Input("indices: Tindices").Input("updates: T")
-                   .Output("output_ref: Ref(T)").Attr("T: {float, double, int32, int64, uint8}")
-                   .Attr("Tindices: {int32, int64}").Attr("use_locking: bool = false").SetShapeFn(ScatterShape)
+    RegisterOp(OpDefBuilder(op)
+                   .Input("ref: Ref(T)")
+                   .Input("indices: Tindices")
+                   .Input("updates: T")
+                   .Output("output_ref: Ref(T)")
+                   .Attr("T: {float, double, int32, int64, uint8}")
+                   .Attr("Tindices: {int32, int64}")
+                   .Attr("use_locking: bool = false")
+                   .SetShapeFn(ScatterShape)
                    .Doc("ref[indices[i], ...] += (or -=) updates[i, ...]; duplicate indices accumulate."));
   }
-  RegisterOp(OpDefBuilder("CountUpTo").Input("ref: Ref(T)").Output("output: T").Attr("limit: int")
-                 .Attr("T: {int32, int64}").SetShapeFn(CountUpToShape)
+  RegisterOp(OpDefBuilder("CountUpTo")
+                 .Input("ref: Ref(T)")
+                 .Output("output: T")
+                 .Attr("limit: int")
+                 .Attr("T: {int32, int64}")
+                 .SetShapeFn(CountUpToShape)
                  .Doc("Increments the variable until it reaches `limit`; outputs the value before the increment."));
   RegisterScatterUpdateKernel<float>();
   RegisterScatterUpdateKernel<double>();

@@ -61,7 +61,8 @@ TEST(ScatterTest, ScatterUpdateAddSubMatchANaiveLoop) {
 
 TEST(ScatterTest, IntegerTypesAndInt64Indices) {
   Scope root = Scope::NewRootScope();
-  Variable v = Variable::Create(root.WithOpName("v"), {4}, DT_INT64, init::Constant(Tensor::FromValues<int64_t>({1, 2, 3, 4}, {4}).value()));
+  Variable v = Variable::Create(root.WithOpName("v"), {4}, DT_INT64,
+                                init::Constant(Tensor::FromValues<int64_t>({1, 2, 3, 4}, {4}).value()));
   Output idx = ops::Const(root, Tensor::FromValues<int64_t>({3, 3, 0}, {3}).value());
   Output upd = ops::Const(root, Tensor::FromValues<int64_t>({10, 20, 100}, {3}).value());
   Output add = ops::ScatterAdd(root, v.ref(), idx, upd);

@@ -168,23 +168,48 @@ void RegisterStateOps() {
   // "Variable" is TensorFlow's older name of VariableV2, with the same signature; graphs written
   // by TensorFlow 0.x and early 1.x use it.
   for (const char* op : {"VariableV2", "Variable"}) {
-    RegisterOp(OpDefBuilder(op).Output("ref: Ref(dtype)").Attr("shape: shape").Attr("dtype: type")
-                   .Attr("container: string = ''").Attr("shared_name: string = ''").SetIsStateful()
-                   .SetShapeFn(VariableShape).Doc("A variable: state that persists across steps and sessions."));
+    RegisterOp(OpDefBuilder(op)
+                   .Output("ref: Ref(dtype)")
+                   .Attr("shape: shape")
+                   .Attr("dtype: type")
+                   .Attr("container: string = ''")
+                   .Attr("shared_name: string = ''")
+                   .SetIsStateful()
+                   .SetShapeFn(VariableShape)
+                   .Doc("A variable: state that persists across steps and sessions."));
     RegisterKernel<VariableOp>(KernelBuilder(op));
   }
-  RegisterOp(OpDefBuilder("Assign").Input("ref: Ref(T)").Input("value: T").Output("output_ref: Ref(T)")
-                 .Attr("T: type").Attr("validate_shape: bool = true").Attr("use_locking: bool = true")
-                 .SetShapeFn(AssignShape).Doc("Stores value in the variable."));
-  RegisterOp(OpDefBuilder("AssignAdd").Input("ref: Ref(T)").Input("value: T").Output("output_ref: Ref(T)")
-                 .Attr("T: {float, double, int32, int64, uint8}").Attr("use_locking: bool = false")
-                 .SetShapeFn(AssignUpdateShape).Doc("Adds value to the variable."));
-  RegisterOp(OpDefBuilder("AssignSub").Input("ref: Ref(T)").Input("value: T").Output("output_ref: Ref(T)")
-                 .Attr("T: {float, double, int32, int64, uint8}").Attr("use_locking: bool = false")
-                 .SetShapeFn(AssignUpdateShape).Doc("Subtracts value from the variable."));
+  RegisterOp(OpDefBuilder("Assign")
+                 .Input("ref: Ref(T)")
+                 .Input("value: T")
+                 .Output("output_ref: Ref(T)")
+                 .Attr("T: type")
+                 .Attr("validate_shape: bool = true")
+                 .Attr("use_locking: bool = true")
+                 .SetShapeFn(AssignShape)
+                 .Doc("Stores value in the variable."));
+  RegisterOp(OpDefBuilder("AssignAdd")
+                 .Input("ref: Ref(T)")
+                 .Input("value: T")
+                 .Output("output_ref: Ref(T)")
+                 .Attr("T: {float, double, int32, int64, uint8}")
+                 .Attr("use_locking: bool = false")
+                 .SetShapeFn(AssignUpdateShape)
+                 .Doc("Adds value to the variable."));
+  RegisterOp(OpDefBuilder("AssignSub")
+                 .Input("ref: Ref(T)")
+                 .Input("value: T")
+                 .Output("output_ref: Ref(T)")
+                 .Attr("T: {float, double, int32, int64, uint8}")
+                 .Attr("use_locking: bool = false")
+                 .SetShapeFn(AssignUpdateShape)
+                 .Doc("Subtracts value from the variable."));
   RegisterKernel<AssignOp>(KernelBuilder("Assign"));
-  RegisterOp(OpDefBuilder("IsVariableInitialized").Input("ref: Ref(dtype)").Output("is_initialized: bool")
-                 .Attr("dtype: type").SetShapeFn(ScalarShape)
+  RegisterOp(OpDefBuilder("IsVariableInitialized")
+                 .Input("ref: Ref(dtype)")
+                 .Output("is_initialized: bool")
+                 .Attr("dtype: type")
+                 .SetShapeFn(ScalarShape)
                  .Doc("Whether the variable has been given a value."));
   RegisterKernel<IsVariableInitializedOp>(KernelBuilder("IsVariableInitialized"));
   RegisterUpdateKernels<float>();

@@ -23,8 +23,7 @@ const std::vector<double>& Histogram::DefaultBucketLimits() {
   return *limits;
 }
 
-Histogram::Histogram()
-    : limits_(DefaultBucketLimits()), buckets_(limits_.size(), 0.0), min_(DBL_MAX), max_(-DBL_MAX) {}
+Histogram::Histogram() : limits_(DefaultBucketLimits()), buckets_(limits_.size(), 0.0), min_(DBL_MAX), max_(-DBL_MAX) {}
 
 void Histogram::Add(double value) {
   size_t b = std::upper_bound(limits_.begin(), limits_.end(), value) - limits_.begin();

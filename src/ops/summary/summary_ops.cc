@@ -174,20 +174,35 @@ void RegisterRealKernels() {
 }  // namespace
 
 void RegisterSummaryOps() {
-  RegisterOp(OpDefBuilder("ScalarSummary").Input("tags: string").Input("values: T").Output("summary: string")
-                 .Attr("T: {float, double, int32, int64, uint8}").SetShapeFn(ScalarSummaryShape)
+  RegisterOp(OpDefBuilder("ScalarSummary")
+                 .Input("tags: string")
+                 .Input("values: T")
+                 .Output("summary: string")
+                 .Attr("T: {float, double, int32, int64, uint8}")
+                 .SetShapeFn(ScalarSummaryShape)
                  .Doc("A Summary with one simple_value per element of values, tagged by the same element of "
                       "tags (same shape)."));
-  RegisterOp(OpDefBuilder("HistogramSummary").Input("tag: string").Input("values: T").Output("summary: string")
-                 .Attr("T: {float, double, int32, int64, uint8} = float").SetShapeFn(HistogramSummaryShape)
+  RegisterOp(OpDefBuilder("HistogramSummary")
+                 .Input("tag: string")
+                 .Input("values: T")
+                 .Output("summary: string")
+                 .Attr("T: {float, double, int32, int64, uint8} = float")
+                 .SetShapeFn(HistogramSummaryShape)
                  .Doc("A Summary with a histogram of values (TensorFlow's default buckets); non-finite values "
                       "are an error."));
-  RegisterOp(OpDefBuilder("TensorSummaryV2").Input("tag: string").Input("tensor: T")
-                 .Input("serialized_summary_metadata: string").Output("summary: string").Attr("T: type")
+  RegisterOp(OpDefBuilder("TensorSummaryV2")
+                 .Input("tag: string")
+                 .Input("tensor: T")
+                 .Input("serialized_summary_metadata: string")
+                 .Output("summary: string")
+                 .Attr("T: type")
                  .SetShapeFn(ScalarShape)
                  .Doc("A Summary holding the tensor itself, with the given SummaryMetadata."));
-  RegisterOp(OpDefBuilder("MergeSummary").Input("inputs: N * string").Output("summary: string")
-                 .Attr("N: int >= 1").SetShapeFn(ScalarShape)
+  RegisterOp(OpDefBuilder("MergeSummary")
+                 .Input("inputs: N * string")
+                 .Output("summary: string")
+                 .Attr("N: int >= 1")
+                 .SetShapeFn(ScalarShape)
                  .Doc("The union of the values of serialized Summary protos; a duplicate tag is an error."));
   RegisterRealKernels<float, double, int32_t, int64_t, uint8_t>();
   RegisterKernel<TensorSummaryV2Op>(KernelBuilder("TensorSummaryV2"));

@@ -38,13 +38,17 @@ void ExpectError(const std::string& op, const std::vector<Tensor>& inputs, const
   EXPECT_NE(out.status().message().find(fragment), std::string::npos) << out.status();
 }
 
-Tensor Strings(const std::vector<std::string>& v, const TensorShape& shape) { return MakeTensor<std::string>(v, shape); }
+Tensor Strings(const std::vector<std::string>& v, const TensorShape& shape) {
+  return MakeTensor<std::string>(v, shape);
+}
 
 TEST(ScalarSummaryTest, OneSimpleValuePerTag) {
   proto::Summary s = RunSummary("ScalarSummary", {Strings({"a", "b", "c", "d"}, TensorShape({2, 2})),
-                                           MakeTensor<double>({1.5, -2, 0.1, 1e300}, TensorShape({2, 2}))});
+                                                  MakeTensor<double>({1.5, -2, 0.1, 1e300}, TensorShape({2, 2}))});
   proto::Summary expected;
-  const std::vector<std::pair<std::string, float>> want = {{"a", 1.5f}, {"b", -2.f}, {"c", 0.1f},
+  const std::vector<std::pair<std::string, float>> want = {{"a", 1.5f},
+                                                           {"b", -2.f},
+                                                           {"c", 0.1f},
                                                            {"d", std::numeric_limits<float>::infinity()}};
   for (const auto& [tag, v] : want) {
     auto* value = expected.add_value();
@@ -86,7 +90,8 @@ TEST(HistogramTest, DefaultBucketLimitsAreTensorFlows) {
 }
 
 TEST(HistogramSummaryTest, HandComputedHistogram) {
-  proto::Summary s = RunSummary("HistogramSummary", {Tensor("w"), MakeTensor<float>({0.5f, 2, 2, -1}, TensorShape({2, 2}))});
+  proto::Summary s = RunSummary("HistogramSummary",
+                                {Tensor("w"), MakeTensor<float>({0.5f, 2, 2, -1}, TensorShape({2, 2}))});
   ASSERT_EQ(s.value_size(), 1);
   EXPECT_EQ(s.value(0).tag(), "w");
   const proto::HistogramProto& h = s.value(0).histo();
@@ -97,8 +102,13 @@ TEST(HistogramSummaryTest, HandComputedHistogram) {
   EXPECT_EQ(h.sum_squares(), 0.25 + 4 + 4 + 1);
   // Computed separately (Python, the same bucket rule): each value's bucket is the first limit
   // above it, and every run of empty buckets is one entry ending at the run's last limit.
-  const std::vector<double> limits = {-1.0089710279437536, -0.917246389039776, 0.47069243095356195,
-                                      0.5177616740489182,  1.9661990955585713, 2.1628190051144287, DBL_MAX};
+  const std::vector<double> limits = {-1.0089710279437536,
+                                      -0.917246389039776,
+                                      0.47069243095356195,
+                                      0.5177616740489182,
+                                      1.9661990955585713,
+                                      2.1628190051144287,
+                                      DBL_MAX};
   const std::vector<double> counts = {0, 1, 0, 1, 0, 2, 0};
   ASSERT_EQ(h.bucket_limit_size(), 7);
   ASSERT_EQ(h.bucket_size(), 7);
@@ -167,10 +177,10 @@ TEST(MergeSummaryTest, ConcatenatesValuesInOrder) {
   b.mutable_value(1)->mutable_histo()->set_num(5);
   proto::Summary untagged;  // a TensorSummary value without a tag: never a duplicate
   untagged.add_value();
-  proto::Summary s = RunSummary("MergeSummary", {Tensor(a.SerializeAsString()),
-                                          Strings({b.SerializeAsString(), untagged.SerializeAsString(),
-                                                   untagged.SerializeAsString()},
-                                                  TensorShape({3}))});
+  proto::Summary s = RunSummary(
+      "MergeSummary",
+      {Tensor(a.SerializeAsString()),
+       Strings({b.SerializeAsString(), untagged.SerializeAsString(), untagged.SerializeAsString()}, TensorShape({3}))});
   ASSERT_EQ(s.value_size(), 5);
   EXPECT_EQ(s.value(0).tag(), "x");
   EXPECT_EQ(s.value(0).simple_value(), 1);
@@ -185,7 +195,8 @@ TEST(MergeSummaryTest, DuplicateTagAndGarbageAreInvalidArgument) {
   a.add_value()->set_tag("loss");
   ExpectError("MergeSummary", {Tensor(a.SerializeAsString()), Tensor(a.SerializeAsString())},
               "Duplicate tag loss found in summary inputs");
-  ExpectError("MergeSummary", {Tensor(std::string("\xff\xff\xff\xff", 4))}, "Could not parse one of the summary inputs");
+  ExpectError("MergeSummary", {Tensor(std::string("\xff\xff\xff\xff", 4))},
+              "Could not parse one of the summary inputs");
 }
 
 TEST(TensorSummaryV2Test, KeepsTheTensorAndMetadata) {
@@ -207,8 +218,8 @@ TEST(TensorSummaryV2Test, KeepsTheTensorAndMetadata) {
 
 TEST(SummaryShapeTest, StaticShapeErrorsAtBuildTime) {
   RegisterAllOps();
-  auto s = testing::InferShapes("ScalarSummary",
-                                {Strings({"a", "b"}, TensorShape({2})), MakeTensor<float>({1, 2, 3}, TensorShape({3}))});
+  auto s = testing::InferShapes("ScalarSummary", {Strings({"a", "b"}, TensorShape({2})),
+                                                  MakeTensor<float>({1, 2, 3}, TensorShape({3}))});
   EXPECT_TRUE(absl::IsInvalidArgument(s.status())) << s.status();
   s = testing::InferShapes("HistogramSummary",
                            {Strings({"a", "b"}, TensorShape({2})), MakeTensor<float>({1}, TensorShape({1}))});

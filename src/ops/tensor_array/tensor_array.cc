@@ -42,8 +42,8 @@ Status TensorArray::CheckOpen() const {
 Status TensorArray::LockedWrite(int64_t index, const Tensor& value) {
   RETURN_IF_ERROR(CheckOpen());
   if (index < 0) {
-    return errors::InvalidArgument("TensorArray ", name_, ": Tried to write to index ", index, " but array size is: ",
-                                   elems_.size());
+    return errors::InvalidArgument("TensorArray ", name_, ": Tried to write to index ", index,
+                                   " but array size is: ", elems_.size());
   }
   if (static_cast<size_t>(index) >= elems_.size()) {
     if (!opts_.dynamic_size) {

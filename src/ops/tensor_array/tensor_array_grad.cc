@@ -44,8 +44,8 @@ DType AttrType(const Node* n, const char* name) {
 }  // namespace
 
 void RegisterTensorArrayGradients() {
-  for (const char* op : {"TensorArrayV3", "TensorArrayGradV3", "TensorArrayGradWithShape", "TensorArraySizeV3",
-                         "TensorArrayCloseV3"}) {
+  for (const char* op :
+       {"TensorArrayV3", "TensorArrayGradV3", "TensorArrayGradWithShape", "TensorArraySizeV3", "TensorArrayCloseV3"}) {
     RegisterNoGradient(op);
   }
   // value = Read(handle, index, flow): write the value's gradient to the gradient array.
@@ -72,8 +72,7 @@ void RegisterTensorArrayGradients() {
   RegisterGradient("TensorArrayScatterV3", [](GradContext* c) {
     NodeOut flow = c->GradOrZeros(0);
     auto [gh, gflow] = GradArray(c, c->inputs[0], flow);
-    c->grad_inputs[2] =
-        c->b->Op("TensorArrayGatherV3", {gh, c->inputs[1], gflow}, {{"dtype", AttrType(c->node, "T")}});
+    c->grad_inputs[2] = c->b->Op("TensorArrayGatherV3", {gh, c->inputs[1], gflow}, {{"dtype", AttrType(c->node, "T")}});
     c->grad_inputs[3] = flow;
     return c->b->status();
   });

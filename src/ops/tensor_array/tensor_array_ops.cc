@@ -20,7 +20,8 @@ using array::KernelError;
 
 Status ReadScalarIndex(const OpKernel& k, const Tensor& t, int64_t* out) {
   if (t.dtype() != DT_INT32 || t.dims() != 0) {
-    return KernelError(k, "index must be an int32 scalar, got ", DTypeString(t.dtype()), " of shape ", t.shape().DebugString());
+    return KernelError(k, "index must be an int32 scalar, got ", DTypeString(t.dtype()), " of shape ",
+                       t.shape().DebugString());
   }
   *out = t.scalar<int32_t>();
   return absl::OkStatus();
@@ -142,8 +143,8 @@ class GatherOp : public OpKernel {
     for (size_t i = 1; i < values.size(); ++i) {
       OP_REQUIRES(ctx, values[i].shape() == first,
                   errors::InvalidArgument("TensorArray has inconsistent shapes.  Index 0 has shape: ",
-                                          first.DebugString(), " but index ", i, " has shape: ",
-                                          values[i].shape().DebugString()));
+                                          first.DebugString(), " but index ", i,
+                                          " has shape: ", values[i].shape().DebugString()));
     }
     OP_REQUIRES_ASSIGN(ctx, TensorShape s, Prepend(static_cast<int64_t>(values.size()), first));
     OP_REQUIRES_ASSIGN(ctx, Tensor out, ConcatParts(ta->dtype(), values, s));
@@ -166,8 +167,8 @@ class ScatterOp : public OpKernel {
                 errors::InvalidArgument("Expected value to be at least a vector, but received shape: ",
                                         value.shape().DebugString()));
     OP_REQUIRES(ctx, static_cast<int64_t>(indices.size()) == value.dim_size(0),
-                errors::InvalidArgument("Expected len(indices) == values.shape[0], but saw: ", indices.size(),
-                                        " vs. ", value.dim_size(0)));
+                errors::InvalidArgument("Expected len(indices) == values.shape[0], but saw: ", indices.size(), " vs. ",
+                                        value.dim_size(0)));
     std::vector<int64_t> rest(value.shape().dim_sizes().begin() + 1, value.shape().dim_sizes().end());
     OP_REQUIRES_ASSIGN(ctx, TensorShape elem, TensorShape::FromDims(rest));
     std::vector<Tensor> elems;
@@ -194,8 +195,7 @@ class ConcatOp : public OpKernel {
     OP_REQUIRES_OK(ctx, ta->ReadAll(&values));
     if (values.empty()) {
       OP_REQUIRES(ctx, except0_.IsFullyDefined(),
-                  errors::Unimplemented("TensorArray has size zero, but element_shape_except0 ",
-                                        except0_.DebugString(),
+                  errors::Unimplemented("TensorArray has size zero, but element_shape_except0 ", except0_.DebugString(),
                                         " is not fully defined. Currently only static shapes are supported when "
                                         "concatenating zero-size TensorArrays."));
       OP_REQUIRES_ASSIGN(ctx, TensorShape rest, except0_.ToTensorShape());
@@ -219,7 +219,8 @@ class ConcatOp : public OpKernel {
       } else {
         OP_REQUIRES(ctx, rest == rest0,
                     errors::InvalidArgument("TensorArray has inconsistent shapes.  Index 0 has (excepting dimension "
-                                            "0) shape: ", values[0].shape().DebugString(), " but index ", i,
+                                            "0) shape: ",
+                                            values[0].shape().DebugString(), " but index ", i,
                                             " has (excepting dimension 0) shape: ", s.DebugString()));
       }
       lengths.flat<int64_t>()[i] = s.dim_size(0);
@@ -261,7 +262,8 @@ class SplitOp : public OpKernel {
     }
     OP_REQUIRES(ctx, sum == value.dim_size(0),
                 errors::InvalidArgument("Expected sum of lengths to be equal to values.shape[0], but sum of "
-                                        "lengths is: ", sum, " and value's shape is: ", value.shape().DebugString()));
+                                        "lengths is: ",
+                                        sum, " and value's shape is: ", value.shape().DebugString()));
     OP_REQUIRES_OK(ctx, ta->CheckOrResizeForSplit(static_cast<int64_t>(lens.size())));
     std::vector<int64_t> indices;
     std::vector<Tensor> elems;
@@ -426,42 +428,108 @@ Status GradShape(InferenceContext* c) {
 }  // namespace
 
 void RegisterTensorArrayOps() {
-  RegisterOp(OpDefBuilder("TensorArrayV3").Input("size: int32").Output("handle: resource").Output("flow: float")
-                 .Attr("dtype: type").Attr("element_shape: shape = unknown").Attr("dynamic_size: bool = false")
-                 .Attr("clear_after_read: bool = true").Attr("identical_element_shapes: bool = false")
-                 .Attr("tensor_array_name: string = ''").SetIsStateful().SetShapeFn(TensorArrayShape)
+  RegisterOp(OpDefBuilder("TensorArrayV3")
+                 .Input("size: int32")
+                 .Output("handle: resource")
+                 .Output("flow: float")
+                 .Attr("dtype: type")
+                 .Attr("element_shape: shape = unknown")
+                 .Attr("dynamic_size: bool = false")
+                 .Attr("clear_after_read: bool = true")
+                 .Attr("identical_element_shapes: bool = false")
+                 .Attr("tensor_array_name: string = ''")
+                 .SetIsStateful()
+                 .SetShapeFn(TensorArrayShape)
                  .Doc("An array of tensors for this step (tf.TensorArray)."));
-  RegisterOp(OpDefBuilder("TensorArrayGradV3").Input("handle: resource").Input("flow_in: float")
-                 .Output("grad_handle: resource").Output("flow_out: float").Attr("source: string")
-                 .SetIsStateful().SetShapeFn(GradShape)
+  RegisterOp(OpDefBuilder("TensorArrayGradV3")
+                 .Input("handle: resource")
+                 .Input("flow_in: float")
+                 .Output("grad_handle: resource")
+                 .Output("flow_out: float")
+                 .Attr("source: string")
+                 .SetIsStateful()
+                 .SetShapeFn(GradShape)
                  .Doc("The gradient array of a TensorArray for `source` (made on first use)."));
-  RegisterOp(OpDefBuilder("TensorArrayGradWithShape").Input("handle: resource").Input("flow_in: float")
-                 .Input("shape_to_prepend: int32").Output("grad_handle: resource").Output("flow_out: float")
-                 .Attr("source: string").SetIsStateful().SetShapeFn(GradShape)
+  RegisterOp(OpDefBuilder("TensorArrayGradWithShape")
+                 .Input("handle: resource")
+                 .Input("flow_in: float")
+                 .Input("shape_to_prepend: int32")
+                 .Output("grad_handle: resource")
+                 .Output("flow_out: float")
+                 .Attr("source: string")
+                 .SetIsStateful()
+                 .SetShapeFn(GradShape)
                  .Doc("TensorArrayGradV3 whose elements have shape_to_prepend in front of the forward ones."));
-  RegisterOp(OpDefBuilder("TensorArrayWriteV3").Input("handle: resource").Input("index: int32").Input("value: T")
-                 .Input("flow_in: float").Output("flow_out: float").Attr("T: type").SetIsStateful()
-                 .SetShapeFn(WriteShape).Doc("Writes value at index."));
-  RegisterOp(OpDefBuilder("TensorArrayReadV3").Input("handle: resource").Input("index: int32").Input("flow_in: float")
-                 .Output("value: dtype").Attr("dtype: type").SetIsStateful().SetShapeFn(ReadShape)
+  RegisterOp(OpDefBuilder("TensorArrayWriteV3")
+                 .Input("handle: resource")
+                 .Input("index: int32")
+                 .Input("value: T")
+                 .Input("flow_in: float")
+                 .Output("flow_out: float")
+                 .Attr("T: type")
+                 .SetIsStateful()
+                 .SetShapeFn(WriteShape)
+                 .Doc("Writes value at index."));
+  RegisterOp(OpDefBuilder("TensorArrayReadV3")
+                 .Input("handle: resource")
+                 .Input("index: int32")
+                 .Input("flow_in: float")
+                 .Output("value: dtype")
+                 .Attr("dtype: type")
+                 .SetIsStateful()
+                 .SetShapeFn(ReadShape)
                  .Doc("The element at index."));
-  RegisterOp(OpDefBuilder("TensorArrayGatherV3").Input("handle: resource").Input("indices: int32")
-                 .Input("flow_in: float").Output("value: dtype").Attr("dtype: type")
-                 .Attr("element_shape: shape = unknown").SetIsStateful().SetShapeFn(GatherShape)
+  RegisterOp(OpDefBuilder("TensorArrayGatherV3")
+                 .Input("handle: resource")
+                 .Input("indices: int32")
+                 .Input("flow_in: float")
+                 .Output("value: dtype")
+                 .Attr("dtype: type")
+                 .Attr("element_shape: shape = unknown")
+                 .SetIsStateful()
+                 .SetShapeFn(GatherShape)
                  .Doc("The elements at indices, stacked."));
-  RegisterOp(OpDefBuilder("TensorArrayScatterV3").Input("handle: resource").Input("indices: int32").Input("value: T")
-                 .Input("flow_in: float").Output("flow_out: float").Attr("T: type").SetIsStateful()
-                 .SetShapeFn(ScatterShape).Doc("Writes value[i] at indices[i]."));
-  RegisterOp(OpDefBuilder("TensorArrayConcatV3").Input("handle: resource").Input("flow_in: float")
-                 .Output("value: dtype").Output("lengths: int64").Attr("dtype: type")
-                 .Attr("element_shape_except0: shape = unknown").SetIsStateful().SetShapeFn(ConcatShape)
+  RegisterOp(OpDefBuilder("TensorArrayScatterV3")
+                 .Input("handle: resource")
+                 .Input("indices: int32")
+                 .Input("value: T")
+                 .Input("flow_in: float")
+                 .Output("flow_out: float")
+                 .Attr("T: type")
+                 .SetIsStateful()
+                 .SetShapeFn(ScatterShape)
+                 .Doc("Writes value[i] at indices[i]."));
+  RegisterOp(OpDefBuilder("TensorArrayConcatV3")
+                 .Input("handle: resource")
+                 .Input("flow_in: float")
+                 .Output("value: dtype")
+                 .Output("lengths: int64")
+                 .Attr("dtype: type")
+                 .Attr("element_shape_except0: shape = unknown")
+                 .SetIsStateful()
+                 .SetShapeFn(ConcatShape)
                  .Doc("Every element concatenated along dimension 0, and their lengths."));
-  RegisterOp(OpDefBuilder("TensorArraySplitV3").Input("handle: resource").Input("value: T").Input("lengths: int64")
-                 .Input("flow_in: float").Output("flow_out: float").Attr("T: type").SetIsStateful()
-                 .SetShapeFn(SplitShape).Doc("Splits value along dimension 0 into the elements."));
-  RegisterOp(OpDefBuilder("TensorArraySizeV3").Input("handle: resource").Input("flow_in: float").Output("size: int32")
-                 .SetIsStateful().SetShapeFn(SizeShape).Doc("The number of elements."));
-  RegisterOp(OpDefBuilder("TensorArrayCloseV3").Input("handle: resource").SetIsStateful().SetShapeFn(NoOutputs)
+  RegisterOp(OpDefBuilder("TensorArraySplitV3")
+                 .Input("handle: resource")
+                 .Input("value: T")
+                 .Input("lengths: int64")
+                 .Input("flow_in: float")
+                 .Output("flow_out: float")
+                 .Attr("T: type")
+                 .SetIsStateful()
+                 .SetShapeFn(SplitShape)
+                 .Doc("Splits value along dimension 0 into the elements."));
+  RegisterOp(OpDefBuilder("TensorArraySizeV3")
+                 .Input("handle: resource")
+                 .Input("flow_in: float")
+                 .Output("size: int32")
+                 .SetIsStateful()
+                 .SetShapeFn(SizeShape)
+                 .Doc("The number of elements."));
+  RegisterOp(OpDefBuilder("TensorArrayCloseV3")
+                 .Input("handle: resource")
+                 .SetIsStateful()
+                 .SetShapeFn(NoOutputs)
                  .Doc("Closes the array and frees its elements."));
   RegisterKernel<TensorArrayOp>(KernelBuilder("TensorArrayV3"));
   RegisterKernel<GradOp>(KernelBuilder("TensorArrayGradV3"));

@@ -39,9 +39,10 @@ StatusOr<Tensor> Read(const TA& ta, int32_t i) {
 StatusOr<Tensor> Gather(const TA& ta, std::vector<int32_t> idx, AttrMap extra = {}) {
   AttrMap attrs{{"dtype", DT_FLOAT}};
   for (auto& [k, v] : extra) attrs[k] = v;
-  ASSIGN_OR_RETURN(auto r, RunOpKernel("TensorArrayGatherV3",
-                                       {ta.handle, MakeTensor<int32_t>(idx, {static_cast<int64_t>(idx.size())}), ta.flow},
-                                       attrs));
+  ASSIGN_OR_RETURN(auto r,
+                   RunOpKernel("TensorArrayGatherV3",
+                               {ta.handle, MakeTensor<int32_t>(idx, {static_cast<int64_t>(idx.size())}), ta.flow},
+                               attrs));
   return r[0];
 }
 
@@ -64,10 +65,10 @@ TEST(TensorArrayOpsTest, WriteReadGather) {
 
 TEST(TensorArrayOpsTest, TensorFlowErrors) {
   TA ta = NewTA(2);
-  EXPECT_EQ(Write(ta, 2, Tensor(1.0f)).code(), absl::StatusCode::kInvalidArgument);   // not resizeable
+  EXPECT_EQ(Write(ta, 2, Tensor(1.0f)).code(), absl::StatusCode::kInvalidArgument);  // not resizeable
   EXPECT_EQ(Write(ta, -1, Tensor(1.0f)).code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(Read(ta, 0).status().code(), absl::StatusCode::kInvalidArgument);        // unwritten, shape unknown
-  EXPECT_EQ(Read(ta, 5).status().code(), absl::StatusCode::kInvalidArgument);        // out of range
+  EXPECT_EQ(Read(ta, 0).status().code(), absl::StatusCode::kInvalidArgument);  // unwritten, shape unknown
+  EXPECT_EQ(Read(ta, 5).status().code(), absl::StatusCode::kInvalidArgument);  // out of range
   ASSERT_TRUE(Write(ta, 0, Tensor(1.0f)).ok());
   Status twice = Write(ta, 0, Tensor(2.0f));
   EXPECT_EQ(twice.code(), absl::StatusCode::kInvalidArgument);
@@ -106,8 +107,8 @@ TEST(TensorArrayOpsTest, UnwrittenReadsAsZerosWhenTheShapeIsKnown) {
 
 TEST(TensorArrayOpsTest, DynamicSizeScatterSplitConcat) {
   TA ta = NewTA(0, {{"dynamic_size", true}});
-  auto s = RunOpKernel("TensorArrayScatterV3", {ta.handle, MakeTensor<int32_t>({3, 1}, {2}),
-                                                 MakeTensor<float>({1, 2, 3, 4}, {2, 2}), ta.flow});
+  auto s = RunOpKernel("TensorArrayScatterV3",
+                       {ta.handle, MakeTensor<int32_t>({3, 1}, {2}), MakeTensor<float>({1, 2, 3, 4}, {2, 2}), ta.flow});
   ASSERT_TRUE(s.ok()) << s.status();
   auto size = RunOpKernel("TensorArraySizeV3", {ta.handle, ta.flow});
   ASSERT_TRUE(size.ok());
@@ -115,15 +116,15 @@ TEST(TensorArrayOpsTest, DynamicSizeScatterSplitConcat) {
 
   TA sp = NewTA(2);
   auto w = RunOpKernel("TensorArraySplitV3", {sp.handle, MakeTensor<float>({1, 2, 3, 4, 5, 6}, {3, 2}),
-                                               MakeTensor<int64_t>({1, 2}, {2}), sp.flow});
+                                              MakeTensor<int64_t>({1, 2}, {2}), sp.flow});
   ASSERT_TRUE(w.ok()) << w.status();
   auto c = RunOpKernel("TensorArrayConcatV3", {sp.handle, sp.flow}, {{"dtype", DT_FLOAT}});
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_THAT(Values((*c)[0]), ElementsAre(1, 2, 3, 4, 5, 6));
   EXPECT_THAT((*c)[1].flat<int64_t>(), ElementsAre(1, 2));
   TA bad = NewTA(3);
-  EXPECT_EQ(RunOpKernel("TensorArraySplitV3", {bad.handle, MakeTensor<float>({1, 2}, {2}),
-                                               MakeTensor<int64_t>({1, 1}, {2}), bad.flow})
+  EXPECT_EQ(RunOpKernel("TensorArraySplitV3",
+                        {bad.handle, MakeTensor<float>({1, 2}, {2}), MakeTensor<int64_t>({1, 1}, {2}), bad.flow})
                 .status()
                 .code(),
             absl::StatusCode::kInvalidArgument);  // 2 lengths for 3 elements

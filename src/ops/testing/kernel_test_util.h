@@ -16,8 +16,7 @@ class Device;
 
 namespace dflow::testing {
 
-StatusOr<std::vector<Tensor>> RunOpKernel(const std::string& op, const std::vector<Tensor>& inputs,
-                                          AttrMap attrs = {});
+StatusOr<std::vector<Tensor>> RunOpKernel(const std::string& op, const std::vector<Tensor>& inputs, AttrMap attrs = {});
 // The same on `device` (its resources and file policy).
 StatusOr<std::vector<Tensor>> RunOpKernelOn(Device* device, const std::string& op, const std::vector<Tensor>& inputs,
                                             AttrMap attrs = {});

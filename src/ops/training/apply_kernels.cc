@@ -174,9 +174,7 @@ class ApplyRMSPropOp : public ApplyKernel<T> {
   explicit ApplyRMSPropOp(OpKernelConstruction* c) : ApplyKernel<T>(c, 3, {3, 4, 5, 6}, {7}) {}
 
  protected:
-  void Update(T* const* v, const T* s, const T* const* d, int64_t n) const override {
-    RMSPropUpdate(v, s, d[0], n);
-  }
+  void Update(T* const* v, const T* s, const T* const* d, int64_t n) const override { RMSPropUpdate(v, s, d[0], n); }
 };
 
 // Centered RMSProp: the second moment minus the squared first moment (an estimate of the
@@ -200,9 +198,7 @@ class ApplyFtrlOp : public ApplyKernel<T> {
   }
 
  protected:
-  Status CheckScalars(const std::vector<T>& s) const override {
-    return CheckFtrlScalars<T, false>(this->Where(), s);
-  }
+  Status CheckScalars(const std::vector<T>& s) const override { return CheckFtrlScalars<T, false>(this->Where(), s); }
 
   void Update(T* const* v, const T* s, const T* const* d, int64_t n) const override {
     FtrlUpdate<T, false>(v, s, d[0], n, multiply_linear_by_lr_);

@@ -9,8 +9,8 @@
 namespace dflow {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::ApplyRunner;
+using ::testing::HasSubstr;
 
 Tensor Vec(const std::vector<double>& v, DType dtype, TensorShape shape = {}) {
   if (shape.dims() == 0 && !v.empty()) shape = TensorShape{static_cast<int64_t>(v.size())};
@@ -112,7 +112,8 @@ TEST_P(ApplyKernelTest, AdagradMatchesFormula) {
 
 TEST_P(ApplyKernelTest, AdagradWithoutSlotUpdateLeavesAccum) {
   const DType dt = GetParam();
-  auto r = ApplyRunner::Create("ApplyAdagrad", dt, {Vec({1}, dt), Vec({0.1}, dt)}, 2, {{"update_slots", false}}).value();
+  auto r =
+      ApplyRunner::Create("ApplyAdagrad", dt, {Vec({1}, dt), Vec({0.1}, dt)}, 2, {{"update_slots", false}}).value();
   ASSERT_TRUE(r->Run({Scalar(0.5, dt), Vec({1}, dt)}).ok());
   EXPECT_NEAR(r->at(1, 0), 0.1, Tol(dt));
   EXPECT_NEAR(r->at(0, 0), 1 - 0.5 / std::sqrt(0.1), 1e-5);
@@ -122,8 +123,7 @@ TEST_P(ApplyKernelTest, AdagradWithoutSlotUpdateLeavesAccum) {
 
 void CheckAdam(DType dt, bool nesterov) {
   std::vector<double> var = {1, -0.5}, m = {0, 0}, v = {0, 0};
-  auto r = ApplyRunner::Create("ApplyAdam", dt, {Vec(var, dt), Vec(m, dt), Vec(v, dt)}, 7,
-                               {{"use_nesterov", nesterov}})
+  auto r = ApplyRunner::Create("ApplyAdam", dt, {Vec(var, dt), Vec(m, dt), Vec(v, dt)}, 7, {{"use_nesterov", nesterov}})
                .value();
   const double lr = 0.01, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
   const std::vector<std::vector<double>> grads = {{0.5, -1}, {0.25, 2}, {-1, 0.1}};
@@ -265,8 +265,7 @@ void CheckFtrl(DType dt, double lr_power, bool multiply_by_lr) {
   const double lr = 0.5, l1 = 0.05, l2 = 0.1;
   const std::vector<std::vector<double>> grads = {{1, -0.5, 0.01}, {0.5, 2, -0.02}, {-2, 0.1, 0.03}};
   for (const auto& g : grads) {
-    ASSERT_TRUE(
-        r->Run({Vec(g, dt), Scalar(lr, dt), Scalar(l1, dt), Scalar(l2, dt), Scalar(lr_power, dt)}).ok());
+    ASSERT_TRUE(r->Run({Vec(g, dt), Scalar(lr, dt), Scalar(l1, dt), Scalar(l2, dt), Scalar(lr_power, dt)}).ok());
     for (int i = 0; i < 3; ++i) {
       FtrlReference(&var[i], &accum[i], &linear[i], g[i], lr, l1, l2, lr_power, multiply_by_lr);
       EXPECT_NEAR(r->at(0, i), var[i], dt == DT_FLOAT ? 1e-5 : 1e-11) << i;
@@ -336,8 +335,8 @@ TEST_P(ApplyKernelTest, RejectsNonScalarHyperparameter) {
   EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
   EXPECT_THAT(s.message(), HasSubstr("lr is not a scalar"));
   // A [1] tensor is not a scalar either.
-  s = r->Run({Scalar(0.9, dt), Vec({0.999}, dt), Scalar(0.1, dt), Scalar(0.9, dt), Scalar(0.999, dt),
-              Scalar(1e-8, dt), Vec({0.5}, dt)});
+  s = r->Run({Scalar(0.9, dt), Vec({0.999}, dt), Scalar(0.1, dt), Scalar(0.9, dt), Scalar(0.999, dt), Scalar(1e-8, dt),
+              Vec({0.5}, dt)});
   EXPECT_THAT(s.message(), HasSubstr("beta2_power is not a scalar"));
 }
 

@@ -24,7 +24,10 @@ template <typename T>
 class MoreApplyKernel : public OpKernel {
  public:
   MoreApplyKernel(OpKernelConstruction* c, int refs, std::vector<int> scalar_inputs, int dense_input)
-      : OpKernel(c), refs_(refs), scalars_(std::move(scalar_inputs)), dense_(dense_input),
+      : OpKernel(c),
+        refs_(refs),
+        scalars_(std::move(scalar_inputs)),
+        dense_(dense_input),
         resource_(absl::StartsWith(c->node().op, "Resource")) {}
 
   void Compute(OpKernelContext* ctx) final {
@@ -254,7 +257,8 @@ void RegisterResourceApplyOps() {
                              "ApplyProximalAdagrad on resource variables.");
   RegisterResourceApplyOpDef("ResourceApplyAdagradDA",
                              {"var: resource", "gradient_accumulator: resource",
-                              "gradient_squared_accumulator: resource", "grad: T", "lr: T", "l1: T", "l2: T", "global_step: int64"},
+                              "gradient_squared_accumulator: resource", "grad: T", "lr: T", "l1: T", "l2: T",
+                              "global_step: int64"},
                              {4, 5, 6, 7}, {}, "ApplyAdagradDA on resource variables.");
   RegisterBoth<GradientDescentOp>("ResourceApplyGradientDescent");
   RegisterBoth<MomentumOp>("ResourceApplyMomentum");
@@ -276,39 +280,74 @@ void RegisterProximalApplyOps() {
   constexpr char kTypes[] = "T: {float, double}";
   constexpr char kLocking[] = "use_locking: bool = false";
   RegisterOp(OpDefBuilder("ApplyAdadelta")
-                 .Input("var: Ref(T)").Input("accum: Ref(T)").Input("accum_update: Ref(T)").Input("lr: T")
-                 .Input("rho: T").Input("epsilon: T").Input("grad: T").Output("out: Ref(T)")
-                 .Attr(kTypes).Attr(kLocking)
+                 .Input("var: Ref(T)")
+                 .Input("accum: Ref(T)")
+                 .Input("accum_update: Ref(T)")
+                 .Input("lr: T")
+                 .Input("rho: T")
+                 .Input("epsilon: T")
+                 .Input("grad: T")
+                 .Output("out: Ref(T)")
+                 .Attr(kTypes)
+                 .Attr(kLocking)
                  .SetShapeFn(ApplyShape({1, 2, 6}, {3, 4, 5}))
                  .Doc("accum = rho * accum + (1 - rho) * grad^2; update = sqrt(accum_update + epsilon) / "
                       "sqrt(accum + epsilon) * grad; accum_update = rho * accum_update + (1 - rho) * update^2; "
                       "var -= lr * update."));
   RegisterOp(OpDefBuilder("ApplyProximalGradientDescent")
-                 .Input("var: Ref(T)").Input("alpha: T").Input("l1: T").Input("l2: T").Input("delta: T")
+                 .Input("var: Ref(T)")
+                 .Input("alpha: T")
+                 .Input("l1: T")
+                 .Input("l2: T")
+                 .Input("delta: T")
                  .Output("out: Ref(T)")
-                 .Attr(kTypes).Attr(kLocking)
+                 .Attr(kTypes)
+                 .Attr(kLocking)
                  .SetShapeFn(ApplyShape({4}, {1, 2, 3}))
                  .Doc("prox_v = var - alpha * delta; var = sign(prox_v) * max(|prox_v| - alpha * l1, 0) / "
                       "(1 + alpha * l2)."));
   RegisterOp(OpDefBuilder("ApplyProximalAdagrad")
-                 .Input("var: Ref(T)").Input("accum: Ref(T)").Input("lr: T").Input("l1: T").Input("l2: T")
-                 .Input("grad: T").Output("out: Ref(T)")
-                 .Attr(kTypes).Attr(kLocking)
+                 .Input("var: Ref(T)")
+                 .Input("accum: Ref(T)")
+                 .Input("lr: T")
+                 .Input("l1: T")
+                 .Input("l2: T")
+                 .Input("grad: T")
+                 .Output("out: Ref(T)")
+                 .Attr(kTypes)
+                 .Attr(kLocking)
                  .SetShapeFn(ApplyShape({1, 5}, {2, 3, 4}))
                  .Doc("accum += grad^2; rate = lr / sqrt(accum); prox_v = var - rate * grad; "
                       "var = sign(prox_v) * max(|prox_v| - rate * l1, 0) / (1 + rate * l2)."));
   RegisterOp(OpDefBuilder("ApplyFtrlV2")
-                 .Input("var: Ref(T)").Input("accum: Ref(T)").Input("linear: Ref(T)").Input("grad: T").Input("lr: T")
-                 .Input("l1: T").Input("l2: T").Input("l2_shrinkage: T").Input("lr_power: T").Output("out: Ref(T)")
-                 .Attr(kTypes).Attr(kLocking).Attr("multiply_linear_by_lr: bool = false")
+                 .Input("var: Ref(T)")
+                 .Input("accum: Ref(T)")
+                 .Input("linear: Ref(T)")
+                 .Input("grad: T")
+                 .Input("lr: T")
+                 .Input("l1: T")
+                 .Input("l2: T")
+                 .Input("l2_shrinkage: T")
+                 .Input("lr_power: T")
+                 .Output("out: Ref(T)")
+                 .Attr(kTypes)
+                 .Attr(kLocking)
+                 .Attr("multiply_linear_by_lr: bool = false")
                  .SetShapeFn(ApplyShape({1, 2, 3}, {4, 5, 6, 7, 8}))
                  .Doc("The FTRL-proximal update with L2 shrinkage (grad + 2 * l2_shrinkage * var in the "
                       "linear term)."));
   RegisterOp(OpDefBuilder("ApplyAdagradDA")
-                 .Input("var: Ref(T)").Input("gradient_accumulator: Ref(T)")
-                 .Input("gradient_squared_accumulator: Ref(T)").Input("grad: T").Input("lr: T").Input("l1: T")
-                 .Input("l2: T").Input("global_step: int64").Output("out: Ref(T)")
-                 .Attr(kTypes).Attr(kLocking)
+                 .Input("var: Ref(T)")
+                 .Input("gradient_accumulator: Ref(T)")
+                 .Input("gradient_squared_accumulator: Ref(T)")
+                 .Input("grad: T")
+                 .Input("lr: T")
+                 .Input("l1: T")
+                 .Input("l2: T")
+                 .Input("global_step: int64")
+                 .Output("out: Ref(T)")
+                 .Attr(kTypes)
+                 .Attr(kLocking)
                  .SetShapeFn(ApplyShape({1, 2, 3}, {4, 5, 6, 7}))
                  .Doc("Adagrad dual averaging: the accumulators add grad and grad^2; var = -sign(g) * lr * "
                       "max(|g| - l1 * global_step, 0) / (l2 * global_step * lr + sqrt(gg))."));

@@ -9,8 +9,8 @@
 namespace dflow {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::ApplyRunner;
+using ::testing::HasSubstr;
 
 Tensor Vec(const std::vector<double>& v, DType dtype) {
   const TensorShape shape{static_cast<int64_t>(v.size())};

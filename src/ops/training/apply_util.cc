@@ -42,8 +42,8 @@ Status LockApplyVars(OpKernelContext* ctx, int refs, bool resource, DType dtype,
   const TensorShape& shape = out->vars[0]->tensor()->shape();
   for (int i = 1; i < refs; ++i) {
     if (out->vars[i]->tensor()->shape() != shape) {
-      return errors::InvalidArgument(where, ": var and input ", i, " do not have the same shape: ",
-                                     shape.DebugString(), " vs ", out->vars[i]->tensor()->shape().DebugString());
+      return errors::InvalidArgument(where, ": var and input ", i, " do not have the same shape: ", shape.DebugString(),
+                                     " vs ", out->vars[i]->tensor()->shape().DebugString());
     }
   }
   return absl::OkStatus();
@@ -67,8 +67,9 @@ ShapeFn ApplyShape(std::vector<int> same, std::vector<int> scalars) {
     for (int i : same) {
       auto merged = s.MergeWith(c->input(i));
       if (!merged.ok()) {
-        return errors::InvalidArgument(def.name, ": var and ", def.inputs[i].name, " do not have compatible shapes: ",
-                                       s.DebugString(), " vs ", c->input(i).DebugString());
+        return errors::InvalidArgument(def.name, ": var and ", def.inputs[i].name,
+                                       " do not have compatible shapes: ", s.DebugString(), " vs ",
+                                       c->input(i).DebugString());
       }
       s = *merged;
     }

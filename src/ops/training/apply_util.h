@@ -24,8 +24,8 @@ namespace dflow {
 // The variables of one update, locked (each distinct one once, in address order, so that updates
 // sharing variables cannot deadlock) until this goes away or `locks` is cleared.
 struct LockedVars {
-  std::vector<Var*> vars;                    // in the op's order
-  std::vector<std::shared_ptr<Var>> held;    // resource forms: the variables the handles name
+  std::vector<Var*> vars;                  // in the op's order
+  std::vector<std::shared_ptr<Var>> held;  // resource forms: the variables the handles name
   std::vector<Var*> distinct;
   std::vector<std::unique_lock<std::mutex>> locks;
 

@@ -131,7 +131,11 @@ TEST(ResourceApplyTest, SparseSameAsOnReferenceVariables) {
         rest = {ops::Const(root, 0.1), grad, indices, ops::Const(root, 0.9)};
       }
       if (std::string(op) == "SparseApplyFtrl") {
-        rest = {grad, indices, ops::Const(root, 0.1), ops::Const(root, 0.01), ops::Const(root, 0.1),
+        rest = {grad,
+                indices,
+                ops::Const(root, 0.1),
+                ops::Const(root, 0.01),
+                ops::Const(root, 0.1),
                 ops::Const(root, -0.5)};
       }
       for (const Input& in : rest) inputs.push_back(in);
@@ -155,8 +159,8 @@ TEST(ResourceApplyTest, SparseSameAsOnReferenceVariables) {
 TEST(ResourceApplyTest, NeverAssignedVariableAndBadScalar) {
   Scope root = Scope::NewRootScope();
   Output h = ops::VarHandleOp(root.WithOpName("w"), DT_DOUBLE, PartialTensorShape({3}));
-  Operation update =
-      ops::BuildOp(root, "ResourceApplyGradientDescent", {h, ops::Const(root, 0.1), ops::Const(root, {1.0, 2.0, 3.0})});
+  Operation update = ops::BuildOp(root, "ResourceApplyGradientDescent",
+                                  {h, ops::Const(root, 0.1), ops::Const(root, {1.0, 2.0, 3.0})});
   ASSERT_TRUE(root.ok()) << root.status();
   ClientSession session(root);
   Status s = session.Run(std::vector<Operation>{update});

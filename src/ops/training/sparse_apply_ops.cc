@@ -132,9 +132,7 @@ class SparseApplyCenteredRMSPropOp : public SparseApplyKernel<T, Idx> {
       : SparseApplyKernel<T, Idx>(c, {4, {4, 5, 6, 7}, 8, 9}) {}
 
  protected:
-  void UpdateRow(T* const* v, const T* s, const T* g, int64_t n) const override {
-    CenteredRMSPropUpdate(v, s, g, n);
-  }
+  void UpdateRow(T* const* v, const T* s, const T* g, int64_t n) const override { CenteredRMSPropUpdate(v, s, g, n); }
 };
 
 template <typename T, typename Idx>
@@ -161,20 +159,16 @@ class SparseApplyProximalGradientDescentOp : public SparseApplyKernel<T, Idx> {
 template <typename T, typename Idx>
 class SparseApplyProximalAdagradOp : public SparseApplyKernel<T, Idx> {
  public:
-  explicit SparseApplyProximalAdagradOp(OpKernelConstruction* c)
-      : SparseApplyKernel<T, Idx>(c, {2, {2, 3, 4}, 5, 6}) {}
+  explicit SparseApplyProximalAdagradOp(OpKernelConstruction* c) : SparseApplyKernel<T, Idx>(c, {2, {2, 3, 4}, 5, 6}) {}
 
  protected:
-  void UpdateRow(T* const* v, const T* s, const T* g, int64_t n) const override {
-    ProximalAdagradUpdate(v, s, g, n);
-  }
+  void UpdateRow(T* const* v, const T* s, const T* g, int64_t n) const override { ProximalAdagradUpdate(v, s, g, n); }
 };
 
 template <typename T, typename Idx>
 class SparseApplyAdagradDAOp : public SparseApplyKernel<T, Idx> {
  public:
-  explicit SparseApplyAdagradDAOp(OpKernelConstruction* c)
-      : SparseApplyKernel<T, Idx>(c, {3, {5, 6, 7, 8}, 3, 4}) {}
+  explicit SparseApplyAdagradDAOp(OpKernelConstruction* c) : SparseApplyKernel<T, Idx>(c, {3, {5, 6, 7, 8}, 3, 4}) {}
 
  protected:
   void UpdateRow(T* const* v, const T* s, const T* g, int64_t n) const override { AdagradDAUpdate(v, s, g, n); }
@@ -185,8 +179,8 @@ template <typename T, typename Idx, bool kShrinkage>
 class SparseApplyFtrlOp : public SparseApplyKernel<T, Idx> {
  public:
   explicit SparseApplyFtrlOp(OpKernelConstruction* c)
-      : SparseApplyKernel<T, Idx>(c, {3, kShrinkage ? std::vector<int>{5, 6, 7, 8, 9} : std::vector<int>{5, 6, 7, 8},
-                                      3, 4}) {
+      : SparseApplyKernel<T, Idx>(c, {3, kShrinkage ? std::vector<int>{5, 6, 7, 8, 9} : std::vector<int>{5, 6, 7, 8}, 3,
+                                      4}) {
     c->SetStatus(c->GetAttr("multiply_linear_by_lr", &multiply_linear_by_lr_));
   }
 
@@ -212,8 +206,9 @@ ShapeFn SparseApplyShape(Layout l) {
     for (int i = 1; i < l.refs; ++i) {
       auto merged = s.MergeWith(c->input(i));
       if (!merged.ok()) {
-        return errors::InvalidArgument(def.name, ": var and ", def.inputs[i].name, " do not have compatible shapes: ",
-                                       s.DebugString(), " vs ", c->input(i).DebugString());
+        return errors::InvalidArgument(def.name, ": var and ", def.inputs[i].name,
+                                       " do not have compatible shapes: ", s.DebugString(), " vs ",
+                                       c->input(i).DebugString());
       }
       s = *merged;
     }
@@ -241,14 +236,10 @@ void RegisterBothSparseKernels(const char* op) {
 
 template <template <typename, typename> class K>
 void RegisterSparseKernels(const std::string& op) {
-  RegisterKernel<K<float, int32_t>>(
-      KernelBuilder(op).TypeConstraint<float>("T").TypeConstraint<int32_t>("Tindices"));
-  RegisterKernel<K<float, int64_t>>(
-      KernelBuilder(op).TypeConstraint<float>("T").TypeConstraint<int64_t>("Tindices"));
-  RegisterKernel<K<double, int32_t>>(
-      KernelBuilder(op).TypeConstraint<double>("T").TypeConstraint<int32_t>("Tindices"));
-  RegisterKernel<K<double, int64_t>>(
-      KernelBuilder(op).TypeConstraint<double>("T").TypeConstraint<int64_t>("Tindices"));
+  RegisterKernel<K<float, int32_t>>(KernelBuilder(op).TypeConstraint<float>("T").TypeConstraint<int32_t>("Tindices"));
+  RegisterKernel<K<float, int64_t>>(KernelBuilder(op).TypeConstraint<float>("T").TypeConstraint<int64_t>("Tindices"));
+  RegisterKernel<K<double, int32_t>>(KernelBuilder(op).TypeConstraint<double>("T").TypeConstraint<int32_t>("Tindices"));
+  RegisterKernel<K<double, int64_t>>(KernelBuilder(op).TypeConstraint<double>("T").TypeConstraint<int64_t>("Tindices"));
 }
 
 // One OpDef: `args` are "name: type" of the inputs in order (Ref(T) for the variables).
@@ -325,8 +316,8 @@ void RegisterSparseApplyOps() {
                       {3, {5, 6, 7, 8, 9}, 3, 4}, "ApplyFtrlV2 on the rows `indices` of var, accum and linear.",
                       "multiply_linear_by_lr: bool = false");
   RegisterSparseOpDef("SparseApplyAdagradDA",
-                      {"var: Ref(T)", "gradient_accumulator: Ref(T)", "gradient_squared_accumulator: Ref(T)",
-                       "grad: T", "indices: Tindices", "lr: T", "l1: T", "l2: T", "global_step: int64"},
+                      {"var: Ref(T)", "gradient_accumulator: Ref(T)", "gradient_squared_accumulator: Ref(T)", "grad: T",
+                       "indices: Tindices", "lr: T", "l1: T", "l2: T", "global_step: int64"},
                       {3, {5, 6, 7, 8}, 3, 4}, "ApplyAdagradDA on the rows `indices` of var and its accumulators.");
   RegisterBothSparseKernels<SparseApplyAdagradDAOp>("SparseApplyAdagradDA");
   RegisterBothSparseKernels<SparseApplyAdagradOp>("SparseApplyAdagrad");

@@ -21,8 +21,7 @@ using ::testing::HasSubstr;
 // Runs one kernel with Ref inputs `vars` (owned here) followed by value inputs of the given types.
 class Runner {
  public:
-  Runner(const std::string& op, const std::vector<Tensor>& vars, const std::vector<DType>& value_types,
-         AttrMap attrs) {
+  Runner(const std::string& op, const std::vector<Tensor>& vars, const std::vector<DType>& value_types, AttrMap attrs) {
     RegisterAllOps();
     NodeSpec spec;
     spec.name = "node";

@@ -112,8 +112,7 @@ TEST(TrainingOpsTest, UpdatesVariablesInASession) {
   const float g[2] = {0.5f, -2.0f};
   for (int t = 1; t <= 3; ++t) {
     double p1 = std::pow(0.9, t), p2 = std::pow(0.999, t);
-    auto r = session.Run({{grad, {g[0], g[1]}}, {b1p, static_cast<float>(p1)}, {b2p, static_cast<float>(p2)}},
-                         {adam});
+    auto r = session.Run({{grad, {g[0], g[1]}}, {b1p, static_cast<float>(p1)}, {b2p, static_cast<float>(p2)}}, {adam});
     ASSERT_TRUE(r.ok()) << r.status();
     double lr_t = 0.1 * std::sqrt(1 - p2) / (1 - p1);
     for (int i = 0; i < 2; ++i) {

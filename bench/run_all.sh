@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every benchmark and its PyTorch peer in the same run, then prints the comparison table.
+# Runs every benchmark and its PyTorch and TensorFlow peers in the same run, then prints the comparison
+# table and writes it to BUILD_DIR/bench/results.json.
 # Usage: bench/run_all.sh [BUILD_DIR]
 set -euo pipefail
 build=${1:-build}
@@ -21,15 +22,22 @@ done
 # One Iris training step through the estimator's session (its peer: peers/torch_iris.py).
 "$build/bin/iris_bench" --benchmark_min_time=2 --benchmark_repetitions=3 \
   --benchmark_report_aggregates_only=true --benchmark_out="$out/iris.json" --benchmark_out_format=json >&2
+# The peers run with the python3 on PATH, which has PyTorch 2.13 and TensorFlow 2.21 (torch_*.py and
+# tf_*.py; scripts/install-deps.sh --bench installs both).
 peers="$out/peers.jsonl"
 : > "$peers"
-if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
-  for p in "$here"/peers/*.py; do /usr/bin/python3 "$p" >> "$peers"; done
-else
-  echo "python3-torch is not installed: peers skipped (scripts/install-deps.sh --bench)" >&2
-fi
-/usr/bin/python3 "$here/compare.py" "$out/core.json" "$peers" "$out"/train_*.json \
-  --cluster "$out/cluster.json" "$out/cluster_training.jsonl" --iris "$out/iris.json"
+for lib in torch tensorflow; do
+  if python3 -c "import $lib" 2>/dev/null; then
+    prefix=${lib/tensorflow/tf}
+    for p in "$here"/peers/"$prefix"_*.py; do python3 "$p" >> "$peers"; done
+  else
+    echo "python3 has no $lib: its peers are skipped (scripts/install-deps.sh --bench)" >&2
+  fi
+done
+mkdir -p "$build/bench"
+python3 "$here/compare.py" "$out/core.json" "$peers" "$out"/train_*.json \
+  --cluster "$out/cluster.json" "$out/cluster_training.jsonl" --iris "$out/iris.json" \
+  --results "$build/bench/results.json"
 # The Python front end beside TensorFlow 2.21's tf.compat.v1 in the same process: Session.run of
 # a tiny graph, building 10,000 ops, feeding and fetching 64 MiB (docs/PERFORMANCE.md, Python).
 if python3 -c 'import tensorflow' 2>/dev/null && [[ -d "$build/python/dflow" ]]; then

@@ -2,7 +2,7 @@
 # Installs the Debian packages dflow needs, only those that are missing (sudo when not root), then
 # the pinned Python packages the Python package's build and tests need, with pip, only those that
 # are missing or of another version (for the python3 on PATH, the one CMake builds for).
-# Usage: scripts/install-deps.sh [--bench]   (--bench adds PyTorch and NumPy for the comparisons)
+# Usage: scripts/install-deps.sh [--bench]   (--bench adds PyTorch 2.13, CPU build, for the comparisons)
 set -euo pipefail
 
 packages=(
@@ -16,9 +16,9 @@ packages=(
   clang libomp-dev   # `make fuzz`: libFuzzer and the sanitizers (clang), OpenMP for clang (dnnl's ops)
   clang-format   # scripts/format.sh (.clang-format)
 )
+bench=0
 if [[ "${1:-}" == "--bench" ]]; then
-  # OpenBLAS gives PyTorch its fast BLAS (without it Debian's torch uses the reference BLAS).
-  packages+=(python3 python3-torch python3-numpy libopenblas0-pthread)
+  bench=1
 fi
 
 missing=()
@@ -44,6 +44,12 @@ fi
 python=${PYTHON:-python3}
 pins=(numpy==2.4.6 pybind11==3.1.0 pytest==9.0.3 protobuf==7.36.2 tensorflow-cpu==2.21.0 tensorboard==2.21.0
       scikit-build-core==1.1.2)   # pyproject.toml's build backend (test_package reads its metadata)
+if [[ $bench -eq 1 ]]; then
+  # The PyTorch peer of bench/run_all.sh: 2.13.0's CPU build, pinned with its local label so that pip
+  # never takes the far larger CUDA build (where pip cannot find it, PyTorch's CPU index has it:
+  # PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu).
+  pins+=(torch==2.13.0+cpu)
+fi
 mapfile -t pip_missing < <("$python" - "${pins[@]}" <<'PY'
 import importlib.metadata as md
 import sys

@@ -8,14 +8,11 @@ pools of 1 and 2, each setting in a process of its own, and reports the best (ti
 best of 20 runs, as the PyTorch peer). Prints one JSON line:
 {"name": "tf_add_chain", "per_op_seconds": ..., "inter_op": ..., "intra_op": ..., "peak_rss_mb": ...}.
 """
-import json
 import os
-import resource
-import subprocess
-import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+from thread_settings import best_setting  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 tf1 = tf.compat.v1
@@ -44,21 +41,5 @@ def run(inter, intra, rounds=20):
     return best / N
 
 
-def child(inter, intra):
-    result = {"per_op_seconds": run(inter, intra)}
-    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    result.update(inter_op=inter, intra_op=intra, peak_rss_mb=rss_mb)
-    return result
-
-
-if len(sys.argv) == 3:  # one thread setting, in a process of its own
-    print(json.dumps(child(int(sys.argv[1]), int(sys.argv[2]))))
-else:
-    # Each setting runs in a fresh process: TensorFlow's thread pools (oneDNN's among them) outlive
-    # the session that made them, and settings tried one after another in one process all ran at
-    # about the speed of the first (1 thread): MatMul 177 GFLOP/s where a fresh process gives 363.
-    runs = [json.loads(subprocess.run([sys.executable, __file__, str(inter), str(intra)], check=True,
-                                      capture_output=True, text=True).stdout)
-            for inter in (1, 2) for intra in (1, 2)]
-    best = min(runs, key=lambda r: r["per_op_seconds"])
-    print(json.dumps(dict(name="tf_add_chain", **best)))
+best_setting("tf_add_chain", lambda inter, intra: {"per_op_seconds": run(inter, intra)}, key="per_op_seconds",
+             higher_is_better=False)

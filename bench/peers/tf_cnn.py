@@ -6,14 +6,11 @@ per second through Session.make_callable. Tries inter-/intra-op thread pools of 
 in a process of its own, and reports the best, with that process's peak resident memory. Prints one JSON line:
 {"name": "tf_cnn", "steps_per_second": ..., "inter_op": ..., "intra_op": ..., "peak_rss_mb": ...}.
 """
-import json
 import os
-import resource
-import subprocess
-import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+from thread_settings import best_setting  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
@@ -67,21 +64,5 @@ def run(inter, intra, steps=30):
     return rate
 
 
-def child(inter, intra):
-    result = {"steps_per_second": run(inter, intra)}
-    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    result.update(inter_op=inter, intra_op=intra, peak_rss_mb=rss_mb)
-    return result
-
-
-if len(sys.argv) == 3:  # one thread setting, in a process of its own
-    print(json.dumps(child(int(sys.argv[1]), int(sys.argv[2]))))
-else:
-    # Each setting runs in a fresh process: TensorFlow's thread pools (oneDNN's among them) outlive
-    # the session that made them, and settings tried one after another in one process all ran at
-    # about the speed of the first (1 thread): MatMul 177 GFLOP/s where a fresh process gives 363.
-    runs = [json.loads(subprocess.run([sys.executable, __file__, str(inter), str(intra)], check=True,
-                                      capture_output=True, text=True).stdout)
-            for inter in (1, 2) for intra in (1, 2)]
-    best = max(runs, key=lambda r: r["steps_per_second"])
-    print(json.dumps(dict(name="tf_cnn", **best)))
+best_setting("tf_cnn", lambda inter, intra: {"steps_per_second": run(inter, intra)}, key="steps_per_second",
+             higher_is_better=True)

@@ -11,14 +11,11 @@ Two ways, each with inter-/intra-op thread pools of 1 and 2 (each setting in a p
 {"name": "tf_matmul_1024", "gflops": ..., "path": ..., "fed_gflops": ..., "inter_op": ..., "intra_op": ...,
  "peak_rss_mb": ...}.
 """
-import json
 import os
-import resource
-import subprocess
-import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+from thread_settings import best_setting  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
@@ -68,23 +65,10 @@ def in_graph(inter, intra):
         return best_time(step)
 
 
-def child(inter, intra):
+def measure(inter, intra):
     fed_rate, graph_rate = fed(inter, intra), in_graph(inter, intra)
-    result = {"gflops": max(fed_rate, graph_rate), "path": "in graph" if graph_rate >= fed_rate else "fed",
-              "fed_gflops": fed_rate}
-    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    result.update(inter_op=inter, intra_op=intra, peak_rss_mb=rss_mb)
-    return result
+    return {"gflops": max(fed_rate, graph_rate), "path": "in graph" if graph_rate >= fed_rate else "fed",
+            "fed_gflops": fed_rate}
 
 
-if len(sys.argv) == 3:  # one thread setting, in a process of its own
-    print(json.dumps(child(int(sys.argv[1]), int(sys.argv[2]))))
-else:
-    # Each setting runs in a fresh process: TensorFlow's thread pools (oneDNN's among them) outlive
-    # the session that made them, and settings tried one after another in one process all ran at
-    # about the speed of the first (1 thread): MatMul 177 GFLOP/s where a fresh process gives 363.
-    runs = [json.loads(subprocess.run([sys.executable, __file__, str(inter), str(intra)], check=True,
-                                      capture_output=True, text=True).stdout)
-            for inter in (1, 2) for intra in (1, 2)]
-    best = max(runs, key=lambda r: r["gflops"])
-    print(json.dumps(dict(name="tf_matmul_1024", **best)))
+best_setting("tf_matmul_1024", measure, key="gflops", higher_is_better=True)

@@ -49,6 +49,7 @@ if [[ $bench -eq 1 ]]; then
   # never takes the far larger CUDA build (where pip cannot find it, PyTorch's CPU index has it:
   # PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu).
   pins+=(torch==2.13.0+cpu)
+  pins+=(matplotlib==3.9.2)   # bench/scale/run_scale.py's plots (docs/scale_*.png)
 fi
 mapfile -t pip_missing < <("$python" - "${pins[@]}" <<'PY'
 import importlib.metadata as md

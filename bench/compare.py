@@ -2,7 +2,10 @@
 from one run, and writes them to a results file.
 
 Usage: compare.py CORE_JSON PEERS_JSONL [TRAIN_JSON...] [--cluster CLUSTER_JSON CLUSTER_TRAINING_JSONL]
-                  [--iris IRIS_JSON] [--results RESULTS_JSON]
+                  [--iris IRIS_JSON] [--data DATA_JSON] [--checkpoint CHECKPOINT_JSON] [--results RESULTS_JSON]
+
+PEERS_JSONL holds the peers' lines (torch_*.py, tf_*.py), and py_iris (tf_iris.py --backend dflow:
+the Iris step through dflow's Python front end beside TensorFlow's Python) when present.
 
 RESULTS_JSON is a JSON list with one entry per (row, peer): name, dflow, unit, peer, peer_value,
 ratio (> 1 means dflow is better; null where the row has no peer) and target.
@@ -80,12 +83,78 @@ def iris_rows(path, peers):
                    f"{torch['us_per_step']:.0f} us: dflow {torch['us_per_step'] / step['real_time']:.1f}x faster")
         record(name, step["real_time"], "us", TORCH, torch["us_per_step"], torch["us_per_step"] / step["real_time"],
                ">= 5x faster than PyTorch")
+    tf = peers.get("tf_iris")
+    if tf:
+        ratio = tf["us_per_step"] / step["real_time"]
+        row.append(f"TensorFlow MonitoredTrainingSession ({threads(tf)}) {tf['us_per_step']:.0f} us: "
+                   f"dflow {ratio:.1f}x faster (target >= 2x)")
+        record(name, step["real_time"], "us", TF, tf["us_per_step"], ratio, ">= 2x TensorFlow")
     rows = [row]
+    py = peers.get("py_iris")
+    if py:
+        ratio = py["tf_us_per_step"] / py["dflow_us_per_step"]
+        py_name = "Iris DNNClassifier training step from Python (tf_iris.py, MonitoredTrainingSession)"
+        rows.append([py_name, f"{py['dflow_us_per_step']:.1f} us", ">= 2x TensorFlow",
+                     f"TensorFlow's Python ({py['tf_inter_op']} inter / {py['tf_intra_op']} intra) "
+                     f"{py['tf_us_per_step']:.0f} us: dflow's Python {ratio:.1f}x faster (target >= 2x)"])
+        record(py_name, py["dflow_us_per_step"], "us", TF, py["tf_us_per_step"], ratio, ">= 2x TensorFlow")
     if get_next:
         rows.append(["  of which the input pipeline (a session run of GetNext alone)", f"{get_next['real_time']:.1f} us",
                      "recorded", ""])
         record("Iris input pipeline (a session run of GetNext alone)", get_next["real_time"], "us", None, None,
                None, "recorded")
+    return rows
+
+
+def find(bench, prefix):
+    """The benchmark whose name starts with `prefix` (names carry suffixes like /iterations:3)."""
+    return next((b for name, b in bench.items() if name.startswith(prefix)), None)
+
+
+def data_rows(path, peers):
+    b = medians(path)
+    tf = peers.get("tf_csv")
+    rows = []
+    for bench, key, name, target in (
+            ("BM_CsvDataset/", "mb_per_s", "CSV input pipeline: CsvDataset(header) -> Batch(1024) -> Prefetch(2), MB/s",
+             ">= 1.5x TensorFlow"),
+            ("BM_DecodeCsvBatched/", "decode_csv_batched_mb_per_s",
+             "CSV input pipeline: TextLine -> Batch(1024) -> Map(DecodeCSV) -> Prefetch(2), MB/s", "recorded")):
+        d = find(b, bench)
+        if not d:
+            continue
+        mbs = d["bytes_per_second"] / 1e6
+        row = [name, f"{mbs:.0f}", target]
+        if tf:
+            ratio = mbs / tf[key]
+            row.append(f"TensorFlow ({threads(tf)}) {tf[key]:.0f}: {ratio:.2f}x"
+                       + (" (target >= 1.5x)" if target != "recorded" else ""))
+            record(name, mbs, "MB/s", TF, tf[key], ratio, target)
+        else:
+            record(name, mbs, "MB/s", None, None, None, target)
+        rows.append(row)
+    return rows
+
+
+def checkpoint_rows(path, peers):
+    b = medians(path)
+    tf = peers.get("tf_checkpoint")
+    rows = []
+    for bench, key, what in (("BM_Save1GiB", "save_gb_per_s", "save"), ("BM_Restore1GiB", "restore_gb_per_s", "restore")):
+        d = find(b, bench)
+        if not d:
+            continue
+        gbs = d["bytes_per_second"] / 1e9
+        name = f"checkpoint {what}, 1 GiB of variables (4 x 256 MiB), GB/s"
+        row = [name, f"{gbs:.2f}", ">= 1.5x TensorFlow"]
+        if tf:
+            ratio = gbs / tf[key]
+            note = " (dflow fsyncs its files, TensorFlow does not)" if what == "save" else ""
+            row.append(f"TensorFlow Saver ({threads(tf)}) {tf[key]:.2f}: {ratio:.2f}x (target >= 1.5x){note}")
+            record(name, gbs, "GB/s", TF, tf[key], ratio, ">= 1.5x TensorFlow")
+        else:
+            record(name, gbs, "GB/s", None, None, None, ">= 1.5x TensorFlow")
+        rows.append(row)
     return rows
 
 
@@ -99,6 +168,15 @@ def main():
     if "--iris" in sys.argv:
         i = sys.argv.index("--iris")
         iris = sys.argv[i + 1]
+        del sys.argv[i:i + 2]
+    data = checkpoint = None
+    if "--data" in sys.argv:
+        i = sys.argv.index("--data")
+        data = sys.argv[i + 1]
+        del sys.argv[i:i + 2]
+    if "--checkpoint" in sys.argv:
+        i = sys.argv.index("--checkpoint")
+        checkpoint = sys.argv[i + 1]
         del sys.argv[i:i + 2]
     cluster = None
     if "--cluster" in sys.argv:
@@ -171,6 +249,10 @@ def main():
         rows += cluster_rows(*cluster)
     if iris:
         rows += iris_rows(iris, peers)
+    if data:
+        rows += data_rows(data, peers)
+    if checkpoint:
+        rows += checkpoint_rows(checkpoint, peers)
     for r in rows:
         print(" | ".join(r))
     if results_path:

@@ -19,9 +19,16 @@ done
 "$build/bin/cluster_bench" --benchmark_min_time=2 --benchmark_repetitions=3 \
   --benchmark_report_aggregates_only=true --benchmark_out="$out/cluster.json" --benchmark_out_format=json >&2
 "$here/cluster_training.sh" "$build" 3000 > "$out/cluster_training.jsonl"
-# One Iris training step through the estimator's session (its peer: peers/torch_iris.py).
+# One Iris training step through the estimator's session (its peers: peers/torch_iris.py, peers/tf_iris.py).
 "$build/bin/iris_bench" --benchmark_min_time=2 --benchmark_repetitions=3 \
   --benchmark_report_aggregates_only=true --benchmark_out="$out/iris.json" --benchmark_out_format=json >&2
+# The CSV input pipeline (its peer: peers/tf_csv.py) and checkpoint save and restore of 1 GiB of
+# variables (peers/tf_checkpoint.py; 3 iterations each, every save fsyncs).
+"$build/bin/data_bench" --benchmark_filter='BM_CsvDataset|BM_DecodeCsvBatched' --benchmark_min_time=2 \
+  --benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_out="$out/data.json" \
+  --benchmark_out_format=json >&2
+"$build/bin/checkpoint_bench" --benchmark_filter=1GiB --benchmark_out="$out/checkpoint.json" \
+  --benchmark_out_format=json >&2
 # The peers run with the python3 on PATH, which has PyTorch 2.13 and TensorFlow 2.21 (torch_*.py and
 # tf_*.py; scripts/install-deps.sh --bench installs both).
 peers="$out/peers.jsonl"
@@ -34,9 +41,14 @@ for lib in torch tensorflow; do
     echo "python3 has no $lib: its peers are skipped (scripts/install-deps.sh --bench)" >&2
   fi
 done
+# The Iris step through dflow's Python front end beside TensorFlow's Python, the same script (py_iris).
+if python3 -c 'import tensorflow' 2>/dev/null && [[ -d "$build/python/dflow" ]]; then
+  PYTHONPATH="$build/python" python3 "$here/peers/tf_iris.py" --backend dflow >> "$peers"
+fi
 mkdir -p "$build/bench"
 python3 "$here/compare.py" "$out/core.json" "$peers" "$out"/train_*.json \
   --cluster "$out/cluster.json" "$out/cluster_training.jsonl" --iris "$out/iris.json" \
+  --data "$out/data.json" --checkpoint "$out/checkpoint.json" \
   --results "$build/bench/results.json"
 # The Python front end beside TensorFlow 2.21's tf.compat.v1 in the same process: Session.run of
 # a tiny graph, building 10,000 ops, feeding and fetching 64 MiB (docs/PERFORMANCE.md, Python).

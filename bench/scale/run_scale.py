@@ -429,6 +429,14 @@ def main():
     out = args.out or os.path.join(build, "bench", "scale.json")
     docs = args.docs or (os.path.dirname(os.path.abspath(out)) if args.quick else os.path.join(ROOT, "docs"))
     parts = set(args.parts.split(","))
+    try:  # the plots need it: fail now, not after minutes of measuring
+        import matplotlib  # noqa: F401
+    except ImportError:
+        sys.exit("run_scale: matplotlib is missing (scripts/install-deps.sh --bench installs matplotlib==3.9.2)")
+    for name in (["dflow", "distributed_trainer"] if "ps" in parts else []) + \
+            (["embedding_bench"] if "embedding" in parts else []) + (["scale_bench"] if "executor" in parts else []):
+        if not os.access(os.path.join(build, "bin", name), os.X_OK):
+            sys.exit(f"run_scale: {build}/bin/{name} is missing (ninja -C {args.build} {name})")
     result = {"machine": machine(), "quick": args.quick}
     t_start = time.monotonic()
     if "ps" in parts:

@@ -140,7 +140,8 @@ def checkpoint_rows(path, peers):
     b = medians(path)
     tf = peers.get("tf_checkpoint")
     rows = []
-    for bench, key, what in (("BM_Save1GiB", "save_gb_per_s", "save"), ("BM_Restore1GiB", "restore_gb_per_s", "restore")):
+    for bench, key, what in (("BM_Save1GiB", "save_gb_per_s", "save"),
+                             ("BM_Restore1GiB", "restore_gb_per_s", "restore")):
         d = find(b, bench)
         if not d:
             continue

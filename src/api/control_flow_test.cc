@@ -75,6 +75,43 @@ TEST(WhileLoopTest, SumsOneToTen) {
   EXPECT_EQ(RunInt(root, out[0]), 11);
 }
 
+// A session's steps reuse the step state of the steps before (the root frame's pending counts
+// and input slots): taken and untaken branches, loops of different lengths and failed steps in
+// any order leave nothing behind that changes the next step's values.
+TEST(WhileLoopTest, StepsAfterOtherStepsAndFailuresGiveTheSameValues) {
+  Scope root = Scope::NewRootScope();
+  Output p = ops::Placeholder(root, DT_BOOL);
+  Output n = ops::Placeholder(root, DT_INT32);
+  Output d = ops::Placeholder(root, DT_INT32);
+  Output x = ops::Const(root, 6);
+  V r = Cond(
+      root, p, {x}, [](const Scope& s, const V& in) { return V{ops::Mul(s, in[0], 2)}; },
+      [&](const Scope& s, const V& in) { return V{ops::Div(s, in[0], d)}; });
+  V loop = WhileLoop(
+      root, {ops::Const(root, 0), ops::Const(root, 0)},
+      [&](const Scope& s, const V& v) { return ops::Less(s, v[0], n); },
+      [](const Scope& s, const V& v) {
+        return V{ops::Add(s, v[0], 1), ops::Add(s, v[1], v[0])};
+      });
+  Output total = ops::Add(root, r[0], loop[1]);
+  ASSERT_TRUE(root.ok()) << root.status();
+  ClientSession session(root);
+  for (int step = 0; step < 40; ++step) {
+    const bool taken = step % 3 != 0;
+    const int32_t iterations = step % 7;
+    // Every fifth step divides by zero in the untaken-when-true branch: the step fails midway.
+    const int32_t divisor = step % 5 == 0 ? 0 : 2;
+    auto out = session.Run({{p, taken}, {n, iterations}, {d, divisor}}, {total});
+    const int32_t loop_sum = iterations * (iterations - 1) / 2;
+    if (!taken && divisor == 0) {
+      EXPECT_FALSE(out.ok()) << "step " << step;
+      continue;
+    }
+    ASSERT_TRUE(out.ok()) << "step " << step << ": " << out.status();
+    EXPECT_EQ((*out)[0].scalar<int32_t>(), (taken ? 12 : 3) + loop_sum) << "step " << step;
+  }
+}
+
 TEST(WhileLoopTest, ZeroIterationsReturnTheInitialValues) {
   Scope root = Scope::NewRootScope();
   V out = WhileLoop(

@@ -38,11 +38,15 @@ Status OpKernelContext::forward_input_or_allocate_output(std::initializer_list<i
       const TensorValue& in = inputs_[input];
       // A count of 1 means this slot is the sole holder, and nothing can take a new reference
       // meanwhile, since nobody else can reach the buffer.
-      if (in.ref != nullptr || in.is_dead || in.tensor.dtype() != type ||
+      if (in.ref != nullptr || in.borrowed != nullptr || in.is_dead || in.tensor.dtype() != type ||
           in.tensor.NumElements() != shape.num_elements() || !in.tensor.RefCountIsOne()) {
         continue;
       }
-      ASSIGN_OR_RETURN(outputs_[output].tensor, in.tensor.Reshaped(shape));
+      if (in.tensor.shape() == shape) {
+        outputs_[output].tensor = in.tensor;
+      } else {
+        ASSIGN_OR_RETURN(outputs_[output].tensor, in.tensor.Reshaped(shape));
+      }
       *out = &outputs_[output].tensor;
       if (forwarded_from != nullptr) *forwarded_from = input;
       return absl::OkStatus();

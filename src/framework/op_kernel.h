@@ -30,6 +30,10 @@ class Rendezvous;
 struct TensorValue {
   Tensor tensor;
   std::shared_ptr<Var> ref;
+  // Instead of `tensor`: a value its producer keeps alive and unchanged for as long as the
+  // executor exists (a Const's), read in place, so that passing it to many consumers costs no
+  // reference counting. A kernel that keeps it copies it (a Tensor copy shares the buffer).
+  const Tensor* borrowed = nullptr;
   bool is_dead = false;  // on untaken branches of control flow
 };
 
@@ -101,6 +105,9 @@ class OpKernel {
   // Expensive kernels are handed to another thread when other work is ready at the same time;
   // cheap ones run inline on the thread that made them ready.
   virtual bool IsExpensive() const { return false; }
+  // A kernel whose only output is always this same value, which lives as long as the kernel
+  // (Const): the executor hands it to consumers without running Compute or counting references.
+  virtual const Tensor* const_value() const { return nullptr; }
 
   const std::string& name() const { return props_->name; }
   const std::string& type_string() const { return props_->op; }
@@ -134,7 +141,7 @@ class OpKernelContext {
   const std::string& node_name() const { return kernel_->name(); }
 
   int num_inputs() const { return num_inputs_; }
-  const Tensor& input(int i) const { return inputs_[i].tensor; }
+  const Tensor& input(int i) const { return inputs_[i].borrowed != nullptr ? *inputs_[i].borrowed : inputs_[i].tensor; }
   // The variable behind a Ref(T) input; nullptr for value inputs.
   Var* input_ref(int i) const { return inputs_[i].ref.get(); }
   const std::shared_ptr<Var>& input_ref_ptr(int i) const { return inputs_[i].ref; }

@@ -135,5 +135,31 @@ TEST_F(BufferForwardingTest, AValueWithTwoConsumersIsSharedUntilOneIsDone) {
   }
 }
 
+// A Const hands its consumers its own tensor, read in place (no copy, no reference counting):
+// every consumer sees the value, step after step, none may write into it, and a fetched constant
+// stays valid after the session is gone.
+TEST_F(BufferForwardingTest, AConstantIsReadInPlaceByEveryConsumer) {
+  Node* c = Add(&g_, "c", "Const", {}, {{"value", Floats({1, 2})}, {"dtype", DT_FLOAT}});
+  Node* sum = c;
+  for (int i = 0; i < 50; ++i) sum = Add(&g_, "sum" + std::to_string(i), "Add", {{sum, 0}, {c, 0}});
+  Add(&g_, "probe_c", "TestForwardProbe", {{c, 0}});
+  Add(&g_, "neg_c", "Neg", {{c, 0}});
+  Tensor fetched;
+  {
+    auto session = MakeSession(g_);
+    for (int run = 0; run < 3; ++run) {
+      std::vector<Tensor> out;
+      ASSERT_TRUE(session->Run({}, {"sum49:0", "probe_c:0", "probe_c:1", "neg_c:0", "c:0"}, {}, &out).ok());
+      EXPECT_EQ(out[0].ToString(), "[51 102]") << "run " << run;
+      EXPECT_EQ(out[1].ToString(), "[2 3]");
+      EXPECT_FALSE(out[2].scalar<bool>());
+      EXPECT_EQ(out[3].ToString(), "[-1 -2]");
+      EXPECT_EQ(out[4].ToString(), "[1 2]");
+      fetched = out[4];
+    }
+  }
+  EXPECT_EQ(fetched.ToString(), "[1 2]");
+}
+
 }  // namespace
 }  // namespace dflow

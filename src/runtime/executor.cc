@@ -105,6 +105,7 @@ Status ExecutorImpl::InitItem(int i, const std::vector<int>& index) {
   item.kernel = std::move(k).value();
   item.is_async = item.kernel->AsAsync() != nullptr;
   item.expensive = item.kernel->IsExpensive();
+  item.const_value = item.kernel->const_value();
   item.num_inputs = n->num_inputs();
   item.input_start = frame.total_inputs;
   frame.total_inputs += item.num_inputs;
@@ -116,6 +117,7 @@ Status ExecutorImpl::InitItem(int i, const std::vector<int>& index) {
   } else {
     item.pending_init = static_cast<int>(n->data_inputs().size() + n->control_inputs().size());
   }
+  frame.pending_init.push_back(item.pending_init);  // by local index, as frame.items
   if (item.kind == NodeKind::kExit) {
     item.exit_index = static_cast<int>(frame.exits.size());
     frame.exits.push_back(i);

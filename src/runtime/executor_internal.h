@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -36,8 +37,9 @@ struct NodeItem {
   NodeKind kind = NodeKind::kOrdinary;
   bool is_async = false;
   bool expensive = false;
-  int frame = 0;  // the frame template this node runs in
-  int local = 0;  // index within its frame
+  const Tensor* const_value = nullptr;  // the kernel's const_value(): the node runs no kernel
+  int frame = 0;                        // the frame template this node runs in
+  int local = 0;                        // index within its frame
   int num_inputs = 0;
   int input_start = 0;           // offset of its inputs within an iteration's slot array
   int pending_init = 0;          // data + control inputs (for a Merge: control inputs only)
@@ -49,10 +51,13 @@ struct NodeItem {
   std::vector<OutEdge> out;
 };
 
+struct Iteration;  // executor_state.cc
+
 struct FrameInfo {
   std::string name;
   int parent = -1;
-  std::vector<int> items;  // by local index
+  std::vector<int> items;             // by local index
+  std::vector<int32_t> pending_init;  // each item's NodeItem::pending_init, by local index
   int total_inputs = 0;
   int num_enters = 0;      // Enter nodes that deliver into an instance of this frame
   std::vector<int> exits;  // Exit items of this frame
@@ -60,8 +65,8 @@ struct FrameInfo {
 
 class ExecutorImpl : public Executor {
  public:
-  ExecutorImpl(std::unique_ptr<Graph> graph, ExecutorParams params)
-      : graph_(std::move(graph)), params_(std::move(params)) {}
+  ExecutorImpl(std::unique_ptr<Graph> graph, ExecutorParams params);  // executor_state.cc
+  ~ExecutorImpl() override;
 
   Status Init();
   void RunAsync(const Args& args, DoneCallback done) const override;
@@ -90,6 +95,14 @@ class ExecutorImpl : public Executor {
   std::vector<FrameInfo> frames_;                    // frames_[0] is the root
   std::vector<int> roots_;                           // root-frame items with nothing to wait for
   bool has_loops_ = false;
+
+  // Root-frame iterations of finished steps, reset for the next: a step takes one (or makes one)
+  // and gives it back when it ends OK. At most kRootPoolSize are kept (steps that run at once).
+  std::unique_ptr<Iteration> TakeRootIteration() const;
+  void ReturnRootIteration(std::unique_ptr<Iteration> it) const;
+  static constexpr size_t kRootPoolSize = 4;
+  mutable std::mutex root_pool_mu_;
+  mutable std::vector<std::unique_ptr<Iteration>> root_pool_;
 
  private:
   // Init's steps. `index` maps a node id to its item.

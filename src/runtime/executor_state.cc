@@ -13,19 +13,23 @@
 #include "runtime/executor_internal.h"
 
 namespace dflow::executor_internal {
-namespace {
 
 // The state of one iteration of one frame instance.
 struct Iteration {
-  explicit Iteration(const ExecutorImpl* impl, const FrameInfo& info)
+  explicit Iteration(const FrameInfo& info)
       : pending(new std::atomic<int32_t>[info.items.size()]),
         dead(new std::atomic<int32_t>[info.items.size()]),
         merge_live(new std::atomic<int32_t>[info.items.size()]),
         fired(new std::atomic<uint8_t>[info.items.size()]),
         dead_control(new std::atomic<uint8_t>[info.items.size()]),
         entries(info.total_inputs) {
+    Reset(info);
+  }
+  // Back to the state before the first node ran. The entries are not touched: a step that
+  // finished OK cleared each of them (every node's inputs are cleared once it ran).
+  void Reset(const FrameInfo& info) {
     for (size_t l = 0; l < info.items.size(); ++l) {
-      pending[l].store(impl->items_[info.items[l]].pending_init, std::memory_order_relaxed);
+      pending[l].store(info.pending_init[l], std::memory_order_relaxed);
       dead[l].store(0, std::memory_order_relaxed);
       merge_live[l].store(-1, std::memory_order_relaxed);
       fired[l].store(0, std::memory_order_relaxed);
@@ -41,6 +45,30 @@ struct Iteration {
   std::unique_ptr<std::atomic<uint8_t>[]> dead_control;
   std::vector<TensorValue> entries;
 };
+
+ExecutorImpl::ExecutorImpl(std::unique_ptr<Graph> graph, ExecutorParams params)
+    : graph_(std::move(graph)), params_(std::move(params)) {}
+ExecutorImpl::~ExecutorImpl() = default;
+
+std::unique_ptr<Iteration> ExecutorImpl::TakeRootIteration() const {
+  {
+    std::lock_guard<std::mutex> l(root_pool_mu_);
+    if (!root_pool_.empty()) {
+      std::unique_ptr<Iteration> it = std::move(root_pool_.back());
+      root_pool_.pop_back();
+      return it;
+    }
+  }
+  return std::make_unique<Iteration>(frames_[0]);
+}
+
+void ExecutorImpl::ReturnRootIteration(std::unique_ptr<Iteration> it) const {
+  it->Reset(frames_[0]);
+  std::lock_guard<std::mutex> l(root_pool_mu_);
+  if (root_pool_.size() < kRootPoolSize) root_pool_.push_back(std::move(it));
+}
+
+namespace {
 
 // One instance of a frame: the root, or one execution of a while loop.
 struct Frame {
@@ -62,10 +90,31 @@ struct Task {
   Frame* frame;
   int64_t iter;
 };
+// The nodes one node made ready: most make none or one, which then cost no heap allocation.
+class TaskList {
+ public:
+  void push_back(const Task& t) {
+    if (n_ < kInline) {
+      inline_[n_++] = t;
+    } else {
+      more_.push_back(t);
+    }
+  }
+  size_t size() const { return n_ + more_.size(); }
+  bool empty() const { return n_ == 0; }
+  const Task& operator[](size_t i) const { return i < kInline ? inline_[i] : more_[i - kInline]; }
 
-// The nodes one thread runs inline, in FIFO order; tasks before `next` have been taken.
+ private:
+  static constexpr size_t kInline = 4;
+  Task inline_[kInline];
+  size_t n_ = 0;
+  std::vector<Task> more_;
+};
+
+// The nodes one thread runs inline, in FIFO order; tasks before `next` have been taken. It is
+// emptied whenever it drains, so a long chain keeps it a few entries long.
 struct InlineQueue {
-  std::vector<Task> tasks;
+  absl::InlinedVector<Task, 8> tasks;
   size_t next = 0;
   bool HasPending() const { return next < tasks.size(); }
 };
@@ -77,7 +126,7 @@ class ExecutorState : public std::enable_shared_from_this<ExecutorState> {
   ExecutorState(const ExecutorImpl* impl, const Executor::Args& args, Executor::DoneCallback done)
       : impl_(impl), args_(args), pool_(args.pool ? args.pool : ThreadPool::Default()), done_(std::move(done)) {
     root_.info = &impl->frames_[0];
-    root_.iters.push_back(std::make_unique<Iteration>(impl, impl->frames_[0]));
+    root_.iters.push_back(impl->TakeRootIteration());
     root_iter_ = root_.iters[0].get();
   }
 
@@ -101,7 +150,7 @@ class ExecutorState : public std::enable_shared_from_this<ExecutorState> {
       }
     }
     outstanding_.store(static_cast<int64_t>(impl_->roots_.size()), std::memory_order_relaxed);
-    std::vector<Task> ready;
+    TaskList ready;
     for (int id : impl_->roots_) ready.push_back({id, &root_, 0});
     InlineQueue inline_ready;
     ScheduleReady(ready, &inline_ready);
@@ -135,6 +184,10 @@ class ExecutorState : public std::enable_shared_from_this<ExecutorState> {
     // FIFO over a growing vector: cheap successors run here, in order.
     while (inline_ready->HasPending()) {
       Task t = inline_ready->tasks[inline_ready->next++];
+      if (!inline_ready->HasPending()) {
+        inline_ready->tasks.clear();
+        inline_ready->next = 0;
+      }
       Process(t, inline_ready);
     }
   }
@@ -143,7 +196,7 @@ class ExecutorState : public std::enable_shared_from_this<ExecutorState> {
     const NodeItem& item = impl_->items_[task.item];
     Iteration* iter = GetIteration(task.frame, task.iter);
     TensorValue* in = iter->entries.data() + item.input_start;
-    std::vector<Task> ready;
+    TaskList ready;
     if (args_.deadline_micros > 0 && !aborted_.load(std::memory_order_relaxed) &&
         Env::Default()->NowMonotonicMicros() > args_.deadline_micros) {
       Abort(errors::DeadlineExceeded("The step passed its deadline before node '", item.node->name(), "' ran"));
@@ -159,6 +212,8 @@ class ExecutorState : public std::enable_shared_from_this<ExecutorState> {
       int live = iter->merge_live[item.local].load(std::memory_order_acquire);
       if (live >= 0) {
         outputs[0] = std::move(in[live]);
+        // Every slot is left empty for the next step that reuses this iteration.
+        ClearInputs(item, in);
         if (outputs[0].ref != nullptr && !item.input_is_ref[live]) {
           Status s = Deref(&outputs[0]);
           if (!s.ok()) {
@@ -206,6 +261,16 @@ class ExecutorState : public std::enable_shared_from_this<ExecutorState> {
       return;
     }
     int64_t start = args_.collect_stats ? Env::Default()->NowMicros() : 0;
+    if (item.const_value != nullptr) {
+      // A Const: its consumers read the kernel's own tensor.
+      ClearInputs(item, in);
+      absl::InlinedVector<TensorValue, 2> outputs(1);
+      outputs[0].borrowed = item.const_value;
+      if (args_.collect_stats) RecordStats(item, start);
+      Propagate(item, task, &outputs, &ready);
+      NodeDone(task, ready, inline_ready);
+      return;
+    }
     if (item.is_async) {
       // A kernel that finishes within ComputeAsync (an iterator over data in memory) hands its
       // successors to this thread's queue, as a synchronous kernel does; a later completion
@@ -215,7 +280,7 @@ class ExecutorState : public std::enable_shared_from_this<ExecutorState> {
         AsyncCall(const StepParams* step, OpKernel* k, TensorValue* in, int n) : ctx(step, k, in, n) {}
         OpKernelContext ctx;
         std::atomic<int> phase{0};
-        std::vector<Task> ready;
+        TaskList ready;
       };
       enum { kInCall = 0, kDoneInCall = 1, kReturned = 2 };
       auto* call = new AsyncCall(&args_.step, item.kernel.get(), in, item.num_inputs);
@@ -224,7 +289,7 @@ class ExecutorState : public std::enable_shared_from_this<ExecutorState> {
         Complete(it, task, &call->ctx, in, start, &call->ready);
         int expected = kInCall;
         if (call->phase.compare_exchange_strong(expected, kDoneInCall, std::memory_order_acq_rel)) return;
-        std::vector<Task> r = std::move(call->ready);
+        TaskList r = std::move(call->ready);
         delete call;
         NodeDone(task, r, nullptr);
       });
@@ -260,7 +325,7 @@ class ExecutorState : public std::enable_shared_from_this<ExecutorState> {
   }
 
   void Complete(const NodeItem& item, const Task& task, OpKernelContext* ctx, TensorValue* in, int64_t start,
-                std::vector<Task>* ready) {
+                TaskList* ready) {
     ClearInputs(item, in);
     if (args_.collect_stats) RecordStats(item, start);
     if (!ctx->status().ok()) {
@@ -290,8 +355,8 @@ class ExecutorState : public std::enable_shared_from_this<ExecutorState> {
   }
 
   // Delivers a node's outputs to its consumers in the right frame and iteration.
-  void Propagate(const NodeItem& item, const Task& task, absl::InlinedVector<TensorValue, 2>* outputs,
-                 std::vector<Task>* ready, bool node_dead = false) {
+  void Propagate(const NodeItem& item, const Task& task, absl::InlinedVector<TensorValue, 2>* outputs, TaskList* ready,
+                 bool node_dead = false) {
     Frame* frame = task.frame;
     int64_t iter = task.iter;
     bool dead = !outputs->empty() && (*outputs)[0].is_dead;
@@ -338,7 +403,7 @@ class ExecutorState : public std::enable_shared_from_this<ExecutorState> {
   // `node_dead`: the node was skipped because of a dead input (a Switch with one live output is
   // not dead); its control edges make their destinations dead too.
   void Deliver(const NodeItem& item, Frame* frame, int64_t iter, absl::InlinedVector<TensorValue, 2>* outputs,
-               std::vector<Task>* ready, bool node_dead = false) {
+               TaskList* ready, bool node_dead = false) {
     Iteration* it = GetIteration(frame, iter);
     for (const OutEdge& e : item.out) {
       const NodeItem& dst = impl_->items_[e.dst];
@@ -348,8 +413,16 @@ class ExecutorState : public std::enable_shared_from_this<ExecutorState> {
       }
       if (e.dst_slot != kControlSlot) {
         TensorValue& slot = it->entries[dst.input_start + e.dst_slot];
-        if (e.last_use) slot = std::move((*outputs)[e.src_slot]);
-        else slot = (*outputs)[e.src_slot];
+        const TensorValue& value = (*outputs)[e.src_slot];
+        if (value.borrowed != nullptr) {
+          // Slots are empty until their one delivery: a borrowed value is two words.
+          slot.borrowed = value.borrowed;
+          slot.is_dead = value.is_dead;
+        } else if (e.last_use) {
+          slot = std::move((*outputs)[e.src_slot]);
+        } else {
+          slot = value;
+        }
       } else if (node_dead) {
         it->dead_control[dst.local].store(1, std::memory_order_release);
       }
@@ -358,7 +431,7 @@ class ExecutorState : public std::enable_shared_from_this<ExecutorState> {
   }
 
   void DeliverToMerge(const NodeItem& dst, const OutEdge& e, Frame* frame, int64_t iter, Iteration* it,
-                      absl::InlinedVector<TensorValue, 2>* outputs, std::vector<Task>* ready) {
+                      absl::InlinedVector<TensorValue, 2>* outputs, TaskList* ready) {
     // Sequentially consistent: a control, a dead and a live arrival may race, and one of them
     // must see the others' effects.
     bool can_fire = false;
@@ -383,7 +456,7 @@ class ExecutorState : public std::enable_shared_from_this<ExecutorState> {
     if (can_fire && it->fired[dst.local].exchange(1) == 0) Ready(e.dst, frame, iter, ready);
   }
 
-  void Ready(int item, Frame* frame, int64_t iter, std::vector<Task>* ready) {
+  void Ready(int item, Frame* frame, int64_t iter, TaskList* ready) {
     if (frame != &root_) frame->active.fetch_add(1, std::memory_order_acq_rel);
     ready->push_back({item, frame, iter});
   }
@@ -400,19 +473,19 @@ class ExecutorState : public std::enable_shared_from_this<ExecutorState> {
     f->parent_iter = task.iter;
     f->pending_enters = f->info->num_enters;
     f->exit_live.assign(f->info->exits.size(), 0);
-    f->iters.push_back(std::make_unique<Iteration>(impl_, *f->info));
+    f->iters.push_back(std::make_unique<Iteration>(*f->info));
     if (task.frame != &root_) task.frame->active.fetch_add(1, std::memory_order_acq_rel);  // a live child
     Frame* raw = f.get();
     children_.emplace(key, std::move(f));
     return raw;
   }
 
-  void NewIteration(Frame* frame, int64_t iter, std::vector<Task>* ready) {
+  void NewIteration(Frame* frame, int64_t iter, TaskList* ready) {
     std::vector<std::pair<int, TensorValue>> invariants;
     {
       std::lock_guard<std::mutex> l(frame->mu);
       if (static_cast<int64_t>(frame->iters.size()) > iter) return;
-      frame->iters.push_back(std::make_unique<Iteration>(impl_, *frame->info));
+      frame->iters.push_back(std::make_unique<Iteration>(*frame->info));
       invariants = frame->invariants;
     }
     for (auto& [enter, value] : invariants) {
@@ -421,7 +494,7 @@ class ExecutorState : public std::enable_shared_from_this<ExecutorState> {
     }
   }
 
-  void EnterDelivered(Frame* child, std::vector<Task>* ready) {
+  void EnterDelivered(Frame* child, TaskList* ready) {
     {
       std::lock_guard<std::mutex> l(child->mu);
       --child->pending_enters;
@@ -431,7 +504,7 @@ class ExecutorState : public std::enable_shared_from_this<ExecutorState> {
 
   // Called when a non-root frame has no work left: exits that never carried a value send a
   // dead one to the parent, and the frame is freed.
-  void FrameDone(Frame* f, std::vector<Task>* ready) {
+  void FrameDone(Frame* f, TaskList* ready) {
     std::vector<int> dead_exits;
     {
       std::lock_guard<std::mutex> l(f->mu);
@@ -459,7 +532,7 @@ class ExecutorState : public std::enable_shared_from_this<ExecutorState> {
 
   // A frame is done once every Enter has delivered and nothing in it is ready or running; the
   // first caller to see that finishes it.
-  void MaybeFrameDone(Frame* f, std::vector<Task>* ready) {
+  void MaybeFrameDone(Frame* f, TaskList* ready) {
     bool done;
     {
       std::lock_guard<std::mutex> l(f->mu);
@@ -469,8 +542,14 @@ class ExecutorState : public std::enable_shared_from_this<ExecutorState> {
     if (done) FrameDone(f, ready);
   }
 
+  static void ClearValue(TensorValue* v) {
+    v->tensor = Tensor();
+    v->ref.reset();
+    v->borrowed = nullptr;
+    v->is_dead = false;
+  }
   void ClearInputs(const NodeItem& item, TensorValue* in) {
-    for (int i = 0; i < item.num_inputs; ++i) in[i] = TensorValue();
+    for (int i = 0; i < item.num_inputs; ++i) ClearValue(&in[i]);
   }
 
   void Fail(const NodeItem& item, const Status& s) {
@@ -494,7 +573,7 @@ class ExecutorState : public std::enable_shared_from_this<ExecutorState> {
   // expensive ones to the pool except the last, which this thread keeps — after the cheap ones —
   // when it had nothing else queued: one hand-off (a thread wake-up, tens of microseconds on a
   // virtual machine) fewer than giving every expensive node away.
-  void ScheduleReady(const std::vector<Task>& ready, InlineQueue* inline_ready) {
+  void ScheduleReady(const TaskList& ready, InlineQueue* inline_ready) {
     if (ready.empty()) return;
     if (inline_ready == nullptr) {
       // Called from an async completion: run the first here, the rest on the pool.
@@ -506,7 +585,8 @@ class ExecutorState : public std::enable_shared_from_this<ExecutorState> {
     }
     const bool had_work = inline_ready->HasPending();
     const Task* deferred = nullptr;
-    for (const Task& t : ready) {
+    for (size_t i = 0; i < ready.size(); ++i) {
+      const Task& t = ready[i];
       if (!impl_->IsExpensive(t.item)) {
         inline_ready->tasks.push_back(t);
       } else {
@@ -528,11 +608,11 @@ class ExecutorState : public std::enable_shared_from_this<ExecutorState> {
     });
   }
 
-  void NodeDone(const Task& task, const std::vector<Task>& ready, InlineQueue* inline_ready) {
+  void NodeDone(const Task& task, const TaskList& ready, InlineQueue* inline_ready) {
     int64_t delta = static_cast<int64_t>(ready.size()) - 1;
     // Count the new nodes before giving them out, so `outstanding_` cannot reach zero early.
     if (delta > 0) outstanding_.fetch_add(delta, std::memory_order_relaxed);
-    std::vector<Task> more;
+    TaskList more;
     if (task.frame != &root_ && task.frame->active.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       MaybeFrameDone(task.frame, &more);
       if (!more.empty()) outstanding_.fetch_add(static_cast<int64_t>(more.size()), std::memory_order_relaxed);
@@ -557,6 +637,9 @@ class ExecutorState : public std::enable_shared_from_this<ExecutorState> {
       std::lock_guard<std::mutex> l(frames_mu_);
       children_.clear();  // frames left by an aborted step
     }
+    // The next step reuses the root iteration (its ~100 bytes per input slot, fresh memory
+    // every step otherwise). Only after a step that ran to the end: each slot is empty then.
+    if (s.ok()) impl_->ReturnRootIteration(std::move(root_.iters.front()));
     Executor::DoneCallback done = std::move(done_);
     std::shared_ptr<ExecutorState> self = std::move(self_);  // released when this returns
     done(s, std::move(stats));

@@ -1,6 +1,7 @@
 #include "tensor/tensor.h"
 
 #include <charconv>
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 #include <ostream>
@@ -32,8 +33,16 @@ TensorBuffer* TensorBuffer::Allocate(DType dtype, int64_t count, bool zero) {
   if (checked < 0 || checked > INT64_MAX - static_cast<int64_t>(2 * kTensorAlignment)) return nullptr;
   size_t bytes = static_cast<size_t>(checked);
   size_t total = kHeader + (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
-  void* mem = std::aligned_alloc(kTensorAlignment, total);
-  if (mem == nullptr) return nullptr;
+  // malloc, aligned by hand, rather than aligned_alloc: glibc serves aligned_alloc from the locked
+  // arena every time (its per-thread cache holds only malloc's own alignment), which made a small
+  // tensor's allocation and free cost ~100 ns. The pointer malloc returned is kept in the 8 bytes
+  // before the header, for Destroy.
+  void* raw = std::malloc(total + kTensorAlignment);
+  if (raw == nullptr) return nullptr;
+  const uintptr_t header = (reinterpret_cast<uintptr_t>(raw) + sizeof(void*) + kTensorAlignment - 1) &
+                           ~uintptr_t{kTensorAlignment - 1};
+  void* mem = reinterpret_cast<void*>(header);
+  reinterpret_cast<void**>(mem)[-1] = raw;
   auto* buf = new (mem) TensorBuffer();
   buf->dtype_ = dtype;
   buf->count_ = count;
@@ -66,8 +75,9 @@ void TensorBuffer::Destroy() {
     for (int64_t i = 0; i < count_; ++i) v[i].~Variant();
   }
   if (budget_ != nullptr) budget_->Release(static_cast<int64_t>(bytes_));
+  void* raw = reinterpret_cast<void**>(this)[-1];
   this->~TensorBuffer();
-  std::free(this);
+  std::free(raw);
 }
 
 StatusOr<Tensor> Tensor::Allocate(DType dtype, const TensorShape& shape) {

@@ -17,6 +17,7 @@ class ConstOp : public OpKernel {
     }
   }
   void Compute(OpKernelContext* ctx) override { ctx->set_output(0, value_); }
+  const Tensor* const_value() const override { return &value_; }
 
  private:
   Tensor value_;

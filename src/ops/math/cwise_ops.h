@@ -2,8 +2,9 @@
 // broadcasting) and UnaryOpKernel<F, T>, with the functors of cwise_functors.h.
 //
 // Per-node cost matters (graphs of thousands of tiny ops): Compute allocates nothing but the
-// output tensor on the fast paths (same shapes, or one operand a single element), and the
-// functor is inlined into the loop. Other shapes go through a BroadcastPlan.
+// output tensor on the fast paths (same shapes, or one operand a single element), and not even
+// that when it can take over an input's buffer; the functor is inlined into the loop. Other
+// shapes go through a BroadcastPlan.
 #pragma once
 
 #include <utility>
@@ -39,19 +40,22 @@ class BinaryOpKernel : public OpKernel {
     }
     Tensor* out = nullptr;
     const int64_t nx = x.NumElements(), ny = y.NumElements();
+    // On the fast paths the output takes over an input's buffer when nobody else holds it (a
+    // chain of element-wise ops then allocates nothing): element i is read before it is written,
+    // and a broadcast operand is copied out first.
     if (x.shape() == y.shape()) {
-      OP_REQUIRES_OK(ctx, ctx->allocate_output(0, x.shape(), &out));
+      OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0, 1}, 0, x.shape(), &out));
       TOut* o = out->data<TOut>();
       for (int64_t i = 0; i < nx; ++i) o[i] = F::Apply(xd[i], yd[i]);
     } else if (ny == 1 && y.dims() <= x.dims()) {
-      OP_REQUIRES_OK(ctx, ctx->allocate_output(0, x.shape(), &out));
+      const T b = yd[0];
+      OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0}, 0, x.shape(), &out));
       TOut* o = out->data<TOut>();
-      const T& b = yd[0];
       for (int64_t i = 0; i < nx; ++i) o[i] = F::Apply(xd[i], b);
     } else if (nx == 1 && x.dims() <= y.dims()) {
-      OP_REQUIRES_OK(ctx, ctx->allocate_output(0, y.shape(), &out));
+      const T a = xd[0];
+      OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({1}, 0, y.shape(), &out));
       TOut* o = out->data<TOut>();
-      const T& a = xd[0];
       for (int64_t i = 0; i < ny; ++i) o[i] = F::Apply(a, yd[i]);
     } else {
       StatusOr<BroadcastPlan> plan = MakeBroadcastPlan(x.shape(), y.shape());
@@ -86,7 +90,7 @@ class UnaryOpKernel : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
     Tensor* out = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, x.shape(), &out));
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0}, 0, x.shape(), &out));
     const T* xd = x.data<T>();
     T* o = out->data<T>();
     const int64_t n = x.NumElements();

@@ -1,7 +1,7 @@
-// Element-wise nn kernels that write into an input's buffer when nobody else holds it
-// (OpKernelContext::forward_input_or_allocate_output): the values are the same either way, the
-// buffer is reused only when the input slot is its sole holder, and only for an input of the
-// output's type and element count.
+// Element-wise kernels (nn activations, BiasAdd, the cwise math ops) that write into an input's
+// buffer when nobody else holds it (OpKernelContext::forward_input_or_allocate_output): the
+// values are the same either way, the buffer is reused only when the input slot is its sole
+// holder, and only for an input of the output's type and element count.
 #include "framework/op_kernel.h"
 #include "gtest/gtest.h"
 #include "ops/math/kernel_runner_test_util.h"
@@ -84,6 +84,84 @@ TEST(ForwardingTest, BiasAddWritesIntoTheValue) {
   EXPECT_EQ(bias.ToString(), "[10 20]");
 }
 
+TEST(CwiseForwardingTest, AddTakesWhicheverOperandIsFree) {
+  auto r = KernelRunner::Create("Add", {DT_FLOAT, DT_FLOAT}).value();
+  Tensor x = MakeTensor<float>({1, 2, 3}, S({3}));
+  Tensor y = MakeTensor<float>({10, 20, 30}, S({3}));
+  // Both held by the test: a fresh buffer, the operands intact.
+  auto out = r->Run1({x, y});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->ToString(), "[11 22 33]");
+  EXPECT_FALSE(out->SharesBufferWith(x));
+  EXPECT_FALSE(out->SharesBufferWith(y));
+  EXPECT_EQ(x.ToString(), "[1 2 3]");
+  EXPECT_EQ(y.ToString(), "[10 20 30]");
+  // Only y is free: its buffer is reused.
+  Tensor y2 = y.DeepCopy();
+  const void* ybuf = y2.raw_data();
+  out = r->Run1(Give(x, std::move(y2)));
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->raw_data(), ybuf);
+  EXPECT_EQ(out->ToString(), "[11 22 33]");
+  EXPECT_EQ(x.ToString(), "[1 2 3]");
+  // Both free: x's.
+  Tensor x2 = x.DeepCopy();
+  const void* xbuf = x2.raw_data();
+  out = r->Run1(Give(std::move(x2), y.DeepCopy()));
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->raw_data(), xbuf);
+  EXPECT_EQ(out->ToString(), "[11 22 33]");
+}
+
+TEST(CwiseForwardingTest, ABroadcastScalarIsReadBeforeTheArrayIsOverwritten) {
+  auto sub = KernelRunner::Create("Sub", {DT_FLOAT, DT_FLOAT}).value();
+  Tensor x = MakeTensor<float>({5, 6, 7, 8}, S({2, 2}));
+  const void* xbuf = x.raw_data();
+  auto out = sub->Run1(Give(std::move(x), MakeTensor<float>({1}, S({}))));
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->raw_data(), xbuf);
+  EXPECT_EQ(out->ToString(), "[[4 5] [6 7]]");
+  // Scalar first: the array operand (the second) is the one taken, never the scalar.
+  Tensor y = MakeTensor<float>({1, 2, 3, 4}, S({2, 2}));
+  const void* ybuf = y.raw_data();
+  Tensor scalar = MakeTensor<float>({10}, S({}));
+  const void* sbuf = scalar.raw_data();
+  out = sub->Run1(Give(std::move(scalar), std::move(y)));
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->raw_data(), ybuf);
+  EXPECT_NE(out->raw_data(), sbuf);
+  EXPECT_EQ(out->ToString(), "[[9 8] [7 6]]");
+}
+
+TEST(CwiseForwardingTest, OneTensorAsBothOperandsIsNotOverwritten) {
+  auto mul = KernelRunner::Create("Mul", {DT_FLOAT, DT_FLOAT}).value();
+  Tensor x = MakeTensor<float>({2, 3}, S({2}));
+  auto out = mul->Run1({x, x});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_FALSE(out->SharesBufferWith(x));
+  EXPECT_EQ(out->ToString(), "[4 9]");
+  EXPECT_EQ(x.ToString(), "[2 3]");
+}
+
+TEST(CwiseForwardingTest, UnaryOpsWriteInPlaceAndComparisonsNever) {
+  auto neg = KernelRunner::Create("Neg", {DT_FLOAT}).value();
+  Tensor x = MakeTensor<float>({1, -2}, S({2}));
+  const void* xbuf = x.raw_data();
+  auto out = neg->Run1(Give(std::move(x)));
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->raw_data(), xbuf);
+  EXPECT_EQ(out->ToString(), "[-1 2]");
+  // A bool result cannot live in a float buffer.
+  auto less = KernelRunner::Create("Less", {DT_FLOAT, DT_FLOAT}).value();
+  Tensor a = MakeTensor<float>({1, 5}, S({2}));
+  const void* abuf = a.raw_data();
+  out = less->Run1(Give(std::move(a), MakeTensor<float>({3, 3}, S({2}))));
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_NE(out->raw_data(), abuf);
+  EXPECT_EQ(out->dtype(), DT_BOOL);
+  EXPECT_EQ(out->ToString(), "[True False]");
+}
+
 // The conditions, on a context built by hand around a Relu kernel (float in, float out).
 class ForwardConditionsTest : public ::testing::Test {
  protected:
@@ -135,6 +213,11 @@ TEST_F(ForwardConditionsTest, NotAcrossTypesSizesRefsOrDeadValues) {
   dead.tensor = Tensor(DT_FLOAT, S({4}));
   dead.is_dead = true;
   EXPECT_FALSE(Forwards(std::move(dead), S({4})));
+  // A borrowed value (a Const's, read in place) belongs to its producer.
+  Tensor constant(DT_FLOAT, S({4}));
+  TensorValue borrowed;
+  borrowed.borrowed = &constant;
+  EXPECT_FALSE(Forwards(std::move(borrowed), S({4})));
 }
 
 }  // namespace

@@ -4,8 +4,10 @@ from one run, and writes them to a results file.
 Usage: compare.py CORE_JSON PEERS_JSONL [TRAIN_JSON...] [--cluster CLUSTER_JSON CLUSTER_TRAINING_JSONL]
                   [--iris IRIS_JSON] [--data DATA_JSON] [--checkpoint CHECKPOINT_JSON] [--results RESULTS_JSON]
 
-PEERS_JSONL holds the peers' lines (torch_*.py, tf_*.py), and py_iris (tf_iris.py --backend dflow:
-the Iris step through dflow's Python front end beside TensorFlow's Python) when present.
+PEERS_JSONL holds the peers' lines (torch_*.py, tf_*.py), py_iris (tf_iris.py --backend dflow: the
+Iris step through dflow's Python front end beside TensorFlow's Python) and tf_cluster_training /
+py_cluster_training (one line per cluster size: one Python trainer on TensorFlow and on dflow's
+Python) when present.
 
 RESULTS_JSON is a JSON list with one entry per (row, peer): name, dflow, unit, peer, peer_value,
 ratio (> 1 means dflow is better; null where the row has no peer) and target.
@@ -39,34 +41,74 @@ def medians(path):
     return out
 
 
-def cluster_rows(bench_path, training_path):
+def cluster_rows(bench_path, training_path, peers, peer_lines):
+    """The null step and 64 MiB transfers (tls:0 plaintext, comparable with TensorFlow's insecure
+    gRPC; tls:1 dflow's secure default) beside their references and tf_cluster, then training with
+    1 ps and 1/2/4 workers beside tf_cluster_training (and dflow's Python, py_cluster_training)."""
     b = medians(bench_path)
     rows = []
-    empty, null = b.get("BM_EmptyGrpcCall/real_time"), b.get("BM_NullStep/real_time")
-    if empty and null:
-        ratio = null["real_time"] / empty["real_time"]
-        name = "cluster null step (worker session fetching a ps scalar)"
-        rows.append([name, f"{null['real_time']:.0f} us",
-                     "<= 2x empty gRPC call", f"empty call {empty['real_time']:.0f} us: {ratio:.2f}x"])
-        record(name, null["real_time"], "us", "empty gRPC call", empty["real_time"], 1 / ratio,
-               "<= 2x empty gRPC call")
+    tf = peers.get("tf_cluster")
+    for tls, mode in (("0", "plaintext"), ("1", "TLS + secret")):
+        empty, null = b.get(f"BM_EmptyGrpcCall/tls:{tls}/real_time"), b.get(f"BM_NullStep/tls:{tls}/real_time")
+        if not (empty and null):
+            continue
+        us = null["real_time"]
+        ratio = us / empty["real_time"]
+        name = f"cluster null step (worker session fetching a ps scalar), {mode}"
+        row = [name, f"{us:.0f} us", "<= 2x empty gRPC call", f"empty call {empty['real_time']:.0f} us: {ratio:.2f}x"]
+        record(name, us, "us", "empty gRPC call", empty["real_time"], 1 / ratio, "<= 2x empty gRPC call")
+        if tf:
+            r = tf["null_step_us"] / us
+            row.append(f"TensorFlow (plaintext, {threads(tf)}) {tf['null_step_us']:.0f} us: {r:.2f}x (target >= 2x)")
+            record(name, us, "us", TF, tf["null_step_us"], r, ">= 2x TensorFlow")
+        rows.append(row)
     raw = b.get("BM_RawTcp64MiB/real_time")
-    for arg, what in (("0", "pull ps -> worker"), ("1", "push worker -> ps")):
-        t = b.get(f"BM_Transfer64MiB/push:{arg}/real_time")
-        if t and raw:
-            gbs, raw_gbs = t["bytes_per_second"] / 1e9, raw["bytes_per_second"] / 1e9
-            rows.append([f"64 MiB variable, {what}", f"{gbs:.2f} GB/s", ">= 50% of raw TCP",
-                         f"raw loopback TCP {raw_gbs:.2f} GB/s: {gbs / raw_gbs * 100:.0f}%"])
-            record(f"64 MiB variable, {what}", gbs, "GB/s", "raw loopback TCP", raw_gbs, gbs / raw_gbs,
-                   ">= 50% of raw TCP")
+    for tls, mode in (("0", "plaintext"), ("1", "TLS + secret")):
+        for arg, what, key in (("0", "pull ps -> worker", "pull_gbs"), ("1", "push worker -> ps", "push_gbs")):
+            t = b.get(f"BM_Transfer64MiB/tls:{tls}/push:{arg}/real_time")
+            if not t:
+                continue
+            gibs = t["bytes_per_second"] / 2**30
+            name = f"64 MiB variable, {what}, {mode}, GiB/s"
+            row = [name, f"{gibs:.2f}", ">= 50% of raw TCP"]
+            if raw:
+                raw_gibs = raw["bytes_per_second"] / 2**30
+                row.append(f"raw loopback TCP {raw_gibs:.2f}: {gibs / raw_gibs * 100:.0f}%")
+                record(name, gibs, "GiB/s", "raw loopback TCP", raw_gibs, gibs / raw_gibs, ">= 50% of raw TCP")
+            if tf and tls == "0":
+                r = gibs / tf[key]
+                row.append(f"TensorFlow (plaintext) {tf[key]:.2f}: {r:.2f}x (target >= 2x)")
+                record(name, gibs, "GiB/s", TF, tf[key], r, ">= 2x TensorFlow")
+            rows.append(row)
+    by_workers = {}
+    for p in peer_lines:
+        if p["name"] in ("tf_cluster_training", "py_cluster_training"):
+            by_workers[(p["name"], p["workers"])] = p
     with open(training_path) as f:
         for line in f:
-            if line.strip():
-                t = json.loads(line)
-                name = f"distributed_trainer, 1 ps + {t['workers']} workers, steps/s (all workers)"
-                rows.append([name, f"{t['steps_per_second']:.0f}", "recorded",
-                             f"global step {t['global_step']}, loss {t['loss_first']} -> {t['loss_last']}"])
-                record(name, t["steps_per_second"], "steps/s", None, None, None, "recorded")
+            if not line.strip():
+                continue
+            t = json.loads(line)
+            mode = t.get("security", "TLS + secret")
+            name = f"async training, 1 ps + {t['workers']} workers (C++ distributed_trainer, {mode}), steps/s"
+            row = [name, f"{t['steps_per_second']:.0f}", ">= 1.5x TensorFlow",
+                   f"loss {t['loss_first']} -> {t['loss_last']}"]
+            peer = by_workers.get(("tf_cluster_training", t["workers"]))
+            if peer:
+                r = t["steps_per_second"] / peer["steps_per_second"]
+                row.append(f"TensorFlow (Python, plaintext) {peer['steps_per_second']:.0f}: {r:.2f}x")
+                record(name, t["steps_per_second"], "steps/s", TF, peer["steps_per_second"], r, ">= 1.5x TensorFlow")
+            else:
+                record(name, t["steps_per_second"], "steps/s", None, None, None, ">= 1.5x TensorFlow")
+            rows.append(row)
+    for workers in (1, 2, 4):
+        py, peer = by_workers.get(("py_cluster_training", workers)), by_workers.get(("tf_cluster_training", workers))
+        if py and peer:
+            name = f"async training, 1 ps + {workers} workers, the same Python script (ps_trainer.py), steps/s"
+            r = py["steps_per_second"] / peer["steps_per_second"]
+            rows.append([name, f"{py['steps_per_second']:.0f}", ">= 1.5x TensorFlow",
+                         f"TensorFlow {peer['steps_per_second']:.0f}: {r:.2f}x"])
+            record(name, py["steps_per_second"], "steps/s", TF, peer["steps_per_second"], r, ">= 1.5x TensorFlow")
     return rows
 
 
@@ -185,12 +227,13 @@ def main():
         cluster = sys.argv[i + 1:i + 3]
         del sys.argv[i:i + 3]
     core = medians(sys.argv[1])
-    peers = {}
+    peers, peer_lines = {}, []
     with open(sys.argv[2]) as f:
         for line in f:
             if line.strip():
                 p = json.loads(line)
                 peers[p["name"]] = p
+                peer_lines.append(p)
 
     rows = []
     chain = core.get("BM_SessionAddChain/real_time")
@@ -221,10 +264,24 @@ def main():
         record(name, session["GFLOPs"], "GFLOP/s", "direct oneDNN sgemm", direct["GFLOPs"], ratio, ">= 90% of direct")
         tf = peers.get("tf_matmul_1024")
         if tf:
+            # Fed and fetched: dflow's C++ client beside TensorFlow's Python client, which also
+            # converts numpy arrays on every call (the best of its two ways is the peer).
             ratio = session["GFLOPs"] / tf["gflops"]
             row.append(f"TensorFlow Session.run, {tf['path']} ({threads(tf)}) {tf['gflops']:.0f} GFLOP/s: {ratio:.2f}x "
                        f"(target >= 1.0x)")
             record(name, session["GFLOPs"], "GFLOP/s", TF, tf["gflops"], ratio, ">= 1.0x TensorFlow")
+        rows.append(row)
+    in_graph = core.get("BM_SessionMatMul1024InGraph/real_time")
+    if in_graph:
+        name = "MatMul 1024 float32, operands in variables, C not fetched"
+        row = [name, f"{in_graph['GFLOPs']:.0f} GFLOP/s", ">= 1.0x TensorFlow"]
+        tf = peers.get("tf_matmul_1024")
+        graph_gflops = tf and tf.get("in_graph_gflops", tf["gflops"] if tf.get("path") == "in graph" else None)
+        if graph_gflops:
+            ratio = in_graph["GFLOPs"] / graph_gflops
+            row.append(f"TensorFlow, the same in graph ({threads(tf)}) {graph_gflops:.0f} GFLOP/s: {ratio:.2f}x "
+                       f"(target >= 1.0x)")
+            record(name, in_graph["GFLOPs"], "GFLOP/s", TF, graph_gflops, ratio, ">= 1.0x TensorFlow")
         rows.append(row)
     for path in sys.argv[3:]:
         for name, b in medians(path).items():
@@ -247,7 +304,7 @@ def main():
                        ">= 1.2x TensorFlow")
             rows.append(row)
     if cluster:
-        rows += cluster_rows(*cluster)
+        rows += cluster_rows(*cluster, peers, peer_lines)
     if iris:
         rows += iris_rows(iris, peers)
     if data:

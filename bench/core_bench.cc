@@ -1,6 +1,7 @@
 // Core runtime benchmarks (run by `make bench`, compared with their peers by bench/compare.py):
 //  - executor overhead: one Session::Run of a chain of 10,000 scalar Add nodes, per node;
-//  - MatMul 1024x1024 float32 through a session, beside a direct oneDNN sgemm call.
+//  - MatMul 1024x1024 float32 through a session (fed and fetched; and with the operands in
+//    variables, nothing fetched), beside a direct oneDNN sgemm call.
 #include <benchmark/benchmark.h>
 
 #include <vector>
@@ -73,6 +74,31 @@ void BM_SessionMatMul1024(benchmark::State& state) {
   SetFlops(state);
 }
 BENCHMARK(BM_SessionMatMul1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The same product with A and B held in variables and C computed but not fetched (the MatMul run
+// as a target): what a client gets that hands nothing over per step, as TensorFlow's in-graph peer.
+void BM_SessionMatMul1024InGraph(benchmark::State& state) {
+  Scope root = Scope::NewRootScope();
+  Variable a = Variable::Create(root.WithOpName("a"), {kN, kN}, DT_FLOAT, init::Constant(0.5));
+  Variable b = Variable::Create(root.WithOpName("b"), {kN, kN}, DT_FLOAT, init::Constant(0.25));
+  Output c = ops::MatMul(root, a.read(), b.read());
+  ClientSession session(root);
+  if (!session.Run({GlobalVariablesInitializer(root)}).ok()) {
+    state.SkipWithError("init failed");
+    return;
+  }
+  auto warm = session.Run({c});
+  if (!warm.ok() || (*warm)[0].flat<float>()[0] != 0.125f * kN) {
+    state.SkipWithError("wrong result");
+    return;
+  }
+  for (auto _ : state) {
+    auto r = session.Run({}, {}, {c.op()});
+    benchmark::DoNotOptimize(r);
+  }
+  SetFlops(state);
+}
+BENCHMARK(BM_SessionMatMul1024InGraph)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace dflow

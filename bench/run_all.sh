@@ -36,14 +36,22 @@ peers="$out/peers.jsonl"
 for lib in torch tensorflow; do
   if python3 -c "import $lib" 2>/dev/null; then
     prefix=${lib/tensorflow/tf}
-    for p in "$here"/peers/"$prefix"_*.py; do python3 "$p" >> "$peers"; done
+    for p in "$here"/peers/"$prefix"_*.py; do
+      # The training cluster peer needs the build (for its dflow-backend runs): called below.
+      [[ $(basename "$p") == tf_cluster_training.py ]] || python3 "$p" >> "$peers"
+    done
   else
     echo "python3 has no $lib: its peers are skipped (scripts/install-deps.sh --bench)" >&2
   fi
 done
-# The Iris step through dflow's Python front end beside TensorFlow's Python, the same script (py_iris).
+# The Iris step through dflow's Python front end beside TensorFlow's Python, the same script (py_iris),
+# and asynchronous training with 1 ps and 1/2/4 workers, one Python trainer on TensorFlow and on
+# dflow's Python (tf_cluster_training, py_cluster_training).
 if python3 -c 'import tensorflow' 2>/dev/null && [[ -d "$build/python/dflow" ]]; then
   PYTHONPATH="$build/python" python3 "$here/peers/tf_iris.py" --backend dflow >> "$peers"
+fi
+if python3 -c 'import tensorflow' 2>/dev/null; then
+  python3 "$here/peers/tf_cluster_training.py" --build "$build" >> "$peers"
 fi
 mkdir -p "$build/bench"
 python3 "$here/compare.py" "$out/core.json" "$peers" "$out"/train_*.json \
@@ -57,4 +65,13 @@ if python3 -c 'import tensorflow' 2>/dev/null && [[ -d "$build/python/dflow" ]];
   PYTHONPATH="$build/python" python3 "$here/python/bench_python.py"
 else
   echo "TensorFlow or $build/python is missing: the Python benchmarks are skipped (scripts/install-deps.sh)" >&2
+fi
+# How the cost grows: one ps task serving 1-16 workers, a 1 GiB embedding over 1/2/4 ps tasks, the
+# executor from 10 to 100,000 nodes beside TensorFlow; writes $build/bench/scale.json and the plots
+# docs/scale_*.png (docs/PERFORMANCE.md, "How the cost grows").
+if python3 -c 'import matplotlib' 2>/dev/null; then
+  echo
+  python3 "$here/scale/run_scale.py" --build "$build" --out "$build/bench/scale.json"
+else
+  echo "python3 has no matplotlib: the scale curves are skipped (scripts/install-deps.sh --bench)" >&2
 fi

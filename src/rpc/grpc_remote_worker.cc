@@ -2,6 +2,9 @@
 
 #include <grpcpp/generic/generic_stub.h>
 
+#include <atomic>
+#include <unordered_set>
+
 #include "distributed/job_completion.h"
 #include "framework/device_name.h"
 #include "proto/rpc/services.grpc.pb.h"
@@ -16,6 +19,9 @@ constexpr int64_t kControlTimeoutMs = 60000;
 
 // The RecvTensor method, called through a generic stub so that chunks arrive as raw buffers.
 constexpr char kRecvTensorMethod[] = "/dflow.proto.rpc.WorkerService/RecvTensor";
+
+// RecvTensor calls made, by path (GetRecvTensorCallCounts).
+std::atomic<int64_t> unary_calls{0}, streamed_calls{0};
 
 // Receives a streamed tensor. The call is server-streaming on the wire; the client side is a
 // bidi reactor only because that is the generic stub's streaming form. Each chunk is read where
@@ -34,6 +40,7 @@ class RecvTensorReader : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::
     }
   }
   void Start(grpc::GenericStub* stub) {
+    ++streamed_calls;
     stub->PrepareBidiStreamingCall(ctx_.get(), kRecvTensorMethod, grpc::StubOptions(), this);
     StartWriteLast(&request_, grpc::WriteOptions());
     StartRead(&chunk_);
@@ -76,6 +83,89 @@ class RecvTensorReader : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::
   grpc::ByteBuffer request_;
   grpc::ByteBuffer chunk_;
   Status error_;
+};
+
+// RecvTensorUnary: the whole tensor in one response, read where gRPC received it.
+constexpr char kRecvTensorUnaryMethod[] = "/dflow.proto.rpc.WorkerService/RecvTensorUnary";
+
+// Whether the tensor `r` fits in one chunk: then a unary call carries it next time.
+bool FitsInOneChunk(const RecvTensorResult& r) {
+  if (r.is_dead || !r.tensor.IsInitialized()) return true;
+  const DType t = r.tensor.dtype();
+  if (t == DT_STRING || t == DT_RESOURCE || t == DT_VARIANT) return false;  // no cheap size
+  return r.tensor.TotalBytes() <= kChunkBytes;
+}
+
+// The rendezvous keys (the same every step) whose last tensor fit in one chunk. A key seen for
+// the first time streams; after that its size decides. A tensor that grew still arrives whole
+// by the unary call (it is the same message, only unbounded), and its key streams again after.
+class SmallKeys {
+ public:
+  bool Contains(const std::string& key) {
+    std::lock_guard<std::mutex> l(mu_);
+    return keys_.count(key) > 0;
+  }
+  void Record(const std::string& key, bool small) {
+    std::lock_guard<std::mutex> l(mu_);
+    if (!small) {
+      keys_.erase(key);
+      return;
+    }
+    // Bounded: keys of while-loop iterations are many; forgetting only costs a streamed call.
+    if (keys_.size() >= kMaxKeys) keys_.clear();
+    keys_.insert(key);
+  }
+
+ private:
+  static constexpr size_t kMaxKeys = 4096;
+  std::mutex mu_;
+  std::unordered_set<std::string> keys_;
+};
+
+// Receives a tensor by one unary call.
+class RecvTensorUnaryCall {
+ public:
+  RecvTensorUnaryCall(std::string from, const proto::RecvTensorRequest& req, RecvTensorResult* result,
+                      CallOptions* opts, StatusCallback done)
+      : assembler_(std::move(from)), result_(result), opts_(opts), done_(std::move(done)) {
+    grpc::Slice slice(req.SerializeAsString());
+    request_ = grpc::ByteBuffer(&slice, 1);
+    if (opts_ != nullptr) {
+      SetTimeout(ctx_.get(), opts_->timeout_ms);
+      opts_->SetCancelCallback([ctx = ctx_] { ctx->TryCancel(); });
+    }
+  }
+  void Start(grpc::GenericStub* stub) {
+    ++unary_calls;
+    stub->UnaryCall(ctx_.get(), kRecvTensorUnaryMethod, grpc::StubOptions(), &request_, &response_,
+                    [this](grpc::Status s) { OnDone(s); });
+  }
+
+ private:
+  void OnDone(const grpc::Status& s) {
+    if (opts_ != nullptr) opts_->ClearCancelCallback();
+    Status status = FromGrpc(s);
+    if (status.ok()) {
+      std::vector<grpc::Slice> slices;
+      status = FromGrpc(response_.Dump(&slices));
+      std::vector<absl::string_view> pieces;
+      pieces.reserve(slices.size());
+      for (const grpc::Slice& sl : slices) pieces.emplace_back(reinterpret_cast<const char*>(sl.begin()), sl.size());
+      if (status.ok()) status = assembler_.Add(pieces);
+      if (status.ok()) status = assembler_.Finish(result_);
+    }
+    StatusCallback done = std::move(done_);
+    delete this;
+    done(status);
+  }
+
+  TensorChunkAssembler assembler_;
+  RecvTensorResult* result_;
+  CallOptions* opts_;
+  StatusCallback done_;
+  std::shared_ptr<grpc::ClientContext> ctx_ = std::make_shared<grpc::ClientContext>();
+  grpc::ByteBuffer request_;
+  grpc::ByteBuffer response_;
 };
 
 // The callback form of a stub method (the method names are overloaded, so no member pointers).
@@ -135,8 +225,18 @@ class GrpcRemoteWorker : public WorkerInterface {
   }
   void RecvTensorAsync(const proto::RecvTensorRequest* req, RecvTensorResult* result, CallOptions* opts,
                        StatusCallback done) override {
-    auto* reader = new RecvTensorReader(Where(), *req, result, opts, std::move(done));
-    reader->Start(&generic_);
+    // Which path the next call for this key takes depends on this one's size.
+    auto record = [keys = small_keys_, key = req->rendezvous_key(), result, done = std::move(done)](const Status& s) {
+      if (s.ok()) keys->Record(key, FitsInOneChunk(*result));
+      done(s);
+    };
+    if (small_keys_->Contains(req->rendezvous_key())) {
+      auto* call = new RecvTensorUnaryCall(Where(), *req, result, opts, std::move(record));
+      call->Start(&generic_);
+    } else {
+      auto* reader = new RecvTensorReader(Where(), *req, result, opts, std::move(record));
+      reader->Start(&generic_);
+    }
   }
 
  private:
@@ -166,6 +266,8 @@ class GrpcRemoteWorker : public WorkerInterface {
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<proto::rpc::WorkerService::Stub> stub_;
   grpc::GenericStub generic_;
+  // Shared with the calls in flight.
+  std::shared_ptr<SmallKeys> small_keys_ = std::make_shared<SmallKeys>();
 };
 
 #undef STUB_CALL
@@ -176,6 +278,8 @@ std::shared_ptr<WorkerInterface> NewGrpcRemoteWorker(const std::string& address,
                                                      const ClusterCredentials& creds) {
   return std::make_shared<GrpcRemoteWorker>(address, task, creds);
 }
+
+RecvTensorCallCounts GetRecvTensorCallCounts() { return {unary_calls.load(), streamed_calls.load()}; }
 
 GrpcWorkerCache::GrpcWorkerCache(ClusterSpec cluster, std::string local_task, std::shared_ptr<WorkerInterface> local,
                                  ClusterCredentials creds)

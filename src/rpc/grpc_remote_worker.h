@@ -38,4 +38,12 @@ class GrpcWorkerCache : public WorkerCache {
 std::shared_ptr<WorkerInterface> NewGrpcRemoteWorker(const std::string& address, const std::string& task,
                                                      const ClusterCredentials& creds);
 
+// RecvTensor calls this process made to other tasks, by path: a tensor whose key last carried one
+// that fits in one chunk comes by a unary call, the others (and each key's first) by a stream.
+struct RecvTensorCallCounts {
+  int64_t unary = 0;
+  int64_t streamed = 0;
+};
+RecvTensorCallCounts GetRecvTensorCallCounts();
+
 }  // namespace dflow::rpc

@@ -3,10 +3,19 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <mutex>
+
+#include "absl/synchronization/mutex.h"
 
 namespace dflow::rpc {
 
+void IgnoreMutexDeadlockCycles() {
+  static std::once_flag once;
+  std::call_once(once, [] { absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore); });
+}
+
 grpc::ChannelArguments ChannelArguments() {
+  IgnoreMutexDeadlockCycles();
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);
   args.SetMaxSendMessageSize(-1);
@@ -32,6 +41,7 @@ grpc::ChannelArguments ChannelArguments() {
 }
 
 void ConfigureServer(grpc::ServerBuilder* builder, int64_t max_message_bytes) {
+  IgnoreMutexDeadlockCycles();
   builder->SetMaxReceiveMessageSize(static_cast<int>(std::clamp<int64_t>(max_message_bytes, 1024,
                                                                          std::numeric_limits<int>::max())));
   builder->SetMaxSendMessageSize(-1);

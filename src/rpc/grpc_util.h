@@ -22,6 +22,11 @@ inline grpc::Status ToGrpc(const Status& s) {
   return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
 }
 
+// Turns off absl::Mutex's deadlock detection in this process (once): where absl is built with it
+// on (without NDEBUG, as some distributions ship it), every lock of gRPC's mutexes updates a lock
+// graph, a few percent of a small RPC's CPU. ChannelArguments and ConfigureServer call it.
+void IgnoreMutexDeadlockCycles();
+
 // The settings of every channel: fast reconnects and keepalive pings, so that a peer that dies or
 // hangs is noticed within seconds instead of never; big flow-control windows.
 grpc::ChannelArguments ChannelArguments();

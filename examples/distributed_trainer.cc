@@ -10,7 +10,10 @@
 //   dflow launch --ps 2 --workers 2 -- build/bin/distributed_trainer --last_step 2000 --checkpoint_dir /tmp/m
 //
 // Flags: --last_step N (or --train_steps N), --checkpoint_dir DIR, --save_checkpoint_steps N
-// (100), --max_wait_secs N (how long a worker waits for the chief, 600), --sync (synchronous
+// (100), --worker_steps N (instead of a last global step: every worker runs --warmup W (20) steps,
+// then N timed steps of its own, all workers' timed steps side by side: each session starts with a
+// barrier, a counter on /job:ps/task:0 that every worker increments, then waits for; for measuring
+// throughput), --max_wait_secs N (how long a worker waits for the chief, 600), --sync (synchronous
 // training with SyncReplicasOptimizer: each step applies the mean of --replicas_to_aggregate N
 // gradients, all workers by default; the rest are backups; a worker stops once its step took a
 // token of --last_step), --credentials DIR (the cluster's credentials, see docs/SECURITY.md;
@@ -24,6 +27,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 #include "dflow/basic_session_run_hooks.h"
 #include "dflow/dflow.h"
@@ -62,8 +66,34 @@ class SessionStartPrinter : public train::SessionRunHook {
   int sessions_ = 0;
 };
 
+// The start barrier of --worker_steps: after each session is created, this worker adds one to
+// `ready` and waits (up to `max_wait_secs`) until every worker has.
+class StartBarrierHook : public train::SessionRunHook {
+ public:
+  StartBarrierHook(Output ready, Output mark_ready, int64_t workers, int64_t max_wait_secs)
+      : ready_(ready), mark_ready_(mark_ready), workers_(workers), max_wait_secs_(max_wait_secs) {}
+  Status AfterCreateSession(ClientSession* session, train::Coordinator*) override {
+    DFLOW_RETURN_IF_ERROR(session->Run({mark_ready_}).status());
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(max_wait_secs_);
+    while (true) {
+      DFLOW_ASSIGN_OR_RETURN(std::vector<Tensor> r, session->Run({ready_}));
+      if (r[0].scalar<int64_t>() >= workers_) return absl::OkStatus();
+      if (std::chrono::steady_clock::now() > deadline) {
+        return errors::DeadlineExceeded("the other workers did not start within ", max_wait_secs_, " s");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+
+ private:
+  Output ready_, mark_ready_;
+  int64_t workers_, max_wait_secs_;
+};
+
 struct Flags {
   int64_t last_step = 2000;
+  int64_t worker_steps = 0;  // > 0: this many timed steps per worker, after a barrier and warmup
+  int64_t warmup = 20;
   std::string checkpoint_dir;
   int64_t save_checkpoint_steps = 100;
   int64_t max_wait_secs = 600;
@@ -74,9 +104,8 @@ struct Flags {
 
 Status ParseFlags(const std::vector<std::string>& rest, Flags* f) {
   FlagSpec spec;
-  spec.values = {"--last_step",      "--save_checkpoint_steps",
-                 "--max_wait_secs",  "--replicas_to_aggregate",
-                 "--checkpoint_dir", "--credentials"};
+  spec.values = {"--last_step",      "--save_checkpoint_steps", "--max_wait_secs", "--replicas_to_aggregate",
+                 "--checkpoint_dir", "--credentials",           "--worker_steps",  "--warmup"};
   spec.switches = {"--sync"};
   spec.aliases = {{"--train_steps", "--last_step"}};
   DFLOW_ASSIGN_OR_RETURN(ParsedFlags flags, ParsedFlags::Parse(rest, spec));
@@ -84,12 +113,15 @@ Status ParseFlags(const std::vector<std::string>& rest, Flags* f) {
   DFLOW_ASSIGN_OR_RETURN(f->last_step, flags.GetInt64("--last_step", f->last_step, 1));
   DFLOW_ASSIGN_OR_RETURN(f->save_checkpoint_steps,
                          flags.GetInt64("--save_checkpoint_steps", f->save_checkpoint_steps, 1));
+  DFLOW_ASSIGN_OR_RETURN(f->worker_steps, flags.GetInt64("--worker_steps", f->worker_steps, 1));
+  DFLOW_ASSIGN_OR_RETURN(f->warmup, flags.GetInt64("--warmup", f->warmup, 0));
   DFLOW_ASSIGN_OR_RETURN(f->max_wait_secs, flags.GetInt64("--max_wait_secs", f->max_wait_secs, 1));
   DFLOW_ASSIGN_OR_RETURN(f->replicas_to_aggregate,
                          flags.GetInt64("--replicas_to_aggregate", f->replicas_to_aggregate, 1));
   f->checkpoint_dir = flags.GetString("--checkpoint_dir", f->checkpoint_dir);
   f->credentials = flags.GetString("--credentials", f->credentials);
   f->sync = flags.Has("--sync");
+  if (f->worker_steps > 0 && f->sync) return errors::InvalidArgument("--worker_steps is for asynchronous training");
   if (f->replicas_to_aggregate > 0 && !f->sync) {
     return errors::InvalidArgument("--replicas_to_aggregate needs --sync");
   }
@@ -162,6 +194,13 @@ int main(int argc, char** argv) {
   // token the step took, the step of the apply that let it go on (and its next gradient's).
   Output step_after = flags.sync ? ops::Identity(w.WithControlDependencies({train_op}), sync->local_step())
                                  : Output(train_op.node(), 0);
+  // --worker_steps: the start barrier's counter (made after Minimize: it is not trained).
+  Output ready, mark_ready;
+  if (flags.worker_steps > 0) {
+    Variable counter = Variable::Create(ps0.WithOpName("ready_workers"), {}, DT_INT64, init::Zeros());
+    ready = counter.read();
+    mark_ready = ops::AssignAdd(ps0, counter.ref(), ops::Const(ps0, int64_t{1}));
+  }
   if (!root.ok()) return Fail(root.status());
 
   train::MonitoredTrainingSessionOptions mts;
@@ -179,7 +218,12 @@ int main(int argc, char** argv) {
   // Synchronous workers stop on the token their step took (below), not on a read of the global
   // step: a read may lag a step behind, and a worker that takes a second token of the last step
   // can leave the chief waiting for one that never comes.
-  if (!flags.sync) mts.hooks.push_back(std::make_shared<train::StopAtStepHook>(global_step, 0, flags.last_step));
+  if (flags.worker_steps > 0) {
+    mts.hooks.push_back(std::make_shared<StartBarrierHook>(ready, mark_ready, task->cluster.num_tasks("worker"),
+                                                           flags.max_wait_secs));
+  } else if (!flags.sync) {
+    mts.hooks.push_back(std::make_shared<train::StopAtStepHook>(global_step, 0, flags.last_step));
+  }
   if (sync_hook != nullptr) mts.hooks.push_back(sync_hook);
   // The job's end is the library's: the chief's session tells every task when it closes (after
   // its final checkpoint), so the ps tasks' Join returns; a worker whose step fails because the
@@ -189,16 +233,22 @@ int main(int argc, char** argv) {
   if (!session.ok()) return Fail(session.status());
   int64_t local_steps = 0, step_value = 0;
   float initial_loss = 0, loss_value = 0;
+  // With --worker_steps, the steps are timed after the warmup, and fetch only the loss.
+  const int64_t warmup = flags.worker_steps > 0 ? flags.warmup : 0;
+  const int64_t steps = flags.worker_steps > 0 ? warmup + flags.worker_steps : -1;
+  std::vector<Output> fetches = {loss};
+  if (flags.worker_steps == 0) fetches.push_back(step_after);
   auto start = std::chrono::steady_clock::now();
-  while (!(*session)->ShouldStop()) {
-    auto r = (*session)->Run({}, {loss, step_after}, {train_op});
+  while (!(*session)->ShouldStop() && local_steps != steps) {
+    if (local_steps == warmup && warmup > 0) start = std::chrono::steady_clock::now();
+    auto r = (*session)->Run({}, fetches, {train_op});
     if (!r.ok()) {
       if (absl::IsOutOfRange(r.status())) break;  // the sync queue closed, or the job is complete
       return Fail(r.status());
     }
     loss_value = (*r)[0].scalar<float>();
     if (local_steps++ == 0) initial_loss = loss_value;
-    step_value = (*r)[1].scalar<int64_t>();
+    if (fetches.size() > 1) step_value = (*r)[1].scalar<int64_t>();
     // Each apply gives a token of the new step to every worker, and each worker takes one token
     // of the last step at most: every worker gets one, and no gradient is sent past it.
     if (flags.sync && step_value >= flags.last_step) break;
@@ -210,9 +260,10 @@ int main(int argc, char** argv) {
   if (!final_step->final_ops_values().empty()) {
     step_value = std::max(step_value, final_step->final_ops_values()[0].scalar<int64_t>());
   }
+  const int64_t timed = std::max<int64_t>(local_steps - warmup, 0);
   std::printf("worker %d: %lld local steps (%.0f steps/s), global step %lld, loss %.6f -> %.6f\n", task->task_index,
-              static_cast<long long>(local_steps), secs > 0 ? local_steps / secs : 0.0,
-              static_cast<long long>(step_value), initial_loss, loss_value);
+              static_cast<long long>(local_steps), secs > 0 ? timed / secs : 0.0, static_cast<long long>(step_value),
+              initial_loss, loss_value);
   std::fflush(stdout);
   return 0;
 }

@@ -1,5 +1,7 @@
 #include "ops/nn/conv_dnnl.h"
 
+#include <vector>
+
 namespace dflow {
 namespace {
 
@@ -68,6 +70,29 @@ std::vector<int64_t> Key(Kind kind, const Conv2DDims& d, int threads) {
           threads};
 }
 
+// Elements per image of the input and of the output.
+int64_t InputImage(const Conv2DDims& d) { return d.in_depth * d.rows.in * d.cols.in; }
+int64_t OutputImage(const Conv2DDims& d, bool depthwise) {
+  return (depthwise ? d.in_depth * d.out_depth : d.out_depth) * d.rows.out * d.cols.out;
+}
+
+Conv2DDims WithBatch(Conv2DDims d, int64_t batch) {
+  d.batch = batch;
+  return d;
+}
+
+// `user` reordered once into the layout `p` wants for `arg` (or `user` itself when it already has
+// it), so that the pieces of a sharded call share it.
+memory PrepareInput(const DnnlPrimitive& p, int arg, const memory& user) {
+  auto want = p.arg_descs.find(arg);
+  if (want == p.arg_descs.end() || want->second == user.get_desc()) return user;
+  memory tmp(want->second, CpuEngine());
+  dnnl::stream s(CpuEngine());
+  dnnl::reorder(user, tmp).execute(s, const_cast<memory&>(user), tmp);
+  s.wait();
+  return tmp;
+}
+
 dnnl::convolution_forward::primitive_desc ForwardPd(const ConvDescs& c, dnnl::prop_kind kind,
                                                     const dnnl::primitive_attr& attr) {
   dnnl::convolution_forward::desc desc(kind, dnnl::algorithm::convolution_direct, c.pd_src, c.pd_weights, c.pd_dst,
@@ -77,11 +102,10 @@ dnnl::convolution_forward::primitive_desc ForwardPd(const ConvDescs& c, dnnl::pr
 
 }  // namespace
 
-Status DnnlConvolution::Forward(const Conv2DDims& d, const float* input, const float* filter, float* out) {
-  DnnlThreads threads(d.Work());
-  return RunDnnl(depthwise_ ? "depthwise convolution forward" : "convolution forward", [&] {
+std::shared_ptr<const DnnlPrimitive> DnnlConvolution::Primitive(int kind, const Conv2DDims& d) {
+  return cache_.GetOrCreate(Key(static_cast<Kind>(kind), d, 1), [&] {
     const ConvDescs c = MakeDescs(d, depthwise_);
-    auto p = cache_.GetOrCreate(Key(kForward, d, threads.threads()), [&] {
+    if (kind == kForward) {
       auto pd = ForwardPd(c, dnnl::prop_kind::forward_inference, DnnlAttr());
       return DnnlPrimitive{dnnl::convolution_forward(pd),
                            {{DNNL_ARG_SRC, pd.src_desc()},
@@ -89,20 +113,9 @@ Status DnnlConvolution::Forward(const Conv2DDims& d, const float* input, const f
                             {DNNL_ARG_DST, pd.dst_desc()}},
                            pd.scratchpad_desc(),
                            {}};
-    });
-    ExecuteDnnl(*p, {{DNNL_ARG_SRC, UserMemory(c.src, input)},
-                     {DNNL_ARG_WEIGHTS, UserMemory(c.weights, filter)},
-                     {DNNL_ARG_DST, UserMemory(c.dst, out)}});
-  });
-}
-
-Status DnnlConvolution::BackwardData(const Conv2DDims& d, const float* filter, const float* out_backprop,
-                                     float* in_backprop) {
-  DnnlThreads threads(d.Work());
-  return RunDnnl(depthwise_ ? "depthwise convolution backward data" : "convolution backward data", [&] {
-    const ConvDescs c = MakeDescs(d, depthwise_);
-    auto p = cache_.GetOrCreate(Key(kBackwardData, d, threads.threads()), [&] {
-      auto hint = ForwardPd(c, dnnl::prop_kind::forward_training, dnnl::primitive_attr());
+    }
+    auto hint = ForwardPd(c, dnnl::prop_kind::forward_training, dnnl::primitive_attr());
+    if (kind == kBackwardData) {
       dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, c.pd_src, c.pd_weights, c.pd_dst,
                                                  c.strides, c.dilates, c.pad_l, c.pad_r);
       dnnl::convolution_backward_data::primitive_desc pd(desc, DnnlAttr(), CpuEngine(), hint);
@@ -112,33 +125,81 @@ Status DnnlConvolution::BackwardData(const Conv2DDims& d, const float* filter, c
                             {DNNL_ARG_DIFF_DST, pd.diff_dst_desc()}},
                            pd.scratchpad_desc(),
                            {}};
+    }
+    dnnl::convolution_backward_weights::desc desc(dnnl::algorithm::convolution_direct, c.pd_src, c.pd_weights, c.pd_dst,
+                                                  c.strides, c.dilates, c.pad_l, c.pad_r);
+    dnnl::convolution_backward_weights::primitive_desc pd(desc, DnnlAttr(), CpuEngine(), hint);
+    return DnnlPrimitive{dnnl::convolution_backward_weights(pd),
+                         {{DNNL_ARG_SRC, pd.src_desc()},
+                          {DNNL_ARG_DIFF_WEIGHTS, pd.diff_weights_desc()},
+                          {DNNL_ARG_DIFF_DST, pd.diff_dst_desc()}},
+                         pd.scratchpad_desc(),
+                         {}};
+  });
+}
+
+Status DnnlConvolution::Forward(const Conv2DDims& d, const float* input, const float* filter, float* out) {
+  BatchShards shards(d.Work(), d.batch);
+  return RunDnnl(depthwise_ ? "depthwise convolution forward" : "convolution forward", [&] {
+    const ConvDescs c = MakeDescs(d, depthwise_);
+    // The filter is reordered once for all pieces.
+    const memory weights = PrepareInput(*Primitive(kForward, WithBatch(d, shards.size(0))), DNNL_ARG_WEIGHTS,
+                                        UserMemory(c.weights, filter));
+    shards.Run([&](int i) {
+      const Conv2DDims di = WithBatch(d, shards.size(i));
+      const ConvDescs ci = MakeDescs(di, depthwise_);
+      ExecuteDnnl(*Primitive(kForward, di),
+                  {{DNNL_ARG_SRC, UserMemory(ci.src, input + shards.begin(i) * InputImage(d))},
+                   {DNNL_ARG_WEIGHTS, weights},
+                   {DNNL_ARG_DST, UserMemory(ci.dst, out + shards.begin(i) * OutputImage(d, depthwise_))}});
     });
-    ExecuteDnnl(*p, {{DNNL_ARG_DIFF_DST, UserMemory(c.dst, out_backprop)},
-                     {DNNL_ARG_WEIGHTS, UserMemory(c.weights, filter)},
-                     {DNNL_ARG_DIFF_SRC, UserMemory(c.src, in_backprop)}});
+  });
+}
+
+Status DnnlConvolution::BackwardData(const Conv2DDims& d, const float* filter, const float* out_backprop,
+                                     float* in_backprop) {
+  BatchShards shards(d.Work(), d.batch);
+  return RunDnnl(depthwise_ ? "depthwise convolution backward data" : "convolution backward data", [&] {
+    const ConvDescs c = MakeDescs(d, depthwise_);
+    const memory weights = PrepareInput(*Primitive(kBackwardData, WithBatch(d, shards.size(0))), DNNL_ARG_WEIGHTS,
+                                        UserMemory(c.weights, filter));
+    shards.Run([&](int i) {
+      const Conv2DDims di = WithBatch(d, shards.size(i));
+      const ConvDescs ci = MakeDescs(di, depthwise_);
+      ExecuteDnnl(*Primitive(kBackwardData, di),
+                  {{DNNL_ARG_DIFF_DST, UserMemory(ci.dst, out_backprop + shards.begin(i) * OutputImage(d, depthwise_))},
+                   {DNNL_ARG_WEIGHTS, weights},
+                   {DNNL_ARG_DIFF_SRC, UserMemory(ci.src, in_backprop + shards.begin(i) * InputImage(d))}});
+    });
   });
 }
 
 Status DnnlConvolution::BackwardWeights(const Conv2DDims& d, const float* input, const float* out_backprop,
                                         float* filter_backprop) {
-  DnnlThreads threads(d.Work());
+  BatchShards shards(d.Work(), d.batch);
   return RunDnnl(depthwise_ ? "depthwise convolution backward weights" : "convolution backward weights", [&] {
     const ConvDescs c = MakeDescs(d, depthwise_);
-    auto p = cache_.GetOrCreate(Key(kBackwardWeights, d, threads.threads()), [&] {
-      auto hint = ForwardPd(c, dnnl::prop_kind::forward_training, dnnl::primitive_attr());
-      dnnl::convolution_backward_weights::desc desc(dnnl::algorithm::convolution_direct, c.pd_src, c.pd_weights,
-                                                    c.pd_dst, c.strides, c.dilates, c.pad_l, c.pad_r);
-      dnnl::convolution_backward_weights::primitive_desc pd(desc, DnnlAttr(), CpuEngine(), hint);
-      return DnnlPrimitive{dnnl::convolution_backward_weights(pd),
-                           {{DNNL_ARG_SRC, pd.src_desc()},
-                            {DNNL_ARG_DIFF_WEIGHTS, pd.diff_weights_desc()},
-                            {DNNL_ARG_DIFF_DST, pd.diff_dst_desc()}},
-                           pd.scratchpad_desc(),
-                           {}};
+    // Piece 0 writes the filter gradient, the others partial sums that are added to it after.
+    const size_t filter_size = c.weights.get_size() / sizeof(float);
+    std::vector<std::vector<float>> partial(static_cast<size_t>(shards.count() - 1));
+    shards.Run([&](int i) {
+      const Conv2DDims di = WithBatch(d, shards.size(i));
+      const ConvDescs ci = MakeDescs(di, depthwise_);
+      float* dw = filter_backprop;
+      if (i > 0) {
+        partial[i - 1].resize(filter_size);
+        dw = partial[i - 1].data();
+      }
+      ExecuteDnnl(*Primitive(kBackwardWeights, di),
+                  {{DNNL_ARG_SRC, UserMemory(ci.src, input + shards.begin(i) * InputImage(d))},
+                   {DNNL_ARG_DIFF_DST, UserMemory(ci.dst, out_backprop + shards.begin(i) * OutputImage(d, depthwise_))},
+                   {DNNL_ARG_DIFF_WEIGHTS, UserMemory(c.weights, dw)}});
     });
-    ExecuteDnnl(*p, {{DNNL_ARG_SRC, UserMemory(c.src, input)},
-                     {DNNL_ARG_DIFF_DST, UserMemory(c.dst, out_backprop)},
-                     {DNNL_ARG_DIFF_WEIGHTS, UserMemory(c.weights, filter_backprop)}});
+    for (const std::vector<float>& p : partial) {
+      const float* src = p.data();
+#pragma omp simd
+      for (size_t j = 0; j < filter_size; ++j) filter_backprop[j] += src[j];
+    }
   });
 }
 

@@ -1,5 +1,6 @@
 // Float 2-D convolution and its gradients through oneDNN, with the primitives cached per
-// geometry and thread count. The caller's tensors are in TensorFlow's layouts (NHWC or NCHW
+// geometry. A big call is cut along the batch for the cores (BatchShards, dnnl_util.h), each
+// piece run by a single-threaded primitive. The caller's tensors are in TensorFlow's layouts (NHWC or NCHW
 // activations, HWIO filters); filters (and NCHW activations) are reordered into the layouts the
 // fast implementations need (see conv_dnnl.cc for the measurements behind that).
 //
@@ -25,6 +26,9 @@ class DnnlConvolution {
   explicit DnnlConvolution(bool depthwise) : depthwise_(depthwise) {}
 
  private:
+  // The single-threaded primitive of `kind` (forward, backward data, backward weights) for `d`.
+  std::shared_ptr<const DnnlPrimitive> Primitive(int kind, const Conv2DDims& d);
+
   const bool depthwise_;
   PrimitiveCache<DnnlPrimitive> cache_;
 };

@@ -117,6 +117,24 @@ TEST(ConvOpsTest, LargeFloatConvolutionMayUseEveryCore) {
   CheckConv<float>(k, &rng);
 }
 
+// A big call is cut along the batch (BatchShards): 7 images make pieces of 2, 2, 2 and 1, each
+// run by its own cached primitive; then 5 images through the same kernels (other pieces).
+TEST(ConvOpsTest, BatchCutIntoPiecesMatchesNaiveConvolution) {
+  std::mt19937 rng(5);
+  for (const char* format : {"NHWC", "NCHW"}) {
+    for (int64_t n : {7, 5, 7}) {
+      ConvCase k;  // 7*12*12*16 outputs x 3*3*8 taps: above the threshold for cutting
+      k.format = format;
+      k.n = n;
+      k.h = k.w = 12;
+      k.c = 8;
+      k.kh = k.kw = 3;
+      k.oc = 16;
+      CheckConv<float>(k, &rng);
+    }
+  }
+}
+
 TEST(ConvOpsTest, HandComputed) {
   // 1x3x3x1 input 1..9, 2x2 filter of ones, VALID: sums of each 2x2 block.
   Tensor x = testing::MakeTensor<float>({1, 2, 3, 4, 5, 6, 7, 8, 9}, TensorShape{1, 3, 3, 1});

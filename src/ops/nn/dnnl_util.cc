@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <exception>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -33,6 +34,40 @@ DnnlThreads::DnnlThreads(int64_t work) {
 
 DnnlThreads::~DnnlThreads() {
   if (parallel_) ReleaseAllCores();
+}
+
+BatchShards::BatchShards(int64_t work, int64_t batch) : batch_(batch), step_(batch) {
+  const int cores = NumCores();
+  if (work >= kMultiThreadedWork && cores > 1 && batch > 1 && TryClaimAllCores()) {
+    claimed_ = true;
+    const int64_t want = std::min<int64_t>(batch, int64_t{kShardsPerCore} * cores);
+    step_ = (batch + want - 1) / want;
+    count_ = static_cast<int>((batch + step_ - 1) / step_);
+  }
+}
+
+BatchShards::~BatchShards() {
+  if (claimed_) ReleaseAllCores();
+}
+
+void BatchShards::Run(const std::function<void(int)>& fn) const {
+  if (count_ == 1) {
+    omp_set_num_threads(1);
+    fn(0);
+    return;
+  }
+  std::mutex mu;
+  std::exception_ptr error;
+  RunShards(count_, [&](int i) {
+    omp_set_num_threads(1);  // this thread's OpenMP regions only
+    try {
+      fn(i);
+    } catch (...) {
+      std::lock_guard<std::mutex> l(mu);
+      if (!error) error = std::current_exception();
+    }
+  });
+  if (error) std::rethrow_exception(error);
 }
 
 dnnl::primitive_attr DnnlAttr() {

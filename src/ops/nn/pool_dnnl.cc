@@ -51,51 +51,66 @@ dnnl::pooling_forward::primitive_desc ForwardPd(const PoolDescs& p, dnnl::algori
   return dnnl::pooling_forward::primitive_desc(desc, DnnlAttr(), CpuEngine());
 }
 
+PoolDims WithBatch(PoolDims d, int64_t batch) {
+  d.batch = batch;
+  return d;
+}
+
 }  // namespace
 
 Status DnnlPool::Forward(const PoolDims& d, const float* in, float* out) {
-  DnnlThreads threads(d.Work());
+  BatchShards shards(d.Work(), d.batch);
   const auto alg = max_ ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding;
+  const int64_t in_image = d.depth * d.rows.in * d.cols.in, out_image = d.depth * d.rows.out * d.cols.out;
   return RunDnnl("pooling forward", [&] {
-    const PoolDescs p = MakeDescs(d);
-    auto prim = cache_.GetOrCreate(Key(kInference, d, threads.threads()), [&] {
-      auto pd = ForwardPd(p, alg, dnnl::prop_kind::forward_inference);
-      return DnnlPrimitive{dnnl::pooling_forward(pd), {}, pd.scratchpad_desc(), {}};
+    shards.Run([&](int i) {
+      const PoolDims di = WithBatch(d, shards.size(i));
+      const PoolDescs p = MakeDescs(di);
+      auto prim = cache_.GetOrCreate(Key(kInference, di, 1), [&] {
+        auto pd = ForwardPd(p, alg, dnnl::prop_kind::forward_inference);
+        return DnnlPrimitive{dnnl::pooling_forward(pd), {}, pd.scratchpad_desc(), {}};
+      });
+      ExecuteDnnl(*prim, {{DNNL_ARG_SRC, UserMemory(p.src, in + shards.begin(i) * in_image)},
+                          {DNNL_ARG_DST, UserMemory(p.dst, out + shards.begin(i) * out_image)}});
     });
-    ExecuteDnnl(*prim, {{DNNL_ARG_SRC, UserMemory(p.src, in)}, {DNNL_ARG_DST, UserMemory(p.dst, out)}});
   });
 }
 
 Status DnnlPool::Backward(const PoolDims& d, const float* in, const float* grad, float* in_backprop) {
-  DnnlThreads threads(d.Work());
+  BatchShards shards(d.Work(), d.batch);
   const auto alg = max_ ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding;
+  const int64_t in_image = d.depth * d.rows.in * d.cols.in, out_image = d.depth * d.rows.out * d.cols.out;
   return RunDnnl("pooling backward", [&] {
-    const PoolDescs p = MakeDescs(d);
-    std::shared_ptr<const DnnlPrimitive> fwd;
-    if (max_) {
-      fwd = cache_.GetOrCreate(Key(kTraining, d, threads.threads()), [&] {
-        auto pd = ForwardPd(p, alg, dnnl::prop_kind::forward_training);
-        return DnnlPrimitive{dnnl::pooling_forward(pd), {}, pd.scratchpad_desc(), pd.workspace_desc()};
+    shards.Run([&](int i) {
+      const PoolDims di = WithBatch(d, shards.size(i));
+      const PoolDescs p = MakeDescs(di);
+      std::shared_ptr<const DnnlPrimitive> fwd;
+      if (max_) {
+        fwd = cache_.GetOrCreate(Key(kTraining, di, 1), [&] {
+          auto pd = ForwardPd(p, alg, dnnl::prop_kind::forward_training);
+          return DnnlPrimitive{dnnl::pooling_forward(pd), {}, pd.scratchpad_desc(), pd.workspace_desc()};
+        });
+      }
+      auto bwd = cache_.GetOrCreate(Key(kBackward, di, 1), [&] {
+        auto hint = ForwardPd(p, alg, dnnl::prop_kind::forward_training);
+        dnnl::pooling_backward::desc desc(alg, p.src, p.dst, p.strides, p.kernel, p.pad_l, p.pad_r);
+        dnnl::pooling_backward::primitive_desc pd(desc, DnnlAttr(), CpuEngine(), hint);
+        return DnnlPrimitive{dnnl::pooling_backward(pd), {}, pd.scratchpad_desc(), pd.workspace_desc()};
       });
-    }
-    auto bwd = cache_.GetOrCreate(Key(kBackward, d, threads.threads()), [&] {
-      auto hint = ForwardPd(p, alg, dnnl::prop_kind::forward_training);
-      dnnl::pooling_backward::desc desc(alg, p.src, p.dst, p.strides, p.kernel, p.pad_l, p.pad_r);
-      dnnl::pooling_backward::primitive_desc pd(desc, DnnlAttr(), CpuEngine(), hint);
-      return DnnlPrimitive{dnnl::pooling_backward(pd), {}, pd.scratchpad_desc(), pd.workspace_desc()};
+      std::unordered_map<int, memory> args{{DNNL_ARG_DIFF_DST, UserMemory(p.dst, grad + shards.begin(i) * out_image)},
+                                           {DNNL_ARG_DIFF_SRC,
+                                            UserMemory(p.src, in_backprop + shards.begin(i) * in_image)}};
+      if (max_) {
+        // The forward pass again, for the positions of the maxima (the workspace).
+        std::vector<float> out(static_cast<size_t>(di.OutputShape().num_elements()));
+        memory workspace(fwd->workspace, CpuEngine());
+        ExecuteDnnl(*fwd, {{DNNL_ARG_SRC, UserMemory(p.src, in + shards.begin(i) * in_image)},
+                           {DNNL_ARG_DST, UserMemory(p.dst, out.data())},
+                           {DNNL_ARG_WORKSPACE, workspace}});
+        args.emplace(DNNL_ARG_WORKSPACE, workspace);
+      }
+      ExecuteDnnl(*bwd, std::move(args));
     });
-    std::unordered_map<int, memory> args{{DNNL_ARG_DIFF_DST, UserMemory(p.dst, grad)},
-                                         {DNNL_ARG_DIFF_SRC, UserMemory(p.src, in_backprop)}};
-    if (max_) {
-      // The forward pass again, for the positions of the maxima (the workspace).
-      std::vector<float> out(static_cast<size_t>(d.OutputShape().num_elements()));
-      memory workspace(fwd->workspace, CpuEngine());
-      ExecuteDnnl(*fwd, {{DNNL_ARG_SRC, UserMemory(p.src, in)},
-                         {DNNL_ARG_DST, UserMemory(p.dst, out.data())},
-                         {DNNL_ARG_WORKSPACE, workspace}});
-      args.emplace(DNNL_ARG_WORKSPACE, workspace);
-    }
-    ExecuteDnnl(*bwd, std::move(args));
   });
 }
 

@@ -1,6 +1,6 @@
 // Float max and average pooling and their gradients through oneDNN (pooling_max and
-// pooling_avg_exclude_padding, TensorFlow's SAME semantics), primitives cached per geometry
-// and thread count. Activations are used in place as NHWC or NCHW.
+// pooling_avg_exclude_padding, TensorFlow's SAME semantics), primitives cached per geometry; a
+// big call is cut along the batch for the cores (BatchShards, dnnl_util.h). Activations are used in place as NHWC or NCHW.
 //
 // Thread-safe. Each call returns Internal when oneDNN fails, and the caller falls back to the
 // reference loops; callers route empty tensors there too.

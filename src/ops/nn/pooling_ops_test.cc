@@ -164,6 +164,19 @@ TEST(PoolingOpsTest, LargeFloatPooling) {
   CheckPool<float>(k, &rng);
 }
 
+// Big enough to be cut along the batch (BatchShards): 7 images in pieces of 2, 2, 2 and 1.
+TEST(PoolingOpsTest, BatchCutIntoPiecesMatchesNaivePooling) {
+  std::mt19937 rng(4);
+  for (const char* format : {"NHWC", "NCHW"}) {
+    PoolCase k;
+    k.format = format;
+    k.n = 7;
+    k.h = k.w = 32;
+    k.c = 16;
+    CheckPool<float>(k, &rng);
+  }
+}
+
 TEST(PoolingOpsTest, HandComputed) {
   Tensor x = testing::MakeTensor<float>({1, 2, 3, 4, 5, 6, 7, 8, 9}, TensorShape{1, 3, 3, 1});
   AttrMap a{{"ksize", std::vector<int64_t>{1, 2, 2, 1}},

@@ -30,6 +30,11 @@ struct GradContext {
 
 using GradFn = std::function<Status(GradContext*)>;
 
+// The attr (true) of a gradient node that is the dense, table-sized sum of a sparse gradient: an
+// UnsortedSegmentSum(values, indices, rows) built by the gradient of a gather. Optimizers may
+// update only the rows `indices` instead (optimizers::SparseGradientOf).
+inline constexpr char kSparseGradientAttr[] = "_sparse_gradient";
+
 // Registers the gradient of `op`. CHECK-fails if one is registered already (a bug).
 void RegisterGradient(const std::string& op, GradFn fn);
 // Declares that `op` has no gradient and stops backpropagation (Shape, Const, comparisons...):

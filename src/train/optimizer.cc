@@ -31,6 +31,21 @@ StatusOr<NodeOut> ResolveVariable(const NodeOut& v) {
                                  "or Variable node");
 }
 
+bool SparseGradientOf(const NodeOut& grad, NodeOut* values, NodeOut* indices) {
+  const Node* n = grad.node;
+  while (n != nullptr && n->op() == "Identity" && n->data_inputs().size() == 1 && n->data_inputs()[0] != nullptr) {
+    n = n->data_inputs()[0]->src;
+  }
+  if (n == nullptr || n->op() != "UnsortedSegmentSum" || n->data_inputs().size() != 3) return false;
+  bool sparse = false;
+  if (!GetAttr(n->attrs(), kSparseGradientAttr, &sparse).ok() || !sparse) return false;
+  for (const Edge* e : n->data_inputs())
+    if (e == nullptr) return false;
+  *values = NodeOut{n->data_inputs()[0]->src, n->data_inputs()[0]->src_output};
+  *indices = NodeOut{n->data_inputs()[1]->src, n->data_inputs()[1]->src_output};
+  return true;
+}
+
 StatusOr<std::vector<GradAndVar>> Optimizer::ComputeGradients(Graph* graph, NodeOut loss,
                                                               const std::vector<NodeOut>& vars,
                                                               const std::string& prefix) {
@@ -165,7 +180,16 @@ StatusOr<Node*> Optimizer::ApplyGradients(Graph* graph, const std::vector<GradAn
   std::vector<Node*> updates;
   for (const GradAndVar& gv : pairs) {
     GraphBuilder b = scope.WithPrefix("update_" + gv.var.node->name()).WithDevice(gv.var.node->requested_device());
-    ASSIGN_OR_RETURN(Node * update, ApplyDense(&b, gv.grad, gv.var));
+    // An embedding's gradient updates only the rows that were looked up, when the optimizer
+    // can: not the whole table (what tf.IndexedSlices gives TensorFlow's optimizers).
+    Node* update = nullptr;
+    NodeOut values, indices;
+    if (SparseGradientOf(gv.grad, &values, &indices)) {
+      ASSIGN_OR_RETURN(update, ApplySparse(&b, values, indices, gv.var));
+    }
+    if (update == nullptr) {
+      ASSIGN_OR_RETURN(update, ApplyDense(&b, gv.grad, gv.var));
+    }
     RETURN_IF_ERROR(b.status());
     if (update == nullptr) return errors::Internal(name_, ": no update op for '", gv.var.node->name(), "'");
     updates.push_back(update);

@@ -95,6 +95,11 @@ class Optimizer {
   virtual Status CreateSlots(Graph* graph, const std::vector<NodeOut>& vars) { return absl::OkStatus(); }
   // The update of one variable, built with `b` (scope "<name>/update_<var>/", var's device).
   virtual StatusOr<Node*> ApplyDense(GraphBuilder* b, NodeOut grad, NodeOut var) = 0;
+  // The update of the rows `indices` (int32/int64 [N]) of var by the gradient rows `values`
+  // ([N, var's other dims]; an index may repeat: its rows add up), for a gradient that is
+  // SparseGradientOf one. Null (the default): the optimizer has no sparse update, and the
+  // dense gradient is applied instead.
+  virtual StatusOr<Node*> ApplySparse(GraphBuilder* b, NodeOut values, NodeOut indices, NodeOut var) { return nullptr; }
   // The op that completes the updates, named exactly `name` (in `scope`'s graph, with `scope`'s
   // prefix for helper nodes). The default groups them in a NoOp.
   virtual StatusOr<Node*> Finish(GraphBuilder* scope, const std::vector<Node*>& updates, const std::string& name);
@@ -133,5 +138,9 @@ class Optimizer {
 // The variable a NodeOut names: itself when it is a reference output of VariableV2/Variable,
 // its input when it is an Identity reading one; InvalidArgument otherwise.
 StatusOr<NodeOut> ResolveVariable(const NodeOut& v);
+
+// A gradient that is a table-sized sum of gathered rows (the gradient of a GatherV2 along axis 0,
+// through Identities): its rows `values` and their row `indices`. False for any other gradient.
+bool SparseGradientOf(const NodeOut& grad, NodeOut* values, NodeOut* indices);
 
 }  // namespace dflow::optimizers

@@ -222,5 +222,75 @@ TEST(OptimizerTest, TensorLearningRateIsCastToTheVariableType) {
   EXPECT_DOUBLE_EQ((*r)[0].flat<double>()[0], 0.75);
 }
 
+// An embedding table [5, 2] looked up at rows {3, 1, 3}; loss = sum(rows * weights).
+struct Embedding {
+  Scope root = Scope::NewRootScope();
+  Variable table;
+  Output loss;
+  Embedding() {
+    table = Variable::Create(root.WithOpName("table"), {5, 2}, DT_FLOAT, init::Ones());
+    Output rows = ops::Gather(root, table.read(), ops::Const(root, {3, 1, 3}));
+    Output weights = ops::Const(root, {{1.0f, 2.0f}, {3.0f, 4.0f}, {5.0f, 6.0f}});
+    loss = ops::Sum(root, ops::Mul(root, rows, weights), {0, 1});
+  }
+  std::vector<float> Step(Optimizer* o) {
+    auto gvs = o->ComputeGradients(root.graph(), N(loss), {N(table.ref())});
+    EXPECT_TRUE(gvs.ok()) << gvs.status();
+    auto op = o->ApplyGradients(root.graph(), *gvs);
+    EXPECT_TRUE(op.ok()) << op.status();
+    ClientSession session(root);
+    EXPECT_TRUE(session.Run({GlobalVariablesInitializer(root)}).ok());
+    for (const CreatedVariable& c : o->TakeCreatedVariables())
+      EXPECT_TRUE(session.Run({Operation(c.initializer)}).ok());
+    Status s = session.Run({Operation(*op)});
+    EXPECT_TRUE(s.ok()) << s;
+    auto r = session.Run({table.read()});
+    EXPECT_TRUE(r.ok()) << r.status();
+    std::vector<float> v;
+    if (r.ok())
+      for (float x : (*r)[0].flat<float>()) v.push_back(x);
+    return v;
+  }
+};
+
+TEST(OptimizerTest, GradientDescentUpdatesOnlyTheRowsAnEmbeddingLookedUp) {
+  Embedding e;
+  GradientDescentOptimizer gd(0.5);
+  std::vector<float> table = e.Step(&gd);
+  // Row 3 was looked up twice: its gradients add up.
+  EXPECT_THAT(table, ::testing::ElementsAre(1, 1, 1 - 0.5f * 3, 1 - 0.5f * 4, 1, 1, 1 - 0.5f * 6, 1 - 0.5f * 8, 1, 1));
+  Graph* g = e.root.graph();
+  Node* update = g->FindNode("GradientDescent/update_table/ScatterSub");
+  ASSERT_NE(update, nullptr);
+  EXPECT_EQ(g->FindNode("GradientDescent/update_table/ApplyGradientDescent"), nullptr);
+  // The table-sized sum is still there for whoever fetches the gradient, but the update does
+  // not read it.
+  for (const Edge* in : update->data_inputs()) EXPECT_NE(in->src->op(), "UnsortedSegmentSum");
+}
+
+TEST(OptimizerTest, OptimizersWithoutASparseUpdateApplyTheDenseGradient) {
+  Embedding e;
+  MomentumOptimizer momentum(0.5, 0.9);
+  std::vector<float> table = e.Step(&momentum);
+  // The first momentum step is a plain gradient step: the same values, by the dense path.
+  EXPECT_THAT(table, ::testing::ElementsAre(1, 1, 1 - 0.5f * 3, 1 - 0.5f * 4, 1, 1, 1 - 0.5f * 6, 1 - 0.5f * 8, 1, 1));
+  EXPECT_NE(e.root.graph()->FindNode("Momentum/update_table/ApplyMomentum"), nullptr);
+}
+
+TEST(OptimizerTest, OnlyAGathersGradientIsTakenAsSparse) {
+  Embedding e;
+  auto gvs = GradientDescentOptimizer(0.5).ComputeGradients(e.root.graph(), N(e.loss), {N(e.table.ref())});
+  ASSERT_TRUE(gvs.ok());
+  NodeOut values, indices;
+  EXPECT_TRUE(SparseGradientOf((*gvs)[0].grad, &values, &indices));
+  EXPECT_EQ(indices.node->op(), "Reshape");
+  // A hand-built UnsortedSegmentSum is an ordinary dense gradient.
+  Output dense = ops::UnsortedSegmentSum(e.root, ops::Const(e.root, {{1.0f, 1.0f}}), ops::Const(e.root, {-1}), 5);
+  EXPECT_FALSE(SparseGradientOf(N(dense), &values, &indices));
+  // Nor is the sum of two gathers' gradients (a table used twice).
+  Output twice = ops::AddN(e.root, {Output((*gvs)[0].grad.node, (*gvs)[0].grad.index), dense});
+  EXPECT_FALSE(SparseGradientOf(N(twice), &values, &indices));
+}
+
 }  // namespace
 }  // namespace dflow::optimizers

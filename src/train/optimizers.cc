@@ -22,6 +22,12 @@ StatusOr<Node*> GradientDescentOptimizer::ApplyDense(GraphBuilder* b, NodeOut gr
   return AddApply(b, "ApplyGradientDescent", {var, lr, grad}, ApplyAttrs());
 }
 
+StatusOr<Node*> GradientDescentOptimizer::ApplySparse(GraphBuilder* b, NodeOut values, NodeOut indices, NodeOut var) {
+  NodeOut lr = Hyper(b, "learning_rate", lr_, ValueType(var));
+  NodeOut scaled = b->Op("Mul", {values, lr});
+  return AddApply(b, "ScatterSub", {var, indices, scaled}, ApplyAttrs());
+}
+
 // ---- Momentum ----
 
 MomentumOptimizer::MomentumOptimizer(HyperParam learning_rate, HyperParam momentum, bool use_nesterov, bool use_locking,

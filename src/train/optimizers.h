@@ -6,7 +6,8 @@
 
 namespace dflow::optimizers {
 
-// var -= learning_rate * grad (ApplyGradientDescent). No slots.
+// var -= learning_rate * grad (ApplyGradientDescent); the gradient of a gather (an embedding
+// lookup) updates only the rows looked up (ScatterSub). No slots.
 class GradientDescentOptimizer : public Optimizer {
  public:
   explicit GradientDescentOptimizer(HyperParam learning_rate, bool use_locking = false,
@@ -14,6 +15,8 @@ class GradientDescentOptimizer : public Optimizer {
 
  protected:
   StatusOr<Node*> ApplyDense(GraphBuilder* b, NodeOut grad, NodeOut var) override;
+  // var[indices] -= learning_rate * values (ScatterSub), as TensorFlow's sparse update.
+  StatusOr<Node*> ApplySparse(GraphBuilder* b, NodeOut values, NodeOut indices, NodeOut var) override;
 
  private:
   HyperParam lr_;

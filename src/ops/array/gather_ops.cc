@@ -422,7 +422,10 @@ Status GatherV2Grad(GradContext* c) {
     NodeOut rest = b->Op("Slice", {params_shape, IndexConst(b, DT_INT32, {1}), IndexConst(b, DT_INT32, {-1})});
     NodeOut values = b->Op("Reshape", {grad, b->Op("ConcatV2", {size, rest, b->Scalar(DT_INT32, 0)})});
     NodeOut num = Element(b, params_shape, IndexConst(b, DT_INT32, {0}));
-    c->grad_inputs[0] = b->Op("UnsortedSegmentSum", {values, flat, num});
+    // Marked as the dense form of the sparse gradient (values, flat): an optimizer that can
+    // update only the gathered rows (tf.IndexedSlices in TensorFlow) takes those instead of
+    // the table-sized sum (optimizers::SparseGradientOf).
+    c->grad_inputs[0] = b->Op("UnsortedSegmentSum", {values, flat, num}, {{std::string(kSparseGradientAttr), true}});
     return b->status();
   }
   NodeOut one = b->Scalar(DT_INT32, 1);

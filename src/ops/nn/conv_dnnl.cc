@@ -1,5 +1,6 @@
 #include "ops/nn/conv_dnnl.h"
 
+#include <utility>
 #include <vector>
 
 namespace dflow {
@@ -68,6 +69,15 @@ std::vector<int64_t> Key(Kind kind, const Conv2DDims& d, int threads) {
           d.cols.pad_before,
           d.cols.pad_after,
           threads};
+}
+
+// Whether backward data along `w` is a forward convolution of the output gradient (see
+// BackwardData): stride and dilation 1 and padding below the window. oneDNN 2.6 runs backward
+// data of NHWC activations with its jit implementation but the forward one with brgconv, faster
+// here (one thread, 5x5 SAME 14x14, 64 x 64 -> 32 channels: 5.6 ms against 6.0-6.7 ms for
+// backward data 64 x 32 <- 64).
+bool FlipsIntoForward(const WindowDim& w) {
+  return w.stride == 1 && w.dilation == 1 && w.pad_before < w.window && w.pad_after < w.window;
 }
 
 // Elements per image of the input and of the output.
@@ -158,6 +168,29 @@ Status DnnlConvolution::Forward(const Conv2DDims& d, const float* input, const f
 
 Status DnnlConvolution::BackwardData(const Conv2DDims& d, const float* filter, const float* out_backprop,
                                      float* in_backprop) {
+  if (!depthwise_ && FlipsIntoForward(d.rows) && FlipsIntoForward(d.cols)) {
+    // in_backprop is the forward convolution of out_backprop with the filter turned 180 degrees
+    // in space and its in/out depths swapped, padded by window - 1 - pad on each side.
+    Conv2DDims f = d;
+    std::swap(f.in_depth, f.out_depth);
+    for (WindowDim* w : {&f.rows, &f.cols}) {
+      std::swap(w->in, w->out);
+      w->pad_before = w->window - 1 - w->pad_before;
+      w->pad_after = w->window - 1 - w->pad_after;
+    }
+    const int64_t kh = d.rows.window, kw = d.cols.window, ic = d.in_depth, oc = d.out_depth;
+    std::vector<float> flipped(static_cast<size_t>(kh * kw * ic * oc));
+    for (int64_t h = 0; h < kh; ++h) {
+      for (int64_t w = 0; w < kw; ++w) {
+        const float* from = filter + ((kh - 1 - h) * kw + (kw - 1 - w)) * ic * oc;  // [ic][oc]
+        float* to = flipped.data() + (h * kw + w) * oc * ic;                        // [oc][ic]
+        for (int64_t i = 0; i < ic; ++i) {
+          for (int64_t o = 0; o < oc; ++o) to[o * ic + i] = from[i * oc + o];
+        }
+      }
+    }
+    return Forward(f, out_backprop, flipped.data(), in_backprop);
+  }
   BatchShards shards(d.Work(), d.batch);
   return RunDnnl(depthwise_ ? "depthwise convolution backward data" : "convolution backward data", [&] {
     const ConvDescs c = MakeDescs(d, depthwise_);

@@ -13,8 +13,8 @@ plots (matplotlib, Agg backend).
    (peak) and VmRSS at the window's end (/proc/<pid>/status).
 2. A 1 GiB partitioned embedding (2^22 x 64 float32) over 1, 2, 4 ps tasks: build/bin/
    embedding_bench (all tasks in one process, plaintext gRPC on 127.0.0.1): lookups/s and MB/s of
-   4096 random ids per step, and rows/s of a sparse SGD update of the looked-up rows (and of the
-   optimizer's dense update, as it stands).
+   4096 random ids per step, and rows/s of a sparse SGD update of the looked-up rows, built by hand
+   and by the optimizer's Minimize.
 3. The executor from 10 to 100,000 nodes per step: build/bin/scale_bench's chain of N scalar Adds,
    ns per node, beside TensorFlow 2.21's (bench/scale/tf_chain_scale.py).
 
@@ -269,7 +269,7 @@ def embedding(build, ps_list, ops, timeout):
     ps_re = "|".join(str(p) for p in ps_list)
     op_re = "|".join(str(o) for o in ops)
     benches, peak = google_benchmark(binary, f"BM_Embedding1GiB/ps:({ps_re})/op:({op_re})/", timeout)
-    names = {0: "lookup", 1: "sparse_update", 2: "dense_update"}
+    names = {0: "lookup", 1: "sparse_update", 2: "minimize"}
     rows = []
     for b in benches:
         m = re.search(r"ps:(\d+)/op:(\d+)", b["name"])
@@ -367,9 +367,9 @@ def plots(result, docs):
     if rows:
         fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
         xs_all = sorted({r["ps"] for r in rows})
-        styles = {"lookup": ("o-", "C0"), "sparse_update": ("s-", "C1"), "dense_update": ("^--", "C3")}
-        labels = {"lookup": "lookup", "sparse_update": "sparse SGD update (ScatterSub)",
-                  "dense_update": "Minimize (dense gradient)"}
+        styles = {"lookup": ("o-", "C0"), "sparse_update": ("s-", "C1"), "minimize": ("^--", "C3")}
+        labels = {"lookup": "lookup", "sparse_update": "sparse SGD update by hand (ScatterSub)",
+                  "minimize": "GradientDescentOptimizer.Minimize"}
         for op, (style, color) in styles.items():
             pts = sorted((r["ps"], r) for r in rows if r["op"] == op)
             if not pts:

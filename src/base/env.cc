@@ -47,6 +47,13 @@ void Env::SleepForMicros(int64_t micros) const {
   if (micros > 0) std::this_thread::sleep_for(std::chrono::microseconds(micros));
 }
 
+Status WritableFile::WriteAt(uint64_t, absl::string_view) {
+  return errors::Unimplemented("WriteAt is not offered by ", path());
+}
+Status WritableFile::EnableDirectWrites() { return errors::Unimplemented("O_DIRECT is not offered by ", path()); }
+Status WritableFile::Truncate(uint64_t) { return errors::Unimplemented("Truncate is not offered by ", path()); }
+Status WritableFile::StartWriteback(uint64_t, uint64_t) { return absl::OkStatus(); }
+
 StatusOr<std::string> Env::ReadFile(const std::string& path, int64_t max_bytes) const {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -125,6 +132,40 @@ class PosixWritableFile : public WritableFile {
     return absl::OkStatus();
   }
   const std::string& path() const override { return path_; }
+  Status WriteAt(uint64_t offset, absl::string_view data) override {
+    if (fd_ < 0) return errors::FailedPrecondition("Write to closed file ", path_);
+    while (!data.empty()) {
+      ssize_t n = ::pwrite(fd_, data.data(), data.size(), static_cast<off_t>(offset));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return IoError("Cannot write", path_, errno);
+      if (n == 0) return errors::Internal("Cannot write ", path_, ": pwrite wrote nothing at offset ", offset);
+      data.remove_prefix(static_cast<size_t>(n));
+      offset += static_cast<uint64_t>(n);
+    }
+    return absl::OkStatus();
+  }
+  Status EnableDirectWrites() override {
+    if (fd_ < 0) return errors::FailedPrecondition("O_DIRECT on closed file ", path_);
+    const int flags = ::fcntl(fd_, F_GETFL);
+    if (flags < 0 || ::fcntl(fd_, F_SETFL, flags | O_DIRECT) != 0) {
+      return errors::Unimplemented("O_DIRECT is not available for ", path_, ": ", std::strerror(errno));
+    }
+    return absl::OkStatus();
+  }
+  Status StartWriteback(uint64_t offset, uint64_t size) override {
+    if (fd_ < 0) return errors::FailedPrecondition("Writeback of closed file ", path_);
+    if (::sync_file_range(fd_, static_cast<off_t>(offset), static_cast<off_t>(size), SYNC_FILE_RANGE_WRITE) != 0) {
+      return IoError("Cannot start the writeback of", path_, errno);
+    }
+    return absl::OkStatus();
+  }
+  Status Truncate(uint64_t size) override {
+    if (fd_ < 0) return errors::FailedPrecondition("Truncate of closed file ", path_);
+    while (::ftruncate(fd_, static_cast<off_t>(size)) != 0) {
+      if (errno != EINTR) return IoError("Cannot truncate", path_, errno);
+    }
+    return absl::OkStatus();
+  }
 
  private:
   std::string path_;

@@ -22,6 +22,23 @@ class WritableFile {
   virtual Status Sync() = 0;   // fsync: the data is on disk when it returns OK
   virtual Status Close() = 0;
   virtual const std::string& path() const = 0;
+
+  // Optional, for large files written by several threads (a file that does not offer them answers
+  // Unimplemented, and callers fall back to Append):
+  //  - WriteAt: writes all of `data` at `offset` (pwrite); thread-safe for disjoint ranges; not
+  //    to be mixed with Append.
+  //  - EnableDirectWrites: later WriteAt calls bypass the page cache (O_DIRECT); their offset,
+  //    size and buffer address must then be multiples of kDirectWriteAlignment. Unimplemented
+  //    when the file system cannot (tmpfs). Sync is still needed for durability.
+  //  - Truncate: sets the file's size (ftruncate), e.g. after a padded last direct write.
+  //  - StartWriteback: starts writing a written range to disk without waiting
+  //    (sync_file_range(SYNC_FILE_RANGE_WRITE)), so that a later Sync has less left to do; it
+  //    makes nothing durable. The default does nothing.
+  static constexpr size_t kDirectWriteAlignment = 4096;
+  virtual Status WriteAt(uint64_t offset, absl::string_view data);
+  virtual Status EnableDirectWrites();
+  virtual Status Truncate(uint64_t size);
+  virtual Status StartWriteback(uint64_t offset, uint64_t size);
 };
 
 // A file opened for reads at offsets. Thread-safe.

@@ -13,7 +13,6 @@ namespace dflow {
 namespace {
 
 constexpr int kBundleVersion = 1;  // TensorFlow's kTensorBundleVersion
-constexpr size_t kBufferBytes = 1 << 20;
 
 bool SupportedDType(DType t) {
   switch (t) {
@@ -98,31 +97,20 @@ BundleWriter::BundleWriter(Env* env, std::string prefix) : env_(env), prefix_(st
   if (!status_.ok()) return;
   // Written in place under its temporary name (it can be large), renamed by Finish.
   auto f = env_->NewExclusiveFile(data_tmp_, 0644);
-  if (f.ok()) data_ = std::move(f).value();
-  else status_ = f.status();
+  if (!f.ok()) {
+    status_ = f.status();
+    return;
+  }
+  data_ = std::move(f).value();
+  stage_ = std::make_unique<bundle_io::StagedWriter>(data_.get());
 }
 
 BundleWriter::~BundleWriter() {
+  stage_.reset();  // joins its thread
   if (!finished_) {
     if (data_ != nullptr) data_->Close().IgnoreError();
     env_->DeleteFile(data_tmp_).IgnoreError();
   }
-}
-
-Status BundleWriter::FlushBuffer() {
-  if (buffer_.empty()) return absl::OkStatus();
-  Status s = data_->Append(buffer_);
-  buffer_.clear();
-  return s;
-}
-
-Status BundleWriter::Append(absl::string_view bytes) {
-  if (buffer_.size() + bytes.size() <= kBufferBytes) {
-    buffer_.append(bytes.data(), bytes.size());
-    return absl::OkStatus();
-  }
-  RETURN_IF_ERROR(FlushBuffer());
-  return data_->Append(bytes);
 }
 
 Status BundleWriter::Add(absl::string_view key, const Tensor& t) {
@@ -138,20 +126,18 @@ Status BundleWriter::Add(absl::string_view key, const Tensor& t) {
   e.set_dtype(static_cast<proto::DataType>(t.dtype()));
   ShapeToProto(PartialTensorShape::FromDims(t.shape().dim_sizes()).value(), e.mutable_shape());
   e.set_shard_id(0);
-  e.set_offset(static_cast<int64_t>(size_));
+  e.set_offset(static_cast<int64_t>(stage_->size()));
   uint32_t crc = 0;
   if (t.dtype() == DT_STRING) {
     std::string bytes = EncodeStrings(t, &crc);
-    status_ = Append(bytes);
+    status_ = stage_->Append(bytes);
     e.set_size(static_cast<int64_t>(bytes.size()));
   } else {
     absl::string_view bytes(static_cast<const char*>(t.raw_data()), t.TotalBytes());
-    crc = crc32c::Value(bytes);
-    status_ = Append(bytes);
+    status_ = stage_->Append(bytes, &crc);  // checksummed while copied
     e.set_size(static_cast<int64_t>(bytes.size()));
   }
   e.set_crc32c(crc32c::Mask(crc));
-  size_ += static_cast<uint64_t>(e.size());
   return status_;
 }
 
@@ -190,7 +176,7 @@ Status BundleWriter::Finish() {
   // Whether the prefix is a bundle already (saved again): its data file is replaced below.
   const bool had_index = env_->FileExists(BundleIndexFilename(prefix_));
   const std::string data = BundleDataFilename(prefix_, 0, 1);
-  status_ = FlushBuffer();
+  status_ = stage_->Finish();
   if (status_.ok()) status_ = SyncCloseAndRename(env_, data_.get(), data_tmp_, data);
   if (!status_.ok()) return status_;
   finished_ = true;  // the data file has its name now; the index below makes the bundle exist

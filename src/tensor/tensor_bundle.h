@@ -14,7 +14,9 @@
 // shape and the list of slices, and one entry per slice under EncodeTensorNameSlice(name, slice).
 //
 // Writers create every file under a temporary name, fsync it and rename it; the index comes last,
-// so a bundle whose index exists is complete. Readers check everything they read against the
+// so a bundle whose index exists is complete. The data file is streamed through staging buffers
+// to a writer thread, with O_DIRECT where the file system allows it (bundle_io.h); large tensors
+// are read back by several threads. Readers check everything they read against the
 // file sizes and checksums: damage is DataLoss naming the file and the tensor.
 #pragma once
 
@@ -28,6 +30,7 @@
 #include "base/env.h"
 #include "base/status.h"
 #include "proto/tensor_bundle.pb.h"
+#include "tensor/bundle_io.h"
 #include "tensor/tensor.h"
 #include "tensor/tensor_slice.h"
 
@@ -60,14 +63,10 @@ class BundleWriter {
   Status Finish();
 
  private:
-  Status Append(absl::string_view bytes);
-  Status FlushBuffer();
-
   Env* env_;
   std::string prefix_, data_tmp_, index_tmp_;
   std::unique_ptr<WritableFile> data_;
-  std::string buffer_;  // small tensors are gathered before a write
-  uint64_t size_ = 0;
+  std::unique_ptr<bundle_io::StagedWriter> stage_;  // writes data_; destroyed before data_ closes
   std::map<std::string, proto::BundleEntryProto> entries_;
   Status status_;
   bool finished_ = false;

@@ -172,20 +172,23 @@ StatusOr<Tensor> BundleReader::ReadEntry(absl::string_view key, absl::string_vie
   };
   const uint64_t offset = static_cast<uint64_t>(entry.offset()), size = static_cast<uint64_t>(entry.size());
   const int64_t n = shape->num_elements();
-  // Reads `size` bytes into dst (a tensor's buffer for numbers: no second copy).
+  // Reads `size` bytes into dst (a tensor's buffer for numbers: no second copy), large ones with
+  // several threads, and checksums them as they arrive.
+  uint32_t actual = 0;
   auto read_into = [&](char* dst) -> Status {
     if (size == 0) return absl::OkStatus();
-    auto r = file->Read(offset, size, dst);
-    if (!r.ok()) return loss("cannot read: ", r.status().message());
-    if (r->size() != size) return loss("the file ends early");
-    if (r->data() != dst) std::memmove(dst, r->data(), size);
+    auto r = bundle_io::ReadAndChecksum(*file, offset, size, dst);
+    if (!r.ok()) {
+      if (absl::IsOutOfRange(r.status())) return loss("the file ends early");
+      return loss("cannot read: ", r.status().message());
+    }
+    actual = *r;
     return absl::OkStatus();
   };
   const uint32_t expected = crc32c::Unmask(entry.crc32c());
   if (dtype != DT_STRING) {
     ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(dtype, *shape));
     RETURN_IF_ERROR(read_into(static_cast<char*>(t.raw_data())));
-    const uint32_t actual = crc32c::Value(static_cast<const char*>(t.raw_data()), size);
     if (actual != expected) {
       return loss(absl::StrFormat("checksum does not match: stored %08x vs. calculated on the restored bytes %08x",
                                   expected, actual));

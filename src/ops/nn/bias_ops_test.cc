@@ -45,6 +45,20 @@ TEST(BiasAddTest, ValuesInBothFormats) {
   }
 }
 
+// Float NHWC sums over many rows (summed in blocks of rows: several blocks and a partial one)
+// stay close to the exact sums.
+TEST(BiasAddGradTest, FloatOverManyRows) {
+  std::mt19937 rng(3);
+  const TensorShape s{3, 37, 29, 5};  // 3219 rows of 5 channels
+  Tensor value = Random<float>(s, &rng);
+  const std::vector<double> v = ToDoubles(value);
+  std::vector<double> want(5, 0.0);
+  for (size_t i = 0; i < v.size(); ++i) want[i % 5] += v[i];
+  auto grad = RunOp("BiasAddGrad", {value});
+  ASSERT_EQ(grad.size(), 1u);
+  ExpectClose(grad[0], want, TensorShape{5}, 1e-5);
+}
+
 TEST(BiasAddTest, FloatAndEmpty) {
   auto out = RunOp("BiasAdd", {testing::MakeTensor<float>({1, 2, 3, 4}, TensorShape{2, 2}),
                                testing::MakeTensor<float>({10, 20}, TensorShape{2})});

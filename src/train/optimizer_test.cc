@@ -268,13 +268,27 @@ TEST(OptimizerTest, GradientDescentUpdatesOnlyTheRowsAnEmbeddingLookedUp) {
   for (const Edge* in : update->data_inputs()) EXPECT_NE(in->src->op(), "UnsortedSegmentSum");
 }
 
-TEST(OptimizerTest, OptimizersWithoutASparseUpdateApplyTheDenseGradient) {
+TEST(OptimizerTest, MomentumSumsRepeatedRowsThenUpdatesOnlyThoseRows) {
   Embedding e;
   MomentumOptimizer momentum(0.5, 0.9);
   std::vector<float> table = e.Step(&momentum);
-  // The first momentum step is a plain gradient step: the same values, by the dense path.
+  // The first momentum step is a plain gradient step.
   EXPECT_THAT(table, ::testing::ElementsAre(1, 1, 1 - 0.5f * 3, 1 - 0.5f * 4, 1, 1, 1 - 0.5f * 6, 1 - 0.5f * 8, 1, 1));
-  EXPECT_NE(e.root.graph()->FindNode("Momentum/update_table/ApplyMomentum"), nullptr);
+  Graph* g = e.root.graph();
+  EXPECT_NE(g->FindNode("Momentum/update_table/SparseApplyMomentum"), nullptr);
+  EXPECT_EQ(g->FindNode("Momentum/update_table/ApplyMomentum"), nullptr);
+}
+
+TEST(OptimizerTest, AdamAppliesTheDenseGradientOfAGather) {
+  // TensorFlow's sparse Adam decays m and v and moves every row as well: the dense update is the
+  // same computation.
+  Embedding e;
+  AdamOptimizer adam(0.5);
+  std::vector<float> table = e.Step(&adam);
+  ASSERT_EQ(table.size(), 10u);
+  for (int i : {0, 1, 4, 5, 8, 9}) EXPECT_EQ(table[i], 1.0f) << i;
+  for (int i : {2, 3, 6, 7}) EXPECT_NEAR(table[i], 0.5f, 1e-5) << i;  // the first step moves by lr
+  EXPECT_NE(e.root.graph()->FindNode("Adam/update_table/ApplyAdam"), nullptr);
 }
 
 TEST(OptimizerTest, OnlyAGathersGradientIsTakenAsSparse) {

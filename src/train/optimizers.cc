@@ -10,6 +10,18 @@ StatusOr<Node*> AddApply(GraphBuilder* b, const std::string& op, const std::vect
   return n;
 }
 
+// TensorFlow's _deduplicate_indexed_slices: the rows of repeated indices summed, one per distinct
+// index (in order of first appearance), for the sparse updates whose slots are not additive.
+struct Deduplicated {
+  NodeOut values, indices;
+};
+Deduplicated Deduplicate(GraphBuilder* b, NodeOut values, NodeOut indices) {
+  NodeOut unique = b->Op("Unique", {indices}, {{"out_idx", DT_INT32}});
+  NodeOut positions{unique.node, 1};
+  NodeOut count = b->Op("Size", {unique}, {{"out_type", DT_INT32}});
+  return {b->Op("UnsortedSegmentSum", {values, positions, count}), unique};
+}
+
 }  // namespace
 
 // ---- GradientDescent ----
@@ -49,6 +61,17 @@ StatusOr<Node*> MomentumOptimizer::ApplyDense(GraphBuilder* b, NodeOut grad, Nod
   return AddApply(b, "ApplyMomentum", {var, accum, lr, grad, momentum}, attrs);
 }
 
+StatusOr<Node*> MomentumOptimizer::ApplySparse(GraphBuilder* b, NodeOut values, NodeOut indices, NodeOut var) {
+  ASSIGN_OR_RETURN(NodeOut accum, Slot(var, "momentum"));
+  const DType t = ValueType(var);
+  NodeOut lr = Hyper(b, "learning_rate", lr_, t);
+  NodeOut momentum = Hyper(b, "momentum", momentum_, t);
+  AttrMap attrs = ApplyAttrs();
+  attrs["use_nesterov"] = use_nesterov_;
+  Deduplicated g = Deduplicate(b, values, indices);
+  return AddApply(b, "SparseApplyMomentum", {var, accum, lr, g.values, g.indices, momentum}, attrs);
+}
+
 // ---- Adagrad ----
 
 AdagradOptimizer::AdagradOptimizer(HyperParam learning_rate, double initial_accumulator_value, bool use_locking,
@@ -70,6 +93,13 @@ StatusOr<Node*> AdagradOptimizer::ApplyDense(GraphBuilder* b, NodeOut grad, Node
   ASSIGN_OR_RETURN(NodeOut accum, Slot(var, "accumulator"));
   NodeOut lr = Hyper(b, "learning_rate", lr_, ValueType(var));
   return AddApply(b, "ApplyAdagrad", {var, accum, lr, grad}, ApplyAttrs());
+}
+
+StatusOr<Node*> AdagradOptimizer::ApplySparse(GraphBuilder* b, NodeOut values, NodeOut indices, NodeOut var) {
+  ASSIGN_OR_RETURN(NodeOut accum, Slot(var, "accumulator"));
+  NodeOut lr = Hyper(b, "learning_rate", lr_, ValueType(var));
+  Deduplicated g = Deduplicate(b, values, indices);
+  return AddApply(b, "SparseApplyAdagrad", {var, accum, lr, g.values, g.indices}, ApplyAttrs());
 }
 
 // ---- Adam ----
@@ -160,6 +190,24 @@ StatusOr<Node*> RMSPropOptimizer::ApplyDense(GraphBuilder* b, NodeOut grad, Node
   return AddApply(b, "ApplyRMSProp", {var, rms, mom, lr, decay, momentum, epsilon, grad}, ApplyAttrs());
 }
 
+StatusOr<Node*> RMSPropOptimizer::ApplySparse(GraphBuilder* b, NodeOut values, NodeOut indices, NodeOut var) {
+  ASSIGN_OR_RETURN(NodeOut rms, Slot(var, "rms"));
+  ASSIGN_OR_RETURN(NodeOut mom, Slot(var, "momentum"));
+  const DType t = ValueType(var);
+  NodeOut lr = Hyper(b, "learning_rate", lr_, t);
+  NodeOut decay = Hyper(b, "decay", decay_, t);
+  NodeOut momentum = Hyper(b, "momentum", momentum_, t);
+  NodeOut epsilon = Hyper(b, "epsilon", epsilon_, t);
+  Deduplicated g = Deduplicate(b, values, indices);
+  if (centered_) {
+    ASSIGN_OR_RETURN(NodeOut mg, Slot(var, "mg"));
+    return AddApply(b, "SparseApplyCenteredRMSProp",
+                    {var, mg, rms, mom, lr, decay, momentum, epsilon, g.values, g.indices}, ApplyAttrs());
+  }
+  return AddApply(b, "SparseApplyRMSProp", {var, rms, mom, lr, decay, momentum, epsilon, g.values, g.indices},
+                  ApplyAttrs());
+}
+
 // ---- Ftrl ----
 
 FtrlOptimizer::FtrlOptimizer(HyperParam learning_rate, HyperParam learning_rate_power, double initial_accumulator_value,
@@ -193,6 +241,18 @@ StatusOr<Node*> FtrlOptimizer::ApplyDense(GraphBuilder* b, NodeOut grad, NodeOut
   NodeOut l2 = Hyper(b, "l2_regularization_strength", l2_, t);
   NodeOut lr_power = Hyper(b, "learning_rate_power", lr_power_, t);
   return AddApply(b, "ApplyFtrl", {var, accum, linear, grad, lr, l1, l2, lr_power}, ApplyAttrs());
+}
+
+StatusOr<Node*> FtrlOptimizer::ApplySparse(GraphBuilder* b, NodeOut values, NodeOut indices, NodeOut var) {
+  ASSIGN_OR_RETURN(NodeOut accum, Slot(var, "accum"));
+  ASSIGN_OR_RETURN(NodeOut linear, Slot(var, "linear"));
+  const DType t = ValueType(var);
+  NodeOut lr = Hyper(b, "learning_rate", lr_, t);
+  NodeOut l1 = Hyper(b, "l1_regularization_strength", l1_, t);
+  NodeOut l2 = Hyper(b, "l2_regularization_strength", l2_, t);
+  NodeOut lr_power = Hyper(b, "learning_rate_power", lr_power_, t);
+  Deduplicated g = Deduplicate(b, values, indices);
+  return AddApply(b, "SparseApplyFtrl", {var, accum, linear, g.values, g.indices, lr, l1, l2, lr_power}, ApplyAttrs());
 }
 
 }  // namespace dflow::optimizers

@@ -31,6 +31,8 @@ class MomentumOptimizer : public Optimizer {
  protected:
   Status CreateSlots(Graph* graph, const std::vector<NodeOut>& vars) override;
   StatusOr<Node*> ApplyDense(GraphBuilder* b, NodeOut grad, NodeOut var) override;
+  // The rows of repeated indices summed first, then the SparseApply* op (TensorFlow's sparse path).
+  StatusOr<Node*> ApplySparse(GraphBuilder* b, NodeOut values, NodeOut indices, NodeOut var) override;
 
  private:
   HyperParam lr_, momentum_;
@@ -46,13 +48,17 @@ class AdagradOptimizer : public Optimizer {
  protected:
   Status CreateSlots(Graph* graph, const std::vector<NodeOut>& vars) override;
   StatusOr<Node*> ApplyDense(GraphBuilder* b, NodeOut grad, NodeOut var) override;
+  // The rows of repeated indices summed first, then the SparseApply* op (TensorFlow's sparse path).
+  StatusOr<Node*> ApplySparse(GraphBuilder* b, NodeOut values, NodeOut indices, NodeOut var) override;
 
  private:
   HyperParam lr_;
   double initial_accumulator_value_;
 };
 
-// ApplyAdam; slots "m" ("<var>/Adam") and "v" ("<var>/Adam_1"), zeros; non-slot scalar variables
+// ApplyAdam, also for a gather's gradient (TensorFlow's sparse Adam decays m and v and moves every
+// row too, so the dense update is the same); slots "m" ("<var>/Adam") and "v" ("<var>/Adam_1"),
+// zeros; non-slot scalar variables
 // "beta1_power" and "beta2_power" (starting at beta1 and beta2, on the first variable's device,
 // of its dtype), multiplied by beta1 and beta2 after every step.
 class AdamOptimizer : public Optimizer {
@@ -88,6 +94,8 @@ class RMSPropOptimizer : public Optimizer {
  protected:
   Status CreateSlots(Graph* graph, const std::vector<NodeOut>& vars) override;
   StatusOr<Node*> ApplyDense(GraphBuilder* b, NodeOut grad, NodeOut var) override;
+  // The rows of repeated indices summed first, then the SparseApply* op (TensorFlow's sparse path).
+  StatusOr<Node*> ApplySparse(GraphBuilder* b, NodeOut values, NodeOut indices, NodeOut var) override;
 
  private:
   HyperParam lr_, decay_, momentum_, epsilon_;
@@ -106,6 +114,8 @@ class FtrlOptimizer : public Optimizer {
  protected:
   Status CreateSlots(Graph* graph, const std::vector<NodeOut>& vars) override;
   StatusOr<Node*> ApplyDense(GraphBuilder* b, NodeOut grad, NodeOut var) override;
+  // The rows of repeated indices summed first, then the SparseApply* op (TensorFlow's sparse path).
+  StatusOr<Node*> ApplySparse(GraphBuilder* b, NodeOut values, NodeOut indices, NodeOut var) override;
 
  private:
   HyperParam lr_, lr_power_;

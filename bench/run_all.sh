@@ -18,7 +18,7 @@ done
 # The cluster: null step and transfers beside their references, then training on 1, 2, 4 workers.
 "$build/bin/cluster_bench" --benchmark_min_time=2 --benchmark_repetitions=3 \
   --benchmark_report_aggregates_only=true --benchmark_out="$out/cluster.json" --benchmark_out_format=json >&2
-"$here/cluster_training.sh" "$build" 3000 > "$out/cluster_training.jsonl"
+"$here/cluster_training.sh" "$build" 1000 > "$out/cluster_training.jsonl"
 # One Iris training step through the estimator's session (its peers: peers/torch_iris.py, peers/tf_iris.py).
 "$build/bin/iris_bench" --benchmark_min_time=2 --benchmark_repetitions=3 \
   --benchmark_report_aggregates_only=true --benchmark_out="$out/iris.json" --benchmark_out_format=json >&2

@@ -3,6 +3,7 @@
 #include "base/temp_file.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,7 +16,11 @@
 #include <dirent.h>
 #include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
 
 namespace dflow {
 namespace {
@@ -53,6 +58,10 @@ Status WritableFile::WriteAt(uint64_t, absl::string_view) {
 Status WritableFile::EnableDirectWrites() { return errors::Unimplemented("O_DIRECT is not offered by ", path()); }
 Status WritableFile::Truncate(uint64_t) { return errors::Unimplemented("Truncate is not offered by ", path()); }
 Status WritableFile::StartWriteback(uint64_t, uint64_t) { return absl::OkStatus(); }
+bool RandomAccessFile::InPageCache(uint64_t, size_t) const { return true; }
+StatusOr<size_t> RandomAccessFile::ReadDirect(uint64_t, size_t, char*) const {
+  return errors::Unimplemented("O_DIRECT reads are not offered by ", path());
+}
 
 StatusOr<std::string> Env::ReadFile(const std::string& path, int64_t max_bytes) const {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -175,7 +184,10 @@ class PosixWritableFile : public WritableFile {
 class PosixRandomAccessFile : public RandomAccessFile {
  public:
   PosixRandomAccessFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
-  ~PosixRandomAccessFile() override { ::close(fd_); }
+  ~PosixRandomAccessFile() override {
+    ::close(fd_);
+    if (direct_fd_ >= 0) ::close(direct_fd_);
+  }
   StatusOr<absl::string_view> Read(uint64_t offset, size_t n, char* scratch) const override {
     size_t done = 0;
     while (done < n) {
@@ -191,10 +203,41 @@ class PosixRandomAccessFile : public RandomAccessFile {
     return absl::string_view(scratch, done);
   }
   const std::string& path() const override { return path_; }
+  bool InPageCache(uint64_t offset, size_t n) const override {
+    if (n == 0) return true;
+    const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    const uint64_t begin = offset / page * page;
+    const size_t len = static_cast<size_t>(offset + n - begin);
+    void* m = ::mmap(nullptr, len, PROT_READ, MAP_SHARED, fd_, static_cast<off_t>(begin));
+    if (m == MAP_FAILED) return true;
+    std::vector<unsigned char> vec((len + page - 1) / page);
+    const bool known = ::mincore(m, len, vec.data()) == 0;
+    ::munmap(m, len);
+    return !known || std::all_of(vec.begin(), vec.end(), [](unsigned char c) { return (c & 1) != 0; });
+  }
+  StatusOr<size_t> ReadDirect(uint64_t offset, size_t n, char* scratch) const override {
+    std::call_once(direct_once_, [&] {
+      // The same open file, not the path (which may have been renamed since).
+      direct_fd_ = ::open(absl::StrCat("/proc/self/fd/", fd_).c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
+    });
+    if (direct_fd_ < 0) return errors::Unimplemented("O_DIRECT reads are not available for ", path_);
+    size_t done = 0;
+    while (done < n) {
+      ssize_t r = ::pread(direct_fd_, scratch + done, n - done, static_cast<off_t>(offset + done));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) return IoError("Cannot read", path_, errno);
+      if (r == 0) break;
+      done += static_cast<size_t>(r);
+      if (done % kDirectReadAlignment != 0) break;  // the end of the file
+    }
+    return done;
+  }
 
  private:
   std::string path_;
   int fd_;
+  mutable std::once_flag direct_once_;
+  mutable int direct_fd_ = -1;
 };
 
 }  // namespace

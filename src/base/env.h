@@ -49,6 +49,16 @@ class RandomAccessFile {
   // the file (OutOfRange when offset is past the end).
   virtual StatusOr<absl::string_view> Read(uint64_t offset, size_t n, char* scratch) const = 0;
   virtual const std::string& path() const = 0;
+
+  // Optional, for large reads (thread-safe like Read):
+  //  - InPageCache: whether every page of the range is in the page cache (mincore); the default,
+  //    true, means "read as usual".
+  //  - ReadDirect: reads bypassing the page cache (O_DIRECT), into scratch; offset, n and scratch
+  //    must be multiples of kDirectReadAlignment; returns the bytes read, fewer only at the end of
+  //    the file. Unimplemented when not offered.
+  static constexpr size_t kDirectReadAlignment = 4096;
+  virtual bool InPageCache(uint64_t offset, size_t n) const;
+  virtual StatusOr<size_t> ReadDirect(uint64_t offset, size_t n, char* scratch) const;
 };
 
 class Env {

@@ -260,21 +260,46 @@ StatusOr<uint32_t> ReadAndChecksum(const RandomAccessFile& file, uint64_t offset
     part[i].begin = std::min(size, i * per);
     part[i].end = std::min(size, (i + 1) * per);
   }
+  constexpr uint64_t kAlign = RandomAccessFile::kDirectReadAlignment;
+  // Pieces not in the page cache are read with O_DIRECT into an aligned buffer and copied from
+  // there: no page cache to fill, more throughput from the disk.
+  auto read_direct = [&](uint64_t at, uint64_t n, char* out, char* bounce) -> StatusOr<bool> {
+    const uint64_t begin = at / kAlign * kAlign, end = (at + n + kAlign - 1) / kAlign * kAlign;
+    auto r = file.ReadDirect(begin, end - begin, bounce);
+    if (!r.ok()) return false;  // not offered (or refused): read as usual
+    if (*r < at + n - begin) return errors::OutOfRange("the file ends early");
+    std::memcpy(out, bounce + (at - begin), n);
+    return true;
+  };
   auto work = [&](Part* p) {
-    for (uint64_t pos = p->begin; pos < p->end; pos += kReadPiece) {
+    char* bounce = nullptr;
+    bool direct = true;
+    for (uint64_t pos = p->begin; pos < p->end && p->status.ok(); pos += kReadPiece) {
       const uint64_t n = std::min(kReadPiece, p->end - pos);
+      if (direct && n >= kAlign && !file.InPageCache(offset + pos, n)) {
+        if (bounce == nullptr) bounce = static_cast<char*>(std::aligned_alloc(kAlign, kReadPiece + 2 * kAlign));
+        StatusOr<bool> done = bounce != nullptr ? read_direct(offset + pos, n, dst + pos, bounce) : false;
+        if (!done.ok()) {
+          p->status = done.status();
+          break;
+        }
+        if (*done) {
+          p->crc = Crc32cExtend(p->crc, dst + pos, n);
+          continue;
+        }
+        direct = false;
+      }
       auto r = file.Read(offset + pos, n, dst + pos);
       if (!r.ok()) {
         p->status = r.status();
-        return;
-      }
-      if (r->size() != n) {
+      } else if (r->size() != n) {
         p->status = errors::OutOfRange("the file ends early");
-        return;
+      } else {
+        if (r->data() != dst + pos) std::memmove(dst + pos, r->data(), n);
+        p->crc = Crc32cExtend(p->crc, dst + pos, n);
       }
-      if (r->data() != dst + pos) std::memmove(dst + pos, r->data(), n);
-      p->crc = Crc32cExtend(p->crc, dst + pos, n);
     }
+    std::free(bounce);
   };
   std::vector<std::thread> helpers;
   for (uint64_t i = 1; i < parts; ++i) helpers.emplace_back(work, &part[i]);

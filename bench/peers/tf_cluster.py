@@ -23,28 +23,14 @@ leaves with os._exit once its line is printed (the servers would keep it alive).
 """
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-from thread_settings import best_setting  # noqa: E402
+from thread_settings import best_setting, free_ports  # noqa: E402
 
 BYTES = 64 << 20
-
-
-def free_ports(n):
-    socks = []
-    try:
-        for _ in range(n):
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind(("127.0.0.1", 0))
-            socks.append(s)
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
 
 
 def best_time(fn, reps, min_secs):

@@ -12,6 +12,7 @@ speed of the first (1 thread): MatMul 177 GFLOP/s where a fresh process gives 36
 """
 import json
 import resource
+import socket
 import subprocess
 import sys
 
@@ -30,3 +31,18 @@ def best_setting(name, measure, key, higher_is_better):
             for inter in (1, 2) for intra in (1, 2)]
     pick = max if higher_is_better else min
     print(json.dumps(dict(name=name, **pick(runs, key=lambda r: r[key]))))
+
+
+# Ports for servers on 127.0.0.1 that the OS picked (the cluster peers): bound together, so they
+# differ, then released for the servers to take.
+def free_ports(n):
+    socks = []
+    try:
+        for _ in range(n):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()

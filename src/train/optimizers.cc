@@ -52,23 +52,22 @@ Status MomentumOptimizer::CreateSlots(Graph* graph, const std::vector<NodeOut>& 
 }
 
 StatusOr<Node*> MomentumOptimizer::ApplyDense(GraphBuilder* b, NodeOut grad, NodeOut var) {
-  ASSIGN_OR_RETURN(NodeOut accum, Slot(var, "momentum"));
-  const DType t = ValueType(var);
-  NodeOut lr = Hyper(b, "learning_rate", lr_, t);
-  NodeOut momentum = Hyper(b, "momentum", momentum_, t);
-  AttrMap attrs = ApplyAttrs();
-  attrs["use_nesterov"] = use_nesterov_;
-  return AddApply(b, "ApplyMomentum", {var, accum, lr, grad, momentum}, attrs);
+  return Update(b, grad, {}, var);
 }
 
 StatusOr<Node*> MomentumOptimizer::ApplySparse(GraphBuilder* b, NodeOut values, NodeOut indices, NodeOut var) {
+  return Update(b, values, indices, var);
+}
+
+StatusOr<Node*> MomentumOptimizer::Update(GraphBuilder* b, NodeOut grad, NodeOut indices, NodeOut var) {
   ASSIGN_OR_RETURN(NodeOut accum, Slot(var, "momentum"));
   const DType t = ValueType(var);
   NodeOut lr = Hyper(b, "learning_rate", lr_, t);
   NodeOut momentum = Hyper(b, "momentum", momentum_, t);
   AttrMap attrs = ApplyAttrs();
   attrs["use_nesterov"] = use_nesterov_;
-  Deduplicated g = Deduplicate(b, values, indices);
+  if (indices.node == nullptr) return AddApply(b, "ApplyMomentum", {var, accum, lr, grad, momentum}, attrs);
+  Deduplicated g = Deduplicate(b, grad, indices);
   return AddApply(b, "SparseApplyMomentum", {var, accum, lr, g.values, g.indices, momentum}, attrs);
 }
 
@@ -90,15 +89,18 @@ Status AdagradOptimizer::CreateSlots(Graph* graph, const std::vector<NodeOut>& v
 }
 
 StatusOr<Node*> AdagradOptimizer::ApplyDense(GraphBuilder* b, NodeOut grad, NodeOut var) {
-  ASSIGN_OR_RETURN(NodeOut accum, Slot(var, "accumulator"));
-  NodeOut lr = Hyper(b, "learning_rate", lr_, ValueType(var));
-  return AddApply(b, "ApplyAdagrad", {var, accum, lr, grad}, ApplyAttrs());
+  return Update(b, grad, {}, var);
 }
 
 StatusOr<Node*> AdagradOptimizer::ApplySparse(GraphBuilder* b, NodeOut values, NodeOut indices, NodeOut var) {
+  return Update(b, values, indices, var);
+}
+
+StatusOr<Node*> AdagradOptimizer::Update(GraphBuilder* b, NodeOut grad, NodeOut indices, NodeOut var) {
   ASSIGN_OR_RETURN(NodeOut accum, Slot(var, "accumulator"));
   NodeOut lr = Hyper(b, "learning_rate", lr_, ValueType(var));
-  Deduplicated g = Deduplicate(b, values, indices);
+  if (indices.node == nullptr) return AddApply(b, "ApplyAdagrad", {var, accum, lr, grad}, ApplyAttrs());
+  Deduplicated g = Deduplicate(b, grad, indices);
   return AddApply(b, "SparseApplyAdagrad", {var, accum, lr, g.values, g.indices}, ApplyAttrs());
 }
 
@@ -176,36 +178,35 @@ Status RMSPropOptimizer::CreateSlots(Graph* graph, const std::vector<NodeOut>& v
 }
 
 StatusOr<Node*> RMSPropOptimizer::ApplyDense(GraphBuilder* b, NodeOut grad, NodeOut var) {
-  ASSIGN_OR_RETURN(NodeOut rms, Slot(var, "rms"));
-  ASSIGN_OR_RETURN(NodeOut mom, Slot(var, "momentum"));
-  const DType t = ValueType(var);
-  NodeOut lr = Hyper(b, "learning_rate", lr_, t);
-  NodeOut decay = Hyper(b, "decay", decay_, t);
-  NodeOut momentum = Hyper(b, "momentum", momentum_, t);
-  NodeOut epsilon = Hyper(b, "epsilon", epsilon_, t);
-  if (centered_) {
-    ASSIGN_OR_RETURN(NodeOut mg, Slot(var, "mg"));
-    return AddApply(b, "ApplyCenteredRMSProp", {var, mg, rms, mom, lr, decay, momentum, epsilon, grad}, ApplyAttrs());
-  }
-  return AddApply(b, "ApplyRMSProp", {var, rms, mom, lr, decay, momentum, epsilon, grad}, ApplyAttrs());
+  return Update(b, grad, {}, var);
 }
 
 StatusOr<Node*> RMSPropOptimizer::ApplySparse(GraphBuilder* b, NodeOut values, NodeOut indices, NodeOut var) {
+  return Update(b, values, indices, var);
+}
+
+StatusOr<Node*> RMSPropOptimizer::Update(GraphBuilder* b, NodeOut grad, NodeOut indices, NodeOut var) {
   ASSIGN_OR_RETURN(NodeOut rms, Slot(var, "rms"));
   ASSIGN_OR_RETURN(NodeOut mom, Slot(var, "momentum"));
   const DType t = ValueType(var);
-  NodeOut lr = Hyper(b, "learning_rate", lr_, t);
-  NodeOut decay = Hyper(b, "decay", decay_, t);
-  NodeOut momentum = Hyper(b, "momentum", momentum_, t);
-  NodeOut epsilon = Hyper(b, "epsilon", epsilon_, t);
-  Deduplicated g = Deduplicate(b, values, indices);
+  std::vector<NodeOut> in = {var};
   if (centered_) {
     ASSIGN_OR_RETURN(NodeOut mg, Slot(var, "mg"));
-    return AddApply(b, "SparseApplyCenteredRMSProp",
-                    {var, mg, rms, mom, lr, decay, momentum, epsilon, g.values, g.indices}, ApplyAttrs());
+    in.push_back(mg);
   }
-  return AddApply(b, "SparseApplyRMSProp", {var, rms, mom, lr, decay, momentum, epsilon, g.values, g.indices},
-                  ApplyAttrs());
+  for (NodeOut x : {rms, mom, Hyper(b, "learning_rate", lr_, t), Hyper(b, "decay", decay_, t),
+                    Hyper(b, "momentum", momentum_, t), Hyper(b, "epsilon", epsilon_, t)}) {
+    in.push_back(x);
+  }
+  const std::string op = centered_ ? "ApplyCenteredRMSProp" : "ApplyRMSProp";
+  if (indices.node == nullptr) {
+    in.push_back(grad);
+    return AddApply(b, op, in, ApplyAttrs());
+  }
+  Deduplicated g = Deduplicate(b, grad, indices);
+  in.push_back(g.values);
+  in.push_back(g.indices);
+  return AddApply(b, "Sparse" + op, in, ApplyAttrs());
 }
 
 // ---- Ftrl ----
@@ -233,17 +234,14 @@ Status FtrlOptimizer::CreateSlots(Graph* graph, const std::vector<NodeOut>& vars
 }
 
 StatusOr<Node*> FtrlOptimizer::ApplyDense(GraphBuilder* b, NodeOut grad, NodeOut var) {
-  ASSIGN_OR_RETURN(NodeOut accum, Slot(var, "accum"));
-  ASSIGN_OR_RETURN(NodeOut linear, Slot(var, "linear"));
-  const DType t = ValueType(var);
-  NodeOut lr = Hyper(b, "learning_rate", lr_, t);
-  NodeOut l1 = Hyper(b, "l1_regularization_strength", l1_, t);
-  NodeOut l2 = Hyper(b, "l2_regularization_strength", l2_, t);
-  NodeOut lr_power = Hyper(b, "learning_rate_power", lr_power_, t);
-  return AddApply(b, "ApplyFtrl", {var, accum, linear, grad, lr, l1, l2, lr_power}, ApplyAttrs());
+  return Update(b, grad, {}, var);
 }
 
 StatusOr<Node*> FtrlOptimizer::ApplySparse(GraphBuilder* b, NodeOut values, NodeOut indices, NodeOut var) {
+  return Update(b, values, indices, var);
+}
+
+StatusOr<Node*> FtrlOptimizer::Update(GraphBuilder* b, NodeOut grad, NodeOut indices, NodeOut var) {
   ASSIGN_OR_RETURN(NodeOut accum, Slot(var, "accum"));
   ASSIGN_OR_RETURN(NodeOut linear, Slot(var, "linear"));
   const DType t = ValueType(var);
@@ -251,7 +249,10 @@ StatusOr<Node*> FtrlOptimizer::ApplySparse(GraphBuilder* b, NodeOut values, Node
   NodeOut l1 = Hyper(b, "l1_regularization_strength", l1_, t);
   NodeOut l2 = Hyper(b, "l2_regularization_strength", l2_, t);
   NodeOut lr_power = Hyper(b, "learning_rate_power", lr_power_, t);
-  Deduplicated g = Deduplicate(b, values, indices);
+  if (indices.node == nullptr) {
+    return AddApply(b, "ApplyFtrl", {var, accum, linear, grad, lr, l1, l2, lr_power}, ApplyAttrs());
+  }
+  Deduplicated g = Deduplicate(b, grad, indices);
   return AddApply(b, "SparseApplyFtrl", {var, accum, linear, g.values, g.indices, lr, l1, l2, lr_power}, ApplyAttrs());
 }
 

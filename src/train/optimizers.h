@@ -35,6 +35,8 @@ class MomentumOptimizer : public Optimizer {
   StatusOr<Node*> ApplySparse(GraphBuilder* b, NodeOut values, NodeOut indices, NodeOut var) override;
 
  private:
+  // The dense update (indices null) or the sparse one.
+  StatusOr<Node*> Update(GraphBuilder* b, NodeOut grad, NodeOut indices, NodeOut var);
   HyperParam lr_, momentum_;
   bool use_nesterov_;
 };
@@ -52,6 +54,8 @@ class AdagradOptimizer : public Optimizer {
   StatusOr<Node*> ApplySparse(GraphBuilder* b, NodeOut values, NodeOut indices, NodeOut var) override;
 
  private:
+  // The dense update (indices null) or the sparse one.
+  StatusOr<Node*> Update(GraphBuilder* b, NodeOut grad, NodeOut indices, NodeOut var);
   HyperParam lr_;
   double initial_accumulator_value_;
 };
@@ -98,6 +102,8 @@ class RMSPropOptimizer : public Optimizer {
   StatusOr<Node*> ApplySparse(GraphBuilder* b, NodeOut values, NodeOut indices, NodeOut var) override;
 
  private:
+  // The dense update (indices null) or the sparse one.
+  StatusOr<Node*> Update(GraphBuilder* b, NodeOut grad, NodeOut indices, NodeOut var);
   HyperParam lr_, decay_, momentum_, epsilon_;
   bool centered_;
 };
@@ -118,6 +124,8 @@ class FtrlOptimizer : public Optimizer {
   StatusOr<Node*> ApplySparse(GraphBuilder* b, NodeOut values, NodeOut indices, NodeOut var) override;
 
  private:
+  // The dense update (indices null) or the sparse one.
+  StatusOr<Node*> Update(GraphBuilder* b, NodeOut grad, NodeOut indices, NodeOut var);
   HyperParam lr_, lr_power_;
   double initial_accumulator_value_;
   HyperParam l1_, l2_;

@@ -37,6 +37,9 @@ DnnlThreads::~DnnlThreads() {
 }
 
 BatchShards::BatchShards(int64_t work, int64_t batch) : batch_(batch), step_(batch) {
+  // Primitives created on this thread before Run (and cached) plan for one thread: some oneDNN
+  // implementations fix their thread count when created and then open a team of that size.
+  omp_set_num_threads(1);
   const int cores = NumCores();
   if (work >= kMultiThreadedWork && cores > 1 && batch > 1 && TryClaimAllCores()) {
     claimed_ = true;

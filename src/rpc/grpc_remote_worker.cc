@@ -23,6 +23,18 @@ constexpr char kRecvTensorMethod[] = "/dflow.proto.rpc.WorkerService/RecvTensor"
 // RecvTensor calls made, by path (GetRecvTensorCallCounts).
 std::atomic<int64_t> unary_calls{0}, streamed_calls{0};
 
+// What both RecvTensor calls set up: the request as raw bytes, and the step's deadline and
+// cancellation on the call's context (shared, so that a late cancel finds it alive).
+grpc::ByteBuffer PrepareRecvTensorCall(const proto::RecvTensorRequest& req, CallOptions* opts,
+                                       const std::shared_ptr<grpc::ClientContext>& ctx) {
+  if (opts != nullptr) {
+    SetTimeout(ctx.get(), opts->timeout_ms);
+    opts->SetCancelCallback([ctx] { ctx->TryCancel(); });
+  }
+  grpc::Slice slice(req.SerializeAsString());
+  return grpc::ByteBuffer(&slice, 1);
+}
+
 // Receives a streamed tensor. The call is server-streaming on the wire; the client side is a
 // bidi reactor only because that is the generic stub's streaming form. Each chunk is read where
 // gRPC received it (TensorChunkAssembler), so its bytes are copied once, into the tensor.
@@ -31,13 +43,7 @@ class RecvTensorReader : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::
   RecvTensorReader(std::string from, const proto::RecvTensorRequest& req, RecvTensorResult* result, CallOptions* opts,
                    StatusCallback done)
       : assembler_(std::move(from)), result_(result), opts_(opts), done_(std::move(done)) {
-    grpc::Slice slice(req.SerializeAsString());
-    request_ = grpc::ByteBuffer(&slice, 1);
-    if (opts_ != nullptr) {
-      SetTimeout(ctx_.get(), opts_->timeout_ms);
-      // The context is shared so that a late cancel finds it alive.
-      opts_->SetCancelCallback([ctx = ctx_] { ctx->TryCancel(); });
-    }
+    request_ = PrepareRecvTensorCall(req, opts_, ctx_);
   }
   void Start(grpc::GenericStub* stub) {
     ++streamed_calls;
@@ -128,12 +134,7 @@ class RecvTensorUnaryCall {
   RecvTensorUnaryCall(std::string from, const proto::RecvTensorRequest& req, RecvTensorResult* result,
                       CallOptions* opts, StatusCallback done)
       : assembler_(std::move(from)), result_(result), opts_(opts), done_(std::move(done)) {
-    grpc::Slice slice(req.SerializeAsString());
-    request_ = grpc::ByteBuffer(&slice, 1);
-    if (opts_ != nullptr) {
-      SetTimeout(ctx_.get(), opts_->timeout_ms);
-      opts_->SetCancelCallback([ctx = ctx_] { ctx->TryCancel(); });
-    }
+    request_ = PrepareRecvTensorCall(req, opts_, ctx_);
   }
   void Start(grpc::GenericStub* stub) {
     ++unary_calls;

@@ -90,8 +90,11 @@ TEST(ReplicaPlacementTest, APartitionedEmbeddingSpansBothPsTasksAndTrains) {
   EXPECT_EQ(device_of["pred"], kWorker);
   int updates = 0;
   for (const auto& [name, device] : device_of) {
-    if (!name.ends_with("/ApplyMomentum")) continue;  // not the sends and receives it feeds
+    // The shards update only the rows looked up (their gradient is a gather's); w densely.
+    const bool sparse = name.ends_with("/SparseApplyMomentum");
+    if (!sparse && !name.ends_with("/ApplyMomentum")) continue;  // not the sends and receives they feed
     ++updates;
+    EXPECT_EQ(sparse, name.find("emb/part_") != std::string::npos) << name;
     EXPECT_EQ(device, name.find("emb/part_1") != std::string::npos ? kPs1 : kPs0) << name;
   }
   EXPECT_EQ(updates, 3);

@@ -1,5 +1,7 @@
 #include "tensor/bundle_io.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +20,7 @@ constexpr size_t kCrcPiece = size_t{256} << 10;  // copied, then checksummed whi
 constexpr uint64_t kReadPiece = uint64_t{4} << 20;
 constexpr uint64_t kMinReadPerThread = uint64_t{16} << 20;
 constexpr int kReadThreads = 4;
+constexpr uint64_t kHugeDestination = uint64_t{64} << 20;
 
 uint32_t Gf2Times(const uint32_t* mat, uint32_t vec) {
   uint32_t sum = 0;
@@ -301,6 +304,17 @@ StatusOr<uint32_t> ReadAndChecksum(const RandomAccessFile& file, uint64_t offset
     }
     std::free(bounce);
   };
+#ifdef MADV_HUGEPAGE
+  // A large destination is fresh memory that the reads touch first: huge pages halve the cost of
+  // faulting it in (512 times fewer faults). Only the 2 MiB-aligned inside of a buffer this large
+  // (always mapped by itself) is marked; failure changes nothing.
+  if (size >= kHugeDestination) {
+    constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+    const uintptr_t begin = (reinterpret_cast<uintptr_t>(dst) + kHuge - 1) & ~(kHuge - 1);
+    const uintptr_t end = (reinterpret_cast<uintptr_t>(dst) + size) & ~(kHuge - 1);
+    if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+  }
+#endif
   std::vector<std::thread> helpers;
   for (uint64_t i = 1; i < parts; ++i) helpers.emplace_back(work, &part[i]);
   work(&part[0]);

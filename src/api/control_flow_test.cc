@@ -49,6 +49,25 @@ TEST(CondTest, BranchesMayUseOuterTensorsAndConstants) {
   EXPECT_EQ(RunInt(root, r[0], {{p, false}}), 5);
 }
 
+// Constants a step binds into their consumers' slots up front are only those without control
+// inputs: a branch's constants depend on its pivot, so a branch made of constants alone is dead
+// when not taken, and the Merge sees one live value.
+TEST(CondTest, BranchesOfConstantsOnlyRunWhenTaken) {
+  Scope root = Scope::NewRootScope();
+  Output p = ops::Placeholder(root, DT_BOOL);
+  V r = Cond(
+      root, p, {}, [](const Scope& s, const V&) { return V{ops::Add(s, ops::Const(s, 10), ops::Const(s, 1))}; },
+      [](const Scope& s, const V&) { return V{ops::Mul(s, ops::Const(s, 3), ops::Const(s, 4))}; });
+  ASSERT_EQ(r.size(), 1u);
+  ClientSession session(root);
+  for (int step = 0; step < 10; ++step) {
+    const bool taken = step % 2 == 0;
+    auto out = session.Run({{p, taken}}, {r[0]});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ((*out)[0].scalar<int32_t>(), taken ? 11 : 12) << "step " << step;
+  }
+}
+
 TEST(CondTest, MismatchedBranchesAreABuildError) {
   Scope root = Scope::NewRootScope();
   Output p = ops::Const(root, true);

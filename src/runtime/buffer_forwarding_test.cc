@@ -161,5 +161,30 @@ TEST_F(BufferForwardingTest, AConstantIsReadInPlaceByEveryConsumer) {
   EXPECT_EQ(fetched.ToString(), "[1 2]");
 }
 
+// A Const with a control input is dead when that input is: only Consts without control inputs
+// have their value bound into their consumers' slots before the step starts.
+TEST_F(BufferForwardingTest, AConstantWithADeadControlInputMakesItsConsumerDead) {
+  Node* p = Add(&g_, "p", "Placeholder", {}, {{"dtype", DT_BOOL}});
+  Node* sw = Add(&g_, "sw", "Switch", {{x_, 0}, {p, 0}});
+  Node* when_true = Add(&g_, "when_true", "Identity", {{sw, 1}});  // dead when p is false
+  NodeSpec c;
+  c.name = "c";
+  c.op = "Const";
+  c.attrs = {{"value", Floats({2, 2})}, {"dtype", DT_FLOAT}};
+  c.control_inputs = {when_true};
+  auto cn = g_.AddNode(std::move(c));
+  ASSERT_TRUE(cn.ok());
+  Add(&g_, "y", "Add", {{*cn, 0}, {x_, 0}});
+  auto session = MakeSession(g_);
+  for (int run = 0; run < 4; ++run) {
+    std::vector<Tensor> out;
+    Status s = session->Run({{"x", Floats({1, 3})}, {"p", Tensor(true)}}, {"y:0"}, {}, &out);
+    ASSERT_TRUE(s.ok()) << s;
+    EXPECT_EQ(out[0].ToString(), "[3 5]") << "run " << run;
+    s = session->Run({{"x", Floats({1, 3})}, {"p", Tensor(false)}}, {"y:0"}, {}, &out);
+    EXPECT_FALSE(s.ok()) << "y is dead when p is false, yet it has the value " << out[0].ToString();
+  }
+}
+
 }  // namespace
 }  // namespace dflow

@@ -40,6 +40,17 @@ Status ExecutorImpl::Init() {
   ASSIGN_OR_RETURN(std::vector<Node*> order, TopologicalOrder(*graph_));
   RETURN_IF_ERROR(AssignFrames(order, index));
   for (size_t i = 0; i < nodes.size(); ++i) RETURN_IF_ERROR(InitItem(static_cast<int>(i), index));
+  BindConstants();
+  for (size_t i = 0; i < items_.size(); ++i)
+    if (items_[i].frame == 0 && !Waits(items_[i])) roots_.push_back(static_cast<int>(i));
+  for (NodeItem& item : items_) {
+    for (OutEdge& e : item.out) {
+      const NodeItem& dst = items_[e.dst];
+      e.dst_merge = dst.kind == NodeKind::kMerge;
+      e.dst_local = dst.local;
+      e.entry = e.dst_slot == kControlSlot ? -1 : dst.input_start + e.dst_slot;
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -130,14 +141,30 @@ Status ExecutorImpl::InitItem(int i, const std::vector<int>& index) {
   }
   for (int slot = 0; slot < n->num_outputs(); ++slot)
     if (last[slot] >= 0) item.out[last[slot]].last_use = true;
-  bool waits = item.kind == NodeKind::kMerge ? (item.pending_init > 0 || item.merge_forward_inputs > 0)
-                                             : item.pending_init > 0;
-  if (!waits && item.frame == 0) roots_.push_back(i);
-  if (!waits && item.frame != 0) {
+  if (!Waits(item) && item.frame != 0) {
     return errors::InvalidArgument("Node '", n->name(), "' is inside loop '", frames_[item.frame].name,
                                    "' but depends on nothing that enters it");
   }
   return absl::OkStatus();
+}
+
+// A Const without control inputs always runs and is never dead, and its value never changes: its
+// consumers in the root frame (but Merges, whose inputs are counted their own way) get the
+// value in their slot when a step starts, so that a constant read by thousands of nodes costs no
+// delivery and no counting per node.
+void ExecutorImpl::BindConstants() {
+  for (NodeItem& c : items_) {
+    if (c.const_value == nullptr || c.frame != 0 || !c.node->control_inputs().empty()) continue;
+    for (OutEdge& e : c.out) {
+      if (e.dst_slot == kControlSlot) continue;
+      NodeItem& dst = items_[e.dst];
+      if (dst.frame != 0 || dst.kind == NodeKind::kMerge) continue;
+      e.bound = true;
+      --dst.pending_init;
+      --frames_[0].pending_init[dst.local];
+      bound_constants_.push_back({dst.input_start + e.dst_slot, c.const_value});
+    }
+  }
 }
 
 }  // namespace executor_internal

@@ -26,6 +26,16 @@ struct OutEdge {
   int dst_slot;   // input slot, or kControlSlot
   int src_slot;   // output slot, or kControlSlot
   bool last_use;  // the last data edge reading src_slot: the value may be moved
+  // Copied from the destination's item once all items are built, so that delivering reads no
+  // other node's item: whether it is a Merge, its local index, and the slot's index in an
+  // iteration's input array (-1 for a control edge).
+  bool dst_merge = false;
+  int dst_local = 0;
+  int entry = -1;
+  // From a Const to a node of the root frame that is not a Merge: the slot holds the constant
+  // from the start of every step (ExecutorImpl::bound_constants_), and the edge is not delivered
+  // or counted at run time.
+  bool bound = false;
 };
 
 // kSend: a _Send runs even when its input is dead, to pass the deadness on to its _Recv.
@@ -95,6 +105,13 @@ class ExecutorImpl : public Executor {
   std::vector<FrameInfo> frames_;                    // frames_[0] is the root
   std::vector<int> roots_;                           // root-frame items with nothing to wait for
   bool has_loops_ = false;
+  // The root frame's input slots that hold a constant in every step (the bound out edges of
+  // Consts that have no control inputs: such a Const always runs and is never dead).
+  struct BoundConstant {
+    int entry;
+    const Tensor* value;
+  };
+  std::vector<BoundConstant> bound_constants_;
 
   // Root-frame iterations of finished steps, reset for the next: a step takes one (or makes one)
   // and gives it back when it ends OK. At most kRootPoolSize are kept (steps that run at once).
@@ -108,6 +125,11 @@ class ExecutorImpl : public Executor {
   // Init's steps. `index` maps a node id to its item.
   Status AssignFrames(const std::vector<Node*>& order, const std::vector<int>& index);
   Status InitItem(int i, const std::vector<int>& index);
+  void BindConstants();
+  bool Waits(const NodeItem& item) const {
+    return item.kind == NodeKind::kMerge ? (item.pending_init > 0 || item.merge_forward_inputs > 0)
+                                         : item.pending_init > 0;
+  }
 };
 
 }  // namespace dflow::executor_internal

@@ -26,7 +26,8 @@ struct Iteration {
     Reset(info);
   }
   // Back to the state before the first node ran. The entries are not touched: a step that
-  // finished OK cleared each of them (every node's inputs are cleared once it ran).
+  // finished OK cleared each of them (every node's inputs are cleared once it ran); the root
+  // frame's bound constants are put back by the executor.
   void Reset(const FrameInfo& info) {
     for (size_t l = 0; l < info.items.size(); ++l) {
       pending[l].store(info.pending_init[l], std::memory_order_relaxed);
@@ -59,11 +60,14 @@ std::unique_ptr<Iteration> ExecutorImpl::TakeRootIteration() const {
       return it;
     }
   }
-  return std::make_unique<Iteration>(frames_[0]);
+  auto it = std::make_unique<Iteration>(frames_[0]);
+  for (const BoundConstant& c : bound_constants_) it->entries[c.entry].borrowed = c.value;
+  return it;
 }
 
 void ExecutorImpl::ReturnRootIteration(std::unique_ptr<Iteration> it) const {
   it->Reset(frames_[0]);
+  for (const BoundConstant& c : bound_constants_) it->entries[c.entry].borrowed = c.value;
   std::lock_guard<std::mutex> l(root_pool_mu_);
   if (root_pool_.size() < kRootPoolSize) root_pool_.push_back(std::move(it));
 }
@@ -405,14 +409,17 @@ class ExecutorState : public std::enable_shared_from_this<ExecutorState> {
   void Deliver(const NodeItem& item, Frame* frame, int64_t iter, absl::InlinedVector<TensorValue, 2>* outputs,
                TaskList* ready, bool node_dead = false) {
     Iteration* it = GetIteration(frame, iter);
+    // Two passes: the values first, then the counts. A locked decrement waits for the stores
+    // before it, so interleaved, every store to a slot not in cache (a constant read by thousands
+    // of nodes) would be waited for alone; this way their misses overlap. The release of each
+    // decrement still publishes every value written before it.
     for (const OutEdge& e : item.out) {
-      const NodeItem& dst = impl_->items_[e.dst];
-      if (dst.kind == NodeKind::kMerge) {
-        DeliverToMerge(dst, e, frame, iter, it, outputs, ready);
+      if (e.bound) {
         continue;
-      }
-      if (e.dst_slot != kControlSlot) {
-        TensorValue& slot = it->entries[dst.input_start + e.dst_slot];
+      } else if (e.dst_merge) {
+        DeliverToMerge(impl_->items_[e.dst], e, frame, iter, it, outputs, ready);
+      } else if (e.entry >= 0) {
+        TensorValue& slot = it->entries[e.entry];
         const TensorValue& value = (*outputs)[e.src_slot];
         if (value.borrowed != nullptr) {
           // Slots are empty until their one delivery: a borrowed value is two words.
@@ -424,9 +431,13 @@ class ExecutorState : public std::enable_shared_from_this<ExecutorState> {
           slot = value;
         }
       } else if (node_dead) {
-        it->dead_control[dst.local].store(1, std::memory_order_release);
+        it->dead_control[e.dst_local].store(1, std::memory_order_release);
       }
-      if (it->pending[dst.local].fetch_sub(1, std::memory_order_acq_rel) == 1) Ready(e.dst, frame, iter, ready);
+    }
+    for (const OutEdge& e : item.out) {
+      if (!e.dst_merge && !e.bound && it->pending[e.dst_local].fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        Ready(e.dst, frame, iter, ready);
+      }
     }
   }
 

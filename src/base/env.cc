@@ -146,6 +146,15 @@ class PosixWritableFile : public WritableFile {
     while (!data.empty()) {
       ssize_t n = ::pwrite(fd_, data.data(), data.size(), static_cast<off_t>(offset));
       if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EINVAL && direct_) {
+        // A file system that took O_DIRECT but not this write (its alignment rules are stricter,
+        // or it only pretends to support it): the rest goes through the page cache.
+        const int flags = ::fcntl(fd_, F_GETFL);
+        if (flags >= 0 && ::fcntl(fd_, F_SETFL, flags & ~O_DIRECT) == 0) {
+          direct_ = false;
+          continue;
+        }
+      }
       if (n < 0) return IoError("Cannot write", path_, errno);
       if (n == 0) return errors::Internal("Cannot write ", path_, ": pwrite wrote nothing at offset ", offset);
       data.remove_prefix(static_cast<size_t>(n));
@@ -159,6 +168,7 @@ class PosixWritableFile : public WritableFile {
     if (flags < 0 || ::fcntl(fd_, F_SETFL, flags | O_DIRECT) != 0) {
       return errors::Unimplemented("O_DIRECT is not available for ", path_, ": ", std::strerror(errno));
     }
+    direct_ = true;
     return absl::OkStatus();
   }
   Status StartWriteback(uint64_t offset, uint64_t size) override {
@@ -179,6 +189,7 @@ class PosixWritableFile : public WritableFile {
  private:
   std::string path_;
   int fd_;
+  bool direct_ = false;  // O_DIRECT is on
 };
 
 class PosixRandomAccessFile : public RandomAccessFile {

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <system_error>
+#include <thread>
 
 #include "base/crc32c.h"
 
@@ -170,13 +172,27 @@ void StagedWriter::Loop() {
 }
 
 Status StagedWriter::Submit(Block* b) {
-  std::lock_guard<std::mutex> l(mu_);
-  if (!started_) {
-    thread_ = std::thread([this] { Loop(); });
-    started_ = true;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (!started_) {
+      try {
+        thread_ = std::thread([this] { Loop(); });
+        started_ = true;
+      } catch (const std::system_error&) {
+        // No thread to be had (a process at its limit): this block is written here, and the
+        // next one tries again.
+      }
+    }
+    if (started_) {
+      queue_.push_back(b);
+      cv_.notify_all();
+      return thread_status_;
+    }
   }
-  queue_.push_back(b);
-  cv_.notify_all();
+  Status s = WriteBlock(*b);
+  std::lock_guard<std::mutex> l(mu_);
+  free_.push_back(b);
+  if (!s.ok() && thread_status_.ok()) thread_status_ = s;
   return thread_status_;
 }
 
@@ -316,8 +332,17 @@ StatusOr<uint32_t> ReadAndChecksum(const RandomAccessFile& file, uint64_t offset
   }
 #endif
   std::vector<std::thread> helpers;
-  for (uint64_t i = 1; i < parts; ++i) helpers.emplace_back(work, &part[i]);
+  uint64_t first_inline = parts;  // the parts no thread took, read here
+  for (uint64_t i = 1; i < parts; ++i) {
+    try {
+      helpers.emplace_back(work, &part[i]);
+    } catch (const std::system_error&) {
+      first_inline = i;
+      break;
+    }
+  }
   work(&part[0]);
+  for (uint64_t i = first_inline; i < parts; ++i) work(&part[i]);
   for (std::thread& t : helpers) t.join();
   uint32_t crc = 0;
   for (const Part& p : part) {

@@ -1,6 +1,6 @@
 // FaultInjectionEnv: an Env whose file operations fail on demand, for tests of crash safety.
-// It counts every mutating operation (create, append, sync, close, rename, delete, directory
-// sync) and fails the one numbered `fail_at` (1-based; 0 never fails) with Unavailable, as a
+// It counts every mutating operation (create, append or positional write, truncate, sync, close,
+// rename, delete, directory sync) and fails the one numbered `fail_at` (1-based; 0 never fails) with Unavailable, as a
 // full disk or an I/O error would; with `stop_after_failure` every later one fails too, as if the
 // process had died there. Header-only; for tests. Thread-safe.
 //
@@ -68,6 +68,19 @@ class FaultInjectionEnv : public Env {
       RETURN_IF_ERROR(env_->Tick("append", path()));
       return f_->Append(data);
     }
+    // Positional and direct writes (the checkpoint writer's) count as appends do; a file the
+    // real Env cannot write that way answers as it would.
+    Status WriteAt(uint64_t offset, absl::string_view data) override {
+      if (data.empty()) return f_->WriteAt(offset, data);  // a probe, not a write
+      RETURN_IF_ERROR(env_->Tick("write", path()));
+      return f_->WriteAt(offset, data);
+    }
+    Status EnableDirectWrites() override { return f_->EnableDirectWrites(); }
+    Status Truncate(uint64_t size) override {
+      RETURN_IF_ERROR(env_->Tick("truncate", path()));
+      return f_->Truncate(size);
+    }
+    Status StartWriteback(uint64_t offset, uint64_t size) override { return f_->StartWriteback(offset, size); }
     Status Flush() override { return f_->Flush(); }
     Status Sync() override {
       RETURN_IF_ERROR(env_->Tick("sync", path()));

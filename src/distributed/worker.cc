@@ -304,7 +304,10 @@ StatusOr<std::shared_ptr<StepRendezvous>> Worker::FindOrCreateStep(int64_t step_
   // After the job completed, steps already under way here may finish; new ones may not start.
   if (!job_complete_.ok() && for_run && steps_.find(step_id) == steps_.end()) return job_complete_;
   StepEntry& e = steps_[step_id];
-  if (e.rendezvous == nullptr) e.rendezvous = std::make_shared<StepRendezvous>(step_id, task_, peers_);
+  if (e.rendezvous == nullptr) {
+    e.rendezvous = std::make_shared<StepRendezvous>(step_id, task_, peers_);
+    idle_cv_.notify_all();  // WaitForSteps
+  }
   if (for_run) e.runs++;
   return e.rendezvous;
 }
@@ -318,7 +321,7 @@ void Worker::ReleaseStep(int64_t step_id, bool for_run) {
   if (it->second.runs == 0 && (it->second.rendezvous->Idle() || !it->second.rendezvous->aborted_status().ok())) {
     dropped = std::move(it->second.rendezvous);
     steps_.erase(it);
-    if (steps_.empty()) idle_cv_.notify_all();
+    idle_cv_.notify_all();  // WaitUntilStepsDone, WaitForSteps
   }
 }
 
@@ -421,7 +424,7 @@ void Worker::AbortStepAsync(const proto::AbortStepRequest* req, proto::AbortStep
       r = it->second.rendezvous;
       if (it->second.runs == 0) {
         steps_.erase(it);
-        if (steps_.empty()) idle_cv_.notify_all();
+        idle_cv_.notify_all();  // WaitUntilStepsDone, WaitForSteps
       }
     }
   }
@@ -492,6 +495,11 @@ void Worker::ResetAsync(const proto::ResetRequest* req, proto::ResetResponse*, S
 size_t Worker::num_steps() {
   std::lock_guard<std::mutex> l(mu_);
   return steps_.size();
+}
+
+bool Worker::WaitForSteps(const std::function<bool(size_t)>& done, int64_t timeout_ms) {
+  std::unique_lock<std::mutex> l(mu_);
+  return idle_cv_.wait_for(l, std::chrono::milliseconds(timeout_ms), [&] { return done(steps_.size()); });
 }
 
 StatusCallback Worker::Track(StatusCallback done) {

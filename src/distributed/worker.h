@@ -98,6 +98,9 @@ class Worker : public WorkerInterface {
   size_t num_session_states();
   // Steps whose state this task holds now (for tests: none is left once every call is over).
   size_t num_steps();
+  // Waits until `done(num_steps())` holds, at most `timeout_ms` (for tests: a call's step comes
+  // and goes asynchronously). False on timeout.
+  bool WaitForSteps(const std::function<bool(size_t)>& done, int64_t timeout_ms);
 
  private:
   struct Registered {

@@ -6,7 +6,6 @@
 #include <cstring>
 #include <future>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "distributed/worker.h"
@@ -83,12 +82,7 @@ class RecvTensorPathTest : public ::testing::Test {
   // Waits (up to 10 s) until the server holds `steps` steps or fewer: the abandoned call's step
   // goes when the server sees the call end, asynchronously.
   bool StepsBackTo(size_t steps) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (server_->worker()->num_steps() > steps) {
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return true;
+    return server_->worker()->WaitForSteps([steps](size_t n) { return n <= steps; }, 10000);
   }
 
   static Tensor Floats(int64_t n, float base) {
@@ -166,7 +160,8 @@ TEST_F(RecvTensorPathTest, TheUnaryCallEndsWhenCancelledAndLeavesNoStepBehind) {
   req.set_rendezvous_key(key);
   std::promise<Status> done;
   remote_->RecvTensorAsync(&req, &r, &opts, [&done](const Status& s) { done.set_value(s); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // Cancelled once the server holds the call's step: the receive is waiting there.
+  ASSERT_TRUE(server_->worker()->WaitForSteps([steps](size_t n) { return n > steps; }, 10000));
   opts.StartCancel();
   std::future<Status> f = done.get_future();
   ASSERT_EQ(f.wait_for(std::chrono::seconds(10)), std::future_status::ready);

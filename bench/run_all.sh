@@ -12,7 +12,7 @@ trap 'rm -rf "$out"' EXIT
   --benchmark_report_aggregates_only=true --benchmark_out="$out/core.json" --benchmark_out_format=json >&2
 # One process per training model, so that each reports its own peak resident memory.
 for model in MLP CNN; do
-  "$build/bin/train_bench" --benchmark_filter="BM_Train$model" --benchmark_min_time=3 \
+  "$build/bin/train_bench" --benchmark_filter="BM_Train$model/" --benchmark_min_time=3 \
     --benchmark_out="$out/train_$model.json" --benchmark_out_format=json >&2
 done
 # The cluster: null step and transfers beside their references, then training on 1, 2, 4 workers.

@@ -67,12 +67,14 @@ Tensor RandomLabels(int64_t n, int seed) {
   return t;
 }
 
-void RunTraining(benchmark::State& state, Model& m, const Tensor& x, const Tensor& y) {
+void RunTraining(benchmark::State& state, Model& m, const Tensor& x, const Tensor& y, bool fuse_ops = true) {
   if (!m.root.ok()) {
     state.SkipWithError(std::string(m.root.status().message()).c_str());
     return;
   }
-  ClientSession session(m.root);
+  SessionOptions options;
+  options.fuse_ops = fuse_ops;
+  ClientSession session(m.root, options);
   if (!session.Run({GlobalVariablesInitializer(m.root)}).ok()) {
     state.SkipWithError("init failed");
     return;
@@ -103,18 +105,22 @@ void RunTraining(benchmark::State& state, Model& m, const Tensor& x, const Tenso
   state.counters["peak_rss_mb"] = ru.ru_maxrss / 1024.0;
 }
 
-void BM_TrainMLP(benchmark::State& state) {
+void TrainMLP(benchmark::State& state, bool fuse_ops) {
   Model m;
   m.x = ops::Placeholder(m.root, DT_FLOAT, PartialTensorShape({128, 784}));
   m.labels = ops::Placeholder(m.root, DT_INT32, PartialTensorShape({128}));
   Output h1 = Dense(&m, "fc1", m.x, 784, 512, true);
   Output h2 = Dense(&m, "fc2", h1, 512, 512, true);
   AddTraining(&m, Dense(&m, "fc3", h2, 512, 10, false));
-  RunTraining(state, m, RandomTensor({128, 784}, 1), RandomLabels(128, 2));
+  RunTraining(state, m, RandomTensor({128, 784}, 1), RandomLabels(128, 2), fuse_ops);
 }
+void BM_TrainMLP(benchmark::State& state) { TrainMLP(state, true); }
 BENCHMARK(BM_TrainMLP)->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_TrainMLPUnfused(benchmark::State& state) { TrainMLP(state, false); }
+BENCHMARK(BM_TrainMLPUnfused)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-void BM_TrainCNN(benchmark::State& state) {
+// The *Unfused variants turn op fusion off (graph/op_fusion.h), to show what it gains.
+void TrainCNN(benchmark::State& state, bool fuse_ops) {
   Model m;
   Scope& s = m.root;
   m.x = ops::Placeholder(s, DT_FLOAT, PartialTensorShape({64, 28, 28, 1}));
@@ -134,9 +140,12 @@ void BM_TrainCNN(benchmark::State& state) {
   Output flat = ops::Reshape(s, p2, {64, 7 * 7 * 64});
   Output fc = Dense(&m, "fc1", flat, 7 * 7 * 64, 1024, true);
   AddTraining(&m, Dense(&m, "fc2", fc, 1024, 10, false));
-  RunTraining(state, m, RandomTensor({64, 28, 28, 1}, 3), RandomLabels(64, 4));
+  RunTraining(state, m, RandomTensor({64, 28, 28, 1}, 3), RandomLabels(64, 4), fuse_ops);
 }
+void BM_TrainCNN(benchmark::State& state) { TrainCNN(state, true); }
 BENCHMARK(BM_TrainCNN)->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_TrainCNNUnfused(benchmark::State& state) { TrainCNN(state, false); }
+BENCHMARK(BM_TrainCNNUnfused)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace dflow

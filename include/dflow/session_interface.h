@@ -42,6 +42,12 @@ struct SessionOptions {
   // "/job:worker/task:1") take part in the session (the target's own task always does). Empty:
   // every task of the cluster.
   std::vector<std::string> device_filters;
+  // Rewrite the graphs steps run so that a Conv2D or MatMul followed by BiasAdd (and Relu, Relu6,
+  // Elu or LeakyRelu) runs as one kernel (_FusedConv2D, _FusedMatMul), as TensorFlow's remapper
+  // does. The results are the unfused ones up to float rounding; fetched or otherwise shared
+  // intermediates are never fused away. TensorFlow's
+  // graph_options.rewrite_options.remapping = OFF turns it off in Python.
+  bool fuse_ops = true;
   // For "grpc://" targets served by a Server in this process: call its master directly (true), or
   // through the MasterService RPC as a client in another process does (false; for tests and
   // benchmarks of that path).

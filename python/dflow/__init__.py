@@ -21,8 +21,8 @@ from dflow.ops.array_ops import *  # noqa: F401,F403
 from dflow.ops.array_ops import newaxis  # noqa: F401
 from dflow.ops.math_ops import *  # noqa: F401,F403
 from dflow.ops.math_ops import abs, pow, range, round  # noqa: A004,F401
-from dflow.client.session import (ConfigProto, GPUOptions, InteractiveSession, RunMetadata, RunOptions,
-                                  Session)
+from dflow.client.session import (ConfigProto, GPUOptions, GraphOptions, InteractiveSession, RewriterConfig,
+                                  RunMetadata, RunOptions, Session)
 from dflow.framework.graph_pb import (AttrValue, Event, GraphDef, HistogramProto, NameAttrList, NodeDef,
                                       SessionLog, Summary, SummaryMetadata)
 from dflow.framework.importer import import_graph_def

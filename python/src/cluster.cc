@@ -427,6 +427,7 @@ SessionOptions SessionOptionsFrom(const std::string& target, py::dict config) {
   if (config.contains("log_device_placement")) o.log_device_placement = config["log_device_placement"].cast<bool>();
   if (config.contains("operation_timeout_ms")) o.operation_timeout_ms = config["operation_timeout_ms"].cast<int64_t>();
   if (config.contains("device_filters")) o.device_filters = config["device_filters"].cast<std::vector<std::string>>();
+  if (config.contains("fuse_ops")) o.fuse_ops = config["fuse_ops"].cast<bool>();
   return o;
 }
 

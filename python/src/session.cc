@@ -193,7 +193,7 @@ void BindSession(py::module_& m) {
   py::class_<SessionHandle, std::shared_ptr<SessionHandle>>(m, "Session")
       .def(py::init([](const Scope& scope, const std::string& target, int inter_op_threads, bool allow_soft_placement,
                        bool log_device_placement, int64_t operation_timeout_ms, std::vector<std::string> device_filters,
-                       const std::string& credentials) {
+                       const std::string& credentials, bool fuse_ops) {
              auto h = std::make_shared<SessionHandle>();
              SessionOptions o;
              if (!credentials.empty()) o.credentials = ValueOrThrow(LoadCredentials(credentials));
@@ -203,6 +203,7 @@ void BindSession(py::module_& m) {
              o.log_device_placement = log_device_placement;
              o.operation_timeout_ms = operation_timeout_ms;
              o.device_filters = std::move(device_filters);
+             o.fuse_ops = fuse_ops;
              if (target.empty() || target == "local") {
                // TensorFlow: each local session has its own variables.
                h->container = absl::StrCat("__pysession_", next_session.fetch_add(1));
@@ -223,7 +224,7 @@ void BindSession(py::module_& m) {
            py::arg("scope"), py::arg("target") = "", py::arg("inter_op_threads") = 0,
            py::arg("allow_soft_placement") = false, py::arg("log_device_placement") = false,
            py::arg("operation_timeout_ms") = 0, py::arg("device_filters") = std::vector<std::string>{},
-           py::arg("credentials") = "")
+           py::arg("credentials") = "", py::arg("fuse_ops") = true)
       // feeds: list of (Output, value); fetches: list of Output; targets: list of Node.
       // stats: None, or a list that gets (node, op, device, start_micros, end_micros) of every
       // node the step ran (RunOptions.trace_level with a RunMetadata).

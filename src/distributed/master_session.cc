@@ -18,6 +18,7 @@
 #include "graph/function_library.h"
 #include "graph/graph_def.h"
 #include "graph/graph_extension.h"
+#include "graph/op_fusion.h"
 #include "graph/partition.h"
 #include "graph/placer.h"
 #include "graph/subgraph.h"
@@ -293,6 +294,7 @@ StatusOr<std::shared_ptr<MasterSession::Prepared>> MasterSession::Build(const pr
   std::vector<Device*> devices;
   for (const auto& d : devices_) devices.push_back(d.get());
   RETURN_IF_ERROR(PlaceGraph(step.graph.get(), devices, popts));
+  if (!config_.disable_op_fusion()) RETURN_IF_ERROR(FuseOps(step.graph.get()).status());
   PartitionOptions po;
   po.node_to_loc = [](const Node& n) { return n.assigned_device(); };
   po.get_incarnation = [this](const std::string& device) {

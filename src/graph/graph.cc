@@ -1,5 +1,6 @@
 #include "graph/graph.h"
 
+#include <algorithm>
 #include <atomic>
 
 #include "absl/strings/ascii.h"
@@ -204,6 +205,27 @@ Status Graph::UpdateInput(Node* dst, int index, NodeOut src) {
   }
   dst->data_inputs_[index] = nullptr;
   NewEdge(src.node, src.index, dst, index);
+  return absl::OkStatus();
+}
+
+Status Graph::RemoveNode(Node* n) {
+  if (n == nullptr || n->graph() != this || nodes_[n->id()].get() != n) {
+    return errors::InvalidArgument("RemoveNode needs a node of this graph");
+  }
+  auto erase = [](std::vector<const Edge*>& v, const Edge* e) {
+    auto it = std::find(v.begin(), v.end(), e);
+    if (it != v.end()) v.erase(it);
+  };
+  for (const Edge* e : n->data_inputs_)
+    if (e != nullptr) erase(e->src->out_edges_, e);
+  for (const Edge* e : n->control_inputs_) erase(e->src->out_edges_, e);
+  for (const Edge* e : n->out_edges_) {
+    if (e->IsControlEdge()) erase(e->dst->control_inputs_, e);
+    else e->dst->data_inputs_[e->dst_input] = nullptr;
+  }
+  by_name_.erase(n->name());
+  --num_nodes_;
+  nodes_[n->id()].reset();  // the edges stay allocated (and unreferenced) until the graph goes
   return absl::OkStatus();
 }
 

@@ -119,6 +119,10 @@ class Graph {
   // Replaces data input `index` of `dst` with `src` (same value dtype). This is how loops are
   // closed: a Merge is built with a stand-in input, then given its NextIteration back edge.
   Status UpdateInput(Node* dst, int index, NodeOut src);
+  // Removes `n` and every edge into or out of it; the data inputs it fed become missing
+  // (nullptr) until UpdateInput gives them a new source. Its id is not reused (node(id) is then
+  // nullptr) and its name becomes free. For graph rewrites (graph/op_fusion.h).
+  Status RemoveNode(Node* n);
 
   Node* FindNode(absl::string_view name) const;
   // Node by id; nullptr for ids of removed nodes.

@@ -534,5 +534,44 @@ TEST(IsValidNodeNameTest, Cases) {
   EXPECT_FALSE(IsValidNodeName("a:0"));
 }
 
+// RemoveNode takes the node and its edges out; its consumers' inputs become missing until
+// UpdateInput fills them, and its name is free again.
+TEST_F(GraphTest, RemoveNodeDetachesItsEdges) {
+  Node* a = ConstF("a", {1}, TensorShape{1});
+  Node* b = ConstF("b", {2}, TensorShape{1});
+  Node* sum = Add(Binary("sum", "AddV2", a, b));
+  Node* neg = Add(Unary("neg", "Neg", sum));
+  NodeSpec wait;
+  wait.name = "wait";
+  wait.op = "NoOp";
+  wait.control_inputs = {sum, a};
+  Node* waiter = Add(std::move(wait));
+  const int before = g_.num_nodes();
+  const int sum_id = sum->id();
+
+  ASSERT_TRUE(g_.RemoveNode(sum).ok());
+  EXPECT_EQ(g_.num_nodes(), before - 1);
+  EXPECT_EQ(g_.node(sum_id), nullptr);
+  EXPECT_EQ(g_.FindNode("sum"), nullptr);
+  EXPECT_FALSE(g_.IsNameUsed("sum"));
+  EXPECT_TRUE(a->out_edges().size() == 1 && a->out_edges()[0]->dst == waiter);  // only the control edge
+  EXPECT_TRUE(b->out_edges().empty());
+  EXPECT_EQ(neg->data_inputs()[0], nullptr);
+  ASSERT_EQ(waiter->control_inputs().size(), 1u);
+  EXPECT_EQ(waiter->control_inputs()[0]->src, a);
+  for (Node* n : g_.nodes()) EXPECT_NE(n->name(), "sum");
+
+  ASSERT_TRUE(g_.UpdateInput(neg, 0, {b, 0}).ok());
+  EXPECT_EQ(neg->data_inputs()[0]->src, b);
+  // The name can be used again, by a node with a new id.
+  Node* again = Add(Binary("sum", "AddV2", a, b));
+  ASSERT_NE(again, nullptr);
+  EXPECT_NE(again->id(), sum_id);
+  // Only a live node of this graph can be removed.
+  EXPECT_EQ(g_.RemoveNode(nullptr).code(), absl::StatusCode::kInvalidArgument);
+  Graph other;
+  EXPECT_EQ(other.RemoveNode(a).code(), absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace dflow

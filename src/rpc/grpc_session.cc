@@ -156,6 +156,7 @@ class GrpcSession : public Session {
     c->set_log_device_placement(options_.log_device_placement);
     c->set_operation_timeout_ms(options_.operation_timeout_ms);
     for (const std::string& f : options_.device_filters) c->add_device_filters(f);
+    c->set_disable_op_fusion(!options_.fuse_ops);
     proto::CreateSessionResponse resp;
     RETURN_IF_ERROR(Annotate(master_->CreateSession(req, &resp, kCreateTimeoutMs)));
     handle_ = resp.session_handle();

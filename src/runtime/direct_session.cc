@@ -13,6 +13,7 @@
 #include "graph/function_library.h"
 #include "graph/graph_def.h"
 #include "graph/graph_extension.h"
+#include "graph/op_fusion.h"
 #include "graph/placer.h"
 #include "graph/subgraph.h"
 #include "proto/graph.pb.h"
@@ -175,6 +176,7 @@ StatusOr<std::shared_ptr<PreparedStep>> DirectSession::Prepare(
   popts.allow_soft_placement = options_.allow_soft_placement;
   popts.log_device_placement = options_.log_device_placement;
   RETURN_IF_ERROR(PlaceGraph(step.graph.get(), devices_, popts));
+  if (options_.fuse_ops) RETURN_IF_ERROR(FuseOps(step.graph.get()).status());
   prepared->function_library = FunctionLibraryOf(devices_[0]);
   ExecutorParams params;
   params.device = devices_[0];

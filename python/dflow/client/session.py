@@ -15,7 +15,7 @@ class ConfigProto:
 
     def __init__(self, inter_op_parallelism_threads=0, intra_op_parallelism_threads=0,
                  allow_soft_placement=False, log_device_placement=False, operation_timeout_in_ms=0,
-                 device_filters=None, device_count=None, gpu_options=None, **kwargs):
+                 device_filters=None, device_count=None, gpu_options=None, graph_options=None, **kwargs):
         self.inter_op_parallelism_threads = inter_op_parallelism_threads
         self.intra_op_parallelism_threads = intra_op_parallelism_threads
         self.allow_soft_placement = allow_soft_placement
@@ -24,11 +24,42 @@ class ConfigProto:
         self.device_filters = list(device_filters or [])
         self.device_count = dict(device_count or {})
         self.gpu_options = gpu_options if gpu_options is not None else GPUOptions()
+        self.graph_options = graph_options if graph_options is not None else GraphOptions()
         for k, v in kwargs.items():
             setattr(self, k, v)
 
     def CopyFrom(self, other):  # noqa: N802 - protobuf's name
         self.__dict__.update(other.__dict__)
+
+
+class RewriterConfig:
+    """TensorFlow's graph rewrite switches. dflow reads `remapping` and `disable_meta_optimizer`:
+    remapping OFF, or every rewrite disabled, keeps Conv2D / MatMul, BiasAdd and their activation
+    as separate kernels (dflow fuses them by default, as TensorFlow's remapper does); the other
+    fields are kept."""
+    DEFAULT = 0
+    ON = 1
+    OFF = 2
+    AGGRESSIVE = 3
+
+    def __init__(self, remapping=DEFAULT, **kwargs):
+        self.remapping = remapping
+        self.__dict__.update(kwargs)
+
+
+class GraphOptions:
+    def __init__(self, rewrite_options=None, **kwargs):
+        self.rewrite_options = rewrite_options if rewrite_options is not None else RewriterConfig()
+        self.__dict__.update(kwargs)
+
+
+def _fuse_ops(config):
+    """Whether dflow fuses ops for sessions with this config: unless remapping is OFF or, as in
+    TensorFlow, every graph rewrite is (disable_meta_optimizer)."""
+    rewrite = getattr(getattr(config, "graph_options", None), "rewrite_options", None)
+    if getattr(rewrite, "disable_meta_optimizer", False):
+        return False
+    return getattr(rewrite, "remapping", RewriterConfig.DEFAULT) != RewriterConfig.OFF
 
 
 class GPUOptions:
@@ -200,7 +231,8 @@ class BaseSession:
                                  [str(x) for x in getattr(c, "device_filters", [])],
                                  # dflow's addition: a credentials directory for a grpc:// target
                                  # (else DFLOW_CREDENTIALS, else this user's store; docs/SECURITY.md)
-                                 str(getattr(c, "credentials", "") or ""))
+                                 str(getattr(c, "credentials", "") or ""),
+                                 _fuse_ops(c))
         self._default_session_ctx = None
         self._default_graph_ctx = None
         self._lock = threading.Lock()

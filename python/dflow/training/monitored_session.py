@@ -426,6 +426,7 @@ def _config_dict(config):
     d["log_device_placement"] = bool(getattr(config, "log_device_placement", False))
     d["operation_timeout_ms"] = int(getattr(config, "operation_timeout_in_ms", 0) or 0)
     d["device_filters"] = [str(f) for f in (getattr(config, "device_filters", None) or [])]
+    d["fuse_ops"] = session_lib._fuse_ops(config)
     return d
 
 

@@ -59,11 +59,13 @@ GemmSharding ShardGemm(int64_t m, int64_t n, int64_t k, int cores) {
 }
 
 Status ShardedFloatGemm(const GemmSharding& sh, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a,
-                        const float* b, float* c) {
+                        const float* b, float* c, const GemmEpilogue* epilogue) {
   const int64_t lda = ta ? m : k, ldb = tb ? k : n;
   if (sh.count <= 1) {
     dnnl_status_t st = Sgemm(ta, tb, m, n, k, a, lda, b, ldb, c, n);
-    return st == dnnl_success ? absl::OkStatus() : SgemmError(st, m, n, k);
+    if (st != dnnl_success) return SgemmError(st, m, n, k);
+    if (epilogue != nullptr) (*epilogue)(0, m, 0, n);
+    return absl::OkStatus();
   }
   std::atomic<int> failed{dnnl_success};
   RunShards(sh.count, [&](int i) {
@@ -74,10 +76,12 @@ Status ShardedFloatGemm(const GemmSharding& sh, bool ta, bool tb, int64_t m, int
       // Rows [begin, begin+len) of C come from the same rows of op(A).
       const float* ai = ta ? a + begin : a + begin * lda;
       st = Sgemm(ta, tb, len, n, k, ai, lda, b, ldb, c + begin * n, n);
+      if (st == dnnl_success && epilogue != nullptr) (*epilogue)(begin, len, 0, n);
     } else {
       // Columns [begin, begin+len) of C come from the same columns of op(B).
       const float* bi = tb ? b + begin * ldb : b + begin;
       st = Sgemm(ta, tb, m, len, k, a, lda, bi, ldb, c + begin, n);
+      if (st == dnnl_success && epilogue != nullptr) (*epilogue)(0, m, begin, len);
     }
     if (st != dnnl_success) failed.store(st, std::memory_order_relaxed);
   });
@@ -85,14 +89,18 @@ Status ShardedFloatGemm(const GemmSharding& sh, bool ta, bool tb, int64_t m, int
   return st == dnnl_success ? absl::OkStatus() : SgemmError(static_cast<dnnl_status_t>(st), m, n, k);
 }
 
-Status FloatGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
+Status FloatGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c,
+                 const GemmEpilogue* epilogue) {
   if (IsTinyGemm(GemmWork(m, n, k))) {
     NaiveGemm<float>(ta, tb, m, n, k, a, b, c);
+    if (epilogue != nullptr) (*epilogue)(0, m, 0, n);
     return absl::OkStatus();
   }
   const GemmSharding sh = ShardGemm(m, n, k, NumCores());
-  if (sh.count <= 1 || !TryClaimAllCores()) return ShardedFloatGemm(GemmSharding(), ta, tb, m, n, k, a, b, c);
-  Status s = ShardedFloatGemm(sh, ta, tb, m, n, k, a, b, c);
+  if (sh.count <= 1 || !TryClaimAllCores()) {
+    return ShardedFloatGemm(GemmSharding(), ta, tb, m, n, k, a, b, c, epilogue);
+  }
+  Status s = ShardedFloatGemm(sh, ta, tb, m, n, k, a, b, c, epilogue);
   ReleaseAllCores();
   return s;
 }

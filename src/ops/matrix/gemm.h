@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "base/status.h"
@@ -65,12 +66,17 @@ void NaiveGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, co
 
 // The same product for one float gemm: oneDNN unless tiny, sharded over the cores when big (see
 // above). Internal error if oneDNN fails.
-Status FloatGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c);
+// `epilogue` (may be null) runs on every finished block of C, rows [row0, row0 + rows) by
+// columns [col0, col0 + cols), on the thread that computed it while the block is still in its
+// cache: how _FusedMatMul adds its bias and activation without another pass over C.
+using GemmEpilogue = std::function<void(int64_t row0, int64_t rows, int64_t col0, int64_t cols)>;
+Status FloatGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c,
+                 const GemmEpilogue* epilogue = nullptr);
 
 // One float product (not tiny) cut as `sh` says, the shards run by RunShards: what FloatGemm
 // does with ShardGemm(m, n, k, NumCores()) once it holds the claim on all cores.
 Status ShardedFloatGemm(const GemmSharding& sh, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a,
-                        const float* b, float* c);
+                        const float* b, float* c, const GemmEpilogue* epilogue = nullptr);
 
 // Dispatches on T: FloatGemm for float, NaiveGemm otherwise. m, n, k > 0.
 template <typename T>

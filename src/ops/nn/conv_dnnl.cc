@@ -1,5 +1,6 @@
 #include "ops/nn/conv_dnnl.h"
 
+#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -104,25 +105,55 @@ memory PrepareInput(const DnnlPrimitive& p, int arg, const memory& user) {
 }
 
 dnnl::convolution_forward::primitive_desc ForwardPd(const ConvDescs& c, dnnl::prop_kind kind,
-                                                    const dnnl::primitive_attr& attr) {
+                                                    const dnnl::primitive_attr& attr, bool bias = false) {
+  if (bias) {
+    const memory::desc bias_md({c.dst.dims()[1]}, memory::data_type::f32, tag::a);
+    dnnl::convolution_forward::desc desc(kind, dnnl::algorithm::convolution_direct, c.pd_src, c.pd_weights, bias_md,
+                                         c.pd_dst, c.strides, c.dilates, c.pad_l, c.pad_r);
+    return dnnl::convolution_forward::primitive_desc(desc, attr, CpuEngine());
+  }
   dnnl::convolution_forward::desc desc(kind, dnnl::algorithm::convolution_direct, c.pd_src, c.pd_weights, c.pd_dst,
                                        c.strides, c.dilates, c.pad_l, c.pad_r);
   return dnnl::convolution_forward::primitive_desc(desc, attr, CpuEngine());
 }
 
+// The primitive attrs of a forward convolution with `post`'s activation as an eltwise post-op
+// (applied by the convolution to each block of output it has just written).
+dnnl::primitive_attr ForwardAttr(const ConvPostOps& post) {
+  dnnl::primitive_attr attr = DnnlAttr();
+  if (post.activation == FusedActivation::kNone) return attr;
+  dnnl::post_ops ops;
+  switch (post.activation) {
+    case FusedActivation::kRelu: ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f); break;
+    case FusedActivation::kRelu6: ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, 0.0f, 6.0f); break;
+    case FusedActivation::kElu: ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_elu, 1.0f, 0.0f); break;
+    case FusedActivation::kLeakyRelu: ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, post.alpha, 0.0f); break;
+    case FusedActivation::kNone: break;
+  }
+  attr.set_post_ops(ops);
+  return attr;
+}
+
 }  // namespace
 
-std::shared_ptr<const DnnlPrimitive> DnnlConvolution::Primitive(int kind, const Conv2DDims& d) {
-  return cache_.GetOrCreate(Key(static_cast<Kind>(kind), d, 1), [&] {
+std::shared_ptr<const DnnlPrimitive> DnnlConvolution::Primitive(int kind, const Conv2DDims& d,
+                                                                const ConvPostOps& post) {
+  std::vector<int64_t> key = Key(static_cast<Kind>(kind), d, 1);
+  if (kind == kForward) {
+    int32_t alpha_bits;
+    static_assert(sizeof(alpha_bits) == sizeof(post.alpha));
+    std::memcpy(&alpha_bits, &post.alpha, sizeof(alpha_bits));
+    key.insert(key.end(), {post.bias != nullptr, static_cast<int64_t>(post.activation), alpha_bits});
+  }
+  return cache_.GetOrCreate(key, [&] {
     const ConvDescs c = MakeDescs(d, depthwise_);
     if (kind == kForward) {
-      auto pd = ForwardPd(c, dnnl::prop_kind::forward_inference, DnnlAttr());
-      return DnnlPrimitive{dnnl::convolution_forward(pd),
-                           {{DNNL_ARG_SRC, pd.src_desc()},
-                            {DNNL_ARG_WEIGHTS, pd.weights_desc()},
-                            {DNNL_ARG_DST, pd.dst_desc()}},
-                           pd.scratchpad_desc(),
-                           {}};
+      auto pd = ForwardPd(c, dnnl::prop_kind::forward_inference, ForwardAttr(post), post.bias != nullptr);
+      std::unordered_map<int, memory::desc> args{{DNNL_ARG_SRC, pd.src_desc()},
+                                                 {DNNL_ARG_WEIGHTS, pd.weights_desc()},
+                                                 {DNNL_ARG_DST, pd.dst_desc()}};
+      if (post.bias != nullptr) args.emplace(DNNL_ARG_BIAS, pd.bias_desc());
+      return DnnlPrimitive{dnnl::convolution_forward(pd), std::move(args), pd.scratchpad_desc(), {}};
     }
     auto hint = ForwardPd(c, dnnl::prop_kind::forward_training, dnnl::primitive_attr());
     if (kind == kBackwardData) {
@@ -148,20 +179,24 @@ std::shared_ptr<const DnnlPrimitive> DnnlConvolution::Primitive(int kind, const 
   });
 }
 
-Status DnnlConvolution::Forward(const Conv2DDims& d, const float* input, const float* filter, float* out) {
+Status DnnlConvolution::Forward(const Conv2DDims& d, const float* input, const float* filter, float* out,
+                                const ConvPostOps& post) {
   BatchShards shards(d.Work(), d.batch);
   return RunDnnl(depthwise_ ? "depthwise convolution forward" : "convolution forward", [&] {
     const ConvDescs c = MakeDescs(d, depthwise_);
     // The filter is reordered once for all pieces.
-    const memory weights = PrepareInput(*Primitive(kForward, WithBatch(d, shards.size(0))), DNNL_ARG_WEIGHTS,
+    const memory weights = PrepareInput(*Primitive(kForward, WithBatch(d, shards.size(0)), post), DNNL_ARG_WEIGHTS,
                                         UserMemory(c.weights, filter));
+    const memory::desc bias_md({c.dst.dims()[1]}, memory::data_type::f32, tag::a);
     shards.Run([&](int i) {
       const Conv2DDims di = WithBatch(d, shards.size(i));
       const ConvDescs ci = MakeDescs(di, depthwise_);
-      ExecuteDnnl(*Primitive(kForward, di),
-                  {{DNNL_ARG_SRC, UserMemory(ci.src, input + shards.begin(i) * InputImage(d))},
-                   {DNNL_ARG_WEIGHTS, weights},
-                   {DNNL_ARG_DST, UserMemory(ci.dst, out + shards.begin(i) * OutputImage(d, depthwise_))}});
+      std::unordered_map<int, memory> args{{DNNL_ARG_SRC, UserMemory(ci.src, input + shards.begin(i) * InputImage(d))},
+                                           {DNNL_ARG_WEIGHTS, weights},
+                                           {DNNL_ARG_DST,
+                                            UserMemory(ci.dst, out + shards.begin(i) * OutputImage(d, depthwise_))}};
+      if (post.bias != nullptr) args.emplace(DNNL_ARG_BIAS, UserMemory(bias_md, post.bias));
+      ExecuteDnnl(*Primitive(kForward, di, post), std::move(args));
     });
   });
 }

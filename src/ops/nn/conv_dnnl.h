@@ -14,11 +14,23 @@
 
 namespace dflow {
 
+// The activation a fused kernel applies after its bias (TensorFlow's fused_ops names).
+enum class FusedActivation { kNone, kRelu, kRelu6, kElu, kLeakyRelu };
+
+// What a fused forward convolution does to its output: adds `bias` (one value per output
+// channel; null: none), then applies `activation` (`alpha` is LeakyRelu's slope).
+struct ConvPostOps {
+  const float* bias = nullptr;
+  FusedActivation activation = FusedActivation::kNone;
+  float alpha = 0;
+};
+
 // What DnnlConv2D and DnnlDepthwiseConv2D (depthwise_dnnl.h) share: everything but the filter's
 // shape and layout, which `depthwise` picks.
 class DnnlConvolution {
  public:
-  Status Forward(const Conv2DDims& d, const float* input, const float* filter, float* out);
+  Status Forward(const Conv2DDims& d, const float* input, const float* filter, float* out,
+                 const ConvPostOps& post = {});
   Status BackwardData(const Conv2DDims& d, const float* filter, const float* out_backprop, float* in_backprop);
   Status BackwardWeights(const Conv2DDims& d, const float* input, const float* out_backprop, float* filter_backprop);
 
@@ -27,7 +39,8 @@ class DnnlConvolution {
 
  private:
   // The single-threaded primitive of `kind` (forward, backward data, backward weights) for `d`.
-  std::shared_ptr<const DnnlPrimitive> Primitive(int kind, const Conv2DDims& d);
+  // `post` matters for the forward kind only.
+  std::shared_ptr<const DnnlPrimitive> Primitive(int kind, const Conv2DDims& d, const ConvPostOps& post = {});
 
   const bool depthwise_;
   PrimitiveCache<DnnlPrimitive> cache_;

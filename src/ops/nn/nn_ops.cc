@@ -15,6 +15,7 @@ void RegisterNNOps() {
   RegisterBatchNormOps();
   RegisterDepthwiseConvOps();
   RegisterLeakyReluOps();
+  RegisterFusedOps();
 }
 
 }  // namespace dflow

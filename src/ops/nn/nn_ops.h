@@ -13,5 +13,6 @@ void RegisterPoolingOps();        // MaxPool, AvgPool, MaxPoolGrad, AvgPoolGrad
 void RegisterBatchNormOps();      // FusedBatchNorm{,V2,V3}, FusedBatchNormGrad{,V2,V3}
 void RegisterDepthwiseConvOps();  // DepthwiseConv2dNative and its BackpropInput / BackpropFilter
 void RegisterLeakyReluOps();      // LeakyRelu, LeakyReluGrad
+void RegisterFusedOps();          // _FusedConv2D, _FusedMatMul (graph/op_fusion.h)
 
 }  // namespace dflow

@@ -26,7 +26,8 @@ def record(name, dflow, unit, peer, peer_value, ratio, target):
 
 
 def threads(p):
-    return f"{p['inter_op']} inter / {p['intra_op']} intra"
+    onednn = {"0": ", oneDNN off", "1": ", oneDNN on"}.get(p.get("onednn"), "")
+    return f"{p['inter_op']} inter / {p['intra_op']} intra{onednn}"
 
 
 def medians(path):

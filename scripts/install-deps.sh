@@ -14,6 +14,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-dev python3-pip   # the Python package: headers for the extension, pip below
   clang libomp-dev   # `make fuzz`: libFuzzer and the sanitizers (clang), OpenMP for clang (dnnl's ops)
+  libclang-rt-14-dev   # the sanitizer and libFuzzer runtimes: only recommended by clang-14, not installed with it
   clang-format   # scripts/format.sh (.clang-format)
 )
 bench=0

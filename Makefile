@@ -23,7 +23,7 @@ run: build
 
 # After the suite, a check that no more tests skipped or were disabled than tests/skip_budget.txt
 # allows (scripts/check_skips.py on ctest's JUnit report), then a short fuzzing pass: every fuzz
-# target 5 s (its clang build from scratch took 584 s on 2 cores at -O2; it is -O1 now; see
+# target 5 s (its clang build takes about 570 s from scratch on 2 cores; see
 # fuzz/run_fuzz.sh).
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300 --output-junit ctest-junit.xml
